@@ -1,0 +1,151 @@
+//! Backend choice: which sandbox can enforce the *whole* plan on this
+//! machine, or a refusal naming what is missing (SPEC §5, fail closed).
+//! Each backend renders its launch from the plan with pure code; probing the
+//! machine happens only here, after the gate chain has said run.
+
+use crate::error::{Refusal, Result};
+use crate::plan::Plan;
+use crate::policy::BackendChoice;
+
+/// A sandbox backend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Bwrap,
+    Landlock,
+    Seatbelt,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Bwrap => "bwrap",
+            Kind::Landlock => "landlock",
+            Kind::Seatbelt => "seatbelt",
+        }
+    }
+
+    pub const ALL: [Kind; 3] = [Kind::Bwrap, Kind::Landlock, Kind::Seatbelt];
+}
+
+/// What `exec` must do to start the command.
+#[derive(Debug)]
+pub enum Launch {
+    /// The sandbox is off: exec the command as it is.
+    Unsandboxed,
+}
+
+/// The chosen launch, and why earlier candidates were passed over.
+#[derive(Debug)]
+pub struct Choice {
+    pub kind: Option<Kind>,
+    pub launch: Launch,
+    pub passed_over: Vec<(Kind, String)>,
+}
+
+impl Choice {
+    /// The `DCJAIL_BACKEND` value and `explain`'s `backend`.
+    pub fn backend_name(&self) -> &'static str {
+        self.kind.map(Kind::name).unwrap_or("none")
+    }
+}
+
+/// The candidates in the order `auto` tries them on this OS.
+fn candidates(choice: BackendChoice) -> Vec<Kind> {
+    match choice {
+        BackendChoice::Bwrap => vec![Kind::Bwrap],
+        BackendChoice::Landlock => vec![Kind::Landlock],
+        BackendChoice::Seatbelt => vec![Kind::Seatbelt],
+        BackendChoice::Auto => {
+            if cfg!(target_os = "linux") {
+                vec![Kind::Bwrap, Kind::Landlock]
+            } else if cfg!(target_os = "macos") {
+                vec![Kind::Seatbelt]
+            } else {
+                Vec::new()
+            }
+        }
+    }
+}
+
+/// Gate 6, second half: picks a backend that enforces the whole plan.
+pub fn select(plan: &Plan) -> Result<Choice> {
+    if !plan.sandboxed {
+        return Ok(Choice {
+            kind: None,
+            launch: Launch::Unsandboxed,
+            passed_over: Vec::new(),
+        });
+    }
+    let mut passed_over = Vec::new();
+    let list = candidates(plan.backend);
+    if list.is_empty() {
+        return Err(Refusal::unavailable(format!(
+            "no sandbox backend exists for {} (set sandbox.enabled = false to run unsandboxed)",
+            std::env::consts::OS
+        )));
+    }
+    for kind in list {
+        match prepare(kind, plan) {
+            Ok(launch) => {
+                return Ok(Choice {
+                    kind: Some(kind),
+                    launch,
+                    passed_over,
+                })
+            }
+            Err(why) => passed_over.push((kind, why)),
+        }
+    }
+    let why: Vec<String> = passed_over
+        .iter()
+        .map(|(k, w)| format!("{}: {}", k.name(), w))
+        .collect();
+    Err(Refusal::unavailable(format!(
+        "cannot enforce this policy here; {}",
+        why.join("; ")
+    )))
+}
+
+/// Probes one backend for this plan and renders its launch, or says why not.
+fn prepare(kind: Kind, _plan: &Plan) -> std::result::Result<Launch, String> {
+    match kind {
+        Kind::Bwrap | Kind::Landlock if !cfg!(target_os = "linux") => {
+            Err(format!("the {} backend exists only on Linux", kind.name()))
+        }
+        Kind::Seatbelt if !cfg!(target_os = "macos") => {
+            Err("Seatbelt exists only on macOS".to_string())
+        }
+        _ => Err(format!("the {} backend is not in this build", kind.name())),
+    }
+}
+
+/// The launch as `explain` shows it: the backend's argv, rules, profile.
+pub fn describe(_plan: &Plan, choice: &Choice) -> serde_json::Value {
+    match &choice.launch {
+        Launch::Unsandboxed => serde_json::json!({ "kind": "exec" }),
+    }
+}
+
+/// `doctor`: every backend, whether it works here and why not.
+pub fn doctor_report() -> Vec<crate::doctor::BackendReport> {
+    Kind::ALL
+        .iter()
+        .map(|k| {
+            let why = match k {
+                Kind::Seatbelt if !cfg!(target_os = "macos") => {
+                    "Seatbelt exists only on macOS".to_string()
+                }
+                Kind::Bwrap | Kind::Landlock if !cfg!(target_os = "linux") => {
+                    format!("the {} backend exists only on Linux", k.name())
+                }
+                _ => format!("the {} backend is not in this build", k.name()),
+            };
+            crate::doctor::BackendReport {
+                kind: *k,
+                works: false,
+                details: vec![why],
+                fix: None,
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,287 @@
+//! The command line (SPEC §1): flags defined once, here, with their docs;
+//! dispatch to run / explain / doctor / worktree. `main` is only this.
+
+use crate::backend::{self, Choice, Launch};
+use crate::error::{Reason, Refusal};
+use crate::plan::{self, Facts, Plan};
+use crate::policy::{
+    Approval, BackendChoice, Mode, NetMode, Outcome, Overrides, Policy, SandboxMode, Tool, Verdict,
+};
+use clap::{Args, Parser};
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+/// Options shared by a run and `explain`: each overrides one policy field.
+#[derive(Args, Debug, Default)]
+pub struct PolicyArgs {
+    /// Policy file (TOML); also from env DCJAIL_POLICY. Default: the embedded profile
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<PathBuf>,
+    /// Agent mode: default, acceptEdits, plan, auto, dontAsk, bypassPermissions
+    #[arg(long, value_name = "MODE")]
+    pub mode: Option<Mode>,
+    /// Kind of call: read, edit, write, bash, net
+    #[arg(long, value_name = "KIND")]
+    pub tool: Option<Tool>,
+    /// Permission outcome: allow, ask, deny
+    #[arg(long, value_name = "OUTCOME")]
+    pub permission: Option<Outcome>,
+    /// The permission rule that matched (quoted in messages)
+    #[arg(long, value_name = "TEXT")]
+    pub rule: Option<String>,
+    /// The user's answer: none, granted, rejected
+    #[arg(long, value_name = "ANSWER")]
+    pub approval: Option<Approval>,
+    /// Auto-mode classifier verdict: allow, soft_deny, hard_deny
+    #[arg(long, value_name = "VERDICT")]
+    pub classifier: Option<Verdict>,
+    /// A path the call says it will touch (repeatable)
+    #[arg(long = "path", value_name = "P")]
+    pub paths: Vec<PathBuf>,
+    /// Run inside this git worktree (it becomes the cwd)
+    #[arg(long, value_name = "DIR")]
+    pub worktree: Option<PathBuf>,
+    /// Append plan-blocked calls to this file
+    #[arg(long, value_name = "FILE")]
+    pub plan_card: Option<PathBuf>,
+    /// Turn the sandbox off (sandbox.enabled = false)
+    #[arg(long)]
+    pub no_sandbox: bool,
+    /// Filesystem access: read-only, workspace-write, danger-full-access
+    #[arg(long, value_name = "MODE")]
+    pub sandbox_mode: Option<SandboxMode>,
+    /// Sandbox backend: auto, bwrap, landlock, seatbelt
+    #[arg(long, value_name = "NAME")]
+    pub backend: Option<BackendChoice>,
+    /// Workspace root (default: the current directory)
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// Re-allow reading P inside a deny_read path (repeatable)
+    #[arg(long, value_name = "P")]
+    pub allow_read: Vec<PathBuf>,
+    /// Make P unreadable; globs allowed (repeatable)
+    #[arg(long, value_name = "P")]
+    pub deny_read: Vec<PathBuf>,
+    /// Add P to the writable roots (repeatable)
+    #[arg(long, value_name = "P")]
+    pub allow_write: Vec<PathBuf>,
+    /// Make P unwritable; globs allowed (repeatable)
+    #[arg(long, value_name = "P")]
+    pub deny_write: Vec<PathBuf>,
+    /// Network: none, allowlist, full
+    #[arg(long, value_name = "MODE")]
+    pub net: Option<NetMode>,
+    /// Allow this domain through the proxy (repeatable)
+    #[arg(long, value_name = "D")]
+    pub allow_domain: Vec<String>,
+    /// Deny this domain, checked first (repeatable)
+    #[arg(long, value_name = "D")]
+    pub deny_domain: Vec<String>,
+    /// Kill the whole command tree after SECS seconds (exit 124); 0 = none
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<u64>,
+    /// Write the run's JSON report to FILE
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+}
+
+impl PolicyArgs {
+    fn overrides(&self) -> Overrides {
+        Overrides {
+            mode: self.mode,
+            tool: self.tool,
+            permission: self.permission,
+            rule: self.rule.clone(),
+            approval: self.approval,
+            classifier: self.classifier,
+            paths: self.paths.clone(),
+            worktree: self.worktree.clone(),
+            plan_card: self.plan_card.clone(),
+            no_sandbox: self.no_sandbox,
+            sandbox_mode: self.sandbox_mode,
+            backend: self.backend,
+            workspace: self.workspace.clone(),
+            allow_read: self.allow_read.clone(),
+            deny_read: self.deny_read.clone(),
+            allow_write: self.allow_write.clone(),
+            deny_write: self.deny_write.clone(),
+            net: self.net,
+            allow_domains: self.allow_domain.clone(),
+            deny_domains: self.deny_domain.clone(),
+            timeout: self.timeout,
+        }
+    }
+}
+
+/// dcjail — run a command inside an OS sandbox chosen from a resolved policy.
+///
+/// Subcommands (as the first word): explain, doctor, worktree. Anything else
+/// is the command to run; `--` before it is the documented form.
+#[derive(Parser, Debug)]
+#[command(
+    name = "dcjail",
+    version,
+    about = "Run COMMAND inside an OS sandbox under a resolved agent policy",
+    override_usage = "dcjail [OPTIONS] [--] COMMAND [ARG]...\n       dcjail explain [OPTIONS] [--] COMMAND [ARG]...\n       dcjail doctor [--json]\n       dcjail worktree enter [--base BRANCH] [--json]\n       dcjail worktree exit PATH [--json]",
+    after_help = "Exit status: the command's own (128+N on signal N); 124 timeout; 120 refused; 121 approval required; 122 sandbox unavailable; 125 usage or policy error; 126 not executable; 127 not found."
+)]
+pub struct RunCli {
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    /// The command and its arguments, passed byte-exact
+    #[arg(
+        value_name = "COMMAND",
+        trailing_var_arg = true,
+        allow_hyphen_values = false,
+        required = true,
+        num_args = 1..
+    )]
+    pub command: Vec<OsString>,
+}
+
+/// dcjail explain: print the decision and the enforcement plan; run nothing.
+#[derive(Parser, Debug)]
+#[command(name = "dcjail explain")]
+pub struct ExplainCli {
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    #[arg(value_name = "COMMAND", trailing_var_arg = true, required = true, num_args = 1..)]
+    pub command: Vec<OsString>,
+}
+
+/// dcjail doctor: what this machine can enforce, backend by backend.
+#[derive(Parser, Debug)]
+#[command(name = "dcjail doctor")]
+pub struct DoctorCli {
+    /// Machine-readable output
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Entry point: returns the exit status (unless the command was exec'd).
+pub fn main() -> i32 {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    let first = args.get(1).map(|a| a.as_os_str());
+    match first.and_then(|a| a.to_str()) {
+        Some("explain") => explain_main(&args),
+        Some("doctor") => doctor_main(&args),
+        Some("worktree") => crate::worktree::main(&args[2..]),
+        _ => run_main(args),
+    }
+}
+
+/// Parses with clap; help/version print and exit 0, errors are one line, 125.
+fn parse<T: Parser>(args: impl IntoIterator<Item = OsString>) -> Result<T, i32> {
+    match T::try_parse_from(args) {
+        Ok(v) => Ok(v),
+        Err(e) => {
+            use clap::error::ErrorKind;
+            match e.kind() {
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+                    let _ = e.print();
+                    Err(0)
+                }
+                _ => {
+                    let text = e.to_string();
+                    let first = text
+                        .lines()
+                        .find(|l| !l.trim().is_empty())
+                        .unwrap_or("invalid command line")
+                        .trim_start_matches("error: ")
+                        .to_string();
+                    eprintln!("{}", Refusal::usage(first).line());
+                    Err(125)
+                }
+            }
+        }
+    }
+}
+
+/// Everything before backend choice: policy, gates 1–5, plan, pre-check.
+fn decide_and_plan(pa: &PolicyArgs, argv: Vec<OsString>) -> Result<Plan, Refusal> {
+    let file = pa.policy.clone().or_else(|| {
+        std::env::var_os("DCJAIL_POLICY")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    });
+    let mut policy = Policy::load(file.as_deref())?;
+    policy.apply(&pa.overrides());
+    policy.validate()?;
+    let facts = Facts::gather()?;
+    if let Err(r) = crate::decide::gates(&policy) {
+        if r.reason == Reason::PlanBlocked {
+            return Err(crate::card::record(&policy, &argv, &facts, r));
+        }
+        return Err(r);
+    }
+    plan::build(&policy, argv, &facts)
+}
+
+fn run_main(args: Vec<OsString>) -> i32 {
+    let cli: RunCli = match parse(args) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let plan = match decide_and_plan(&cli.policy, cli.command) {
+        Ok(p) => p,
+        Err(r) => return refuse(&r, cli.policy.report.as_deref()),
+    };
+    let choice = match backend::select(&plan) {
+        Ok(c) => c,
+        Err(r) => return refuse(&r, cli.policy.report.as_deref()),
+    };
+    if !plan.sandboxed && plan.worktree.is_none() && plan.mode == Mode::BypassPermissions {
+        eprintln!("dcjail: warning: bypassPermissions with the sandbox off and no worktree: running unprotected");
+    }
+    launch(&plan, choice)
+}
+
+fn refuse(r: &Refusal, report: Option<&std::path::Path>) -> i32 {
+    eprintln!("{}", r.line());
+    if let Some(path) = report {
+        crate::explain::write_report(path, &crate::explain::refusal_json(r));
+    }
+    r.exit_code()
+}
+
+/// Starts the command as the chosen backend says; returns only on failure
+/// or, when supervising, with the command's status.
+fn launch(plan: &Plan, choice: Choice) -> i32 {
+    let argv = match crate::exec::c_argv(&plan.argv) {
+        Ok(a) => a,
+        Err(e) => return refuse(&Refusal::usage(e), None),
+    };
+    if let Err(e) = crate::exec::enter_cwd(&plan.cwd) {
+        return refuse(&Refusal::policy(e), None);
+    }
+    let envp = crate::exec::environment(plan, &choice, &[]);
+    let path_var = std::env::var_os("PATH");
+    match choice.launch {
+        Launch::Unsandboxed => match plan.timeout {
+            None => crate::exec::exec_command(&argv, &envp, path_var.as_deref()),
+            Some(t) => crate::exec::supervise(Some(t), || {
+                crate::exec::exec_command(&argv, &envp, path_var.as_deref())
+            }),
+        },
+    }
+}
+
+fn explain_main(args: &[OsString]) -> i32 {
+    let mut a = vec![OsString::from("dcjail explain")];
+    a.extend(args[2..].iter().cloned());
+    let cli: ExplainCli = match parse(a) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    crate::explain::explain(&cli.policy, cli.command, decide_and_plan)
+}
+
+fn doctor_main(args: &[OsString]) -> i32 {
+    let mut a = vec![OsString::from("dcjail doctor")];
+    a.extend(args[2..].iter().cloned());
+    let cli: DoctorCli = match parse(a) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    crate::doctor::doctor(cli.json)
+}

@@ -1,0 +1,16 @@
+//! dcjail: a launcher that puts a command inside an OS sandbox chosen from a
+//! resolved agent policy. Data flows one way:
+//! `policy` → `decide` → `plan` → `backend` → `exec`.
+
+pub mod backend;
+pub mod card;
+pub mod cli;
+pub mod decide;
+pub mod doctor;
+pub mod domain;
+pub mod error;
+pub mod exec;
+pub mod explain;
+pub mod plan;
+pub mod policy;
+pub mod worktree;

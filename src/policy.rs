@@ -1,0 +1,601 @@
+//! The resolved policy: the typed schema of SPEC §2, its closed vocabularies,
+//! the built-in defaults, the embedded default profile, loading a policy file
+//! and merging command-line overrides. It never decides and never touches the
+//! filesystem beyond reading the one policy file it is given.
+
+use crate::error::{Refusal, Result};
+use serde::{Deserialize, Deserializer};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// Largest policy file accepted; anything bigger is refused rather than parsed.
+pub const MAX_POLICY_BYTES: u64 = 8 * 1024 * 1024;
+
+/// The embedded default policy, used when no policy file is given.
+pub const DEFAULT_PROFILE: &str = include_str!("../profiles/default.toml");
+
+/// "`x` is not one of: a, b, c" — the message every vocabulary error uses.
+pub fn vocab_error(got: &str, words: &[&str]) -> String {
+    format!(
+        "`{}` is not one of: {}",
+        crate::error::one_line(got),
+        words.join(", ")
+    )
+}
+
+macro_rules! vocab {
+    ($(#[$m:meta])* $name:ident { $($var:ident = $word:literal),+ $(,)? }) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum $name { $($var),+ }
+
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$var),+];
+            pub const WORDS: &'static [&'static str] = &[$($word),+];
+
+            pub fn word(self) -> &'static str {
+                match self { $($name::$var => $word),+ }
+            }
+
+            pub fn from_word(s: &str) -> Option<Self> {
+                match s { $($word => Some($name::$var),)+ _ => None }
+            }
+        }
+
+        impl std::str::FromStr for $name {
+            type Err = String;
+            fn from_str(s: &str) -> std::result::Result<Self, String> {
+                Self::from_word(s).ok_or_else(|| vocab_error(s, Self::WORDS))
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.word())
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+                let s = String::deserialize(d)?;
+                Self::from_word(&s).ok_or_else(|| serde::de::Error::custom(vocab_error(&s, Self::WORDS)))
+            }
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+                s.serialize_str(self.word())
+            }
+        }
+    };
+}
+
+vocab!(
+    /// The agent's mode (SPEC §2 `mode`).
+    Mode {
+        Default = "default",
+        AcceptEdits = "acceptEdits",
+        Plan = "plan",
+        Auto = "auto",
+        DontAsk = "dontAsk",
+        BypassPermissions = "bypassPermissions",
+    }
+);
+
+vocab!(
+    /// The kind of call this launch is (SPEC §2 `tool`).
+    Tool {
+        Read = "read",
+        Edit = "edit",
+        Write = "write",
+        Bash = "bash",
+        Net = "net",
+    }
+);
+
+vocab!(
+    /// What the caller's permission rules said.
+    Outcome {
+        Allow = "allow",
+        Ask = "ask",
+        Deny = "deny",
+    }
+);
+
+vocab!(
+    /// The user's answer, when one was asked.
+    Approval {
+        None = "none",
+        Granted = "granted",
+        Rejected = "rejected",
+    }
+);
+
+vocab!(
+    /// The auto-mode classifier's verdict.
+    Verdict {
+        Allow = "allow",
+        SoftDeny = "soft_deny",
+        HardDeny = "hard_deny",
+    }
+);
+
+vocab!(
+    /// How much of the filesystem the command may write.
+    SandboxMode {
+        ReadOnly = "read-only",
+        WorkspaceWrite = "workspace-write",
+        DangerFullAccess = "danger-full-access",
+    }
+);
+
+vocab!(
+    /// Which sandbox backend to use.
+    BackendChoice {
+        Auto = "auto",
+        Bwrap = "bwrap",
+        Landlock = "landlock",
+        Seatbelt = "seatbelt",
+    }
+);
+
+vocab!(
+    /// What network the command gets.
+    NetMode {
+        None = "none",
+        Allowlist = "allowlist",
+        Full = "full",
+    }
+);
+
+impl Tool {
+    /// Calls that change files or run arbitrary code.
+    pub fn is_mutating(self) -> bool {
+        matches!(self, Tool::Edit | Tool::Write | Tool::Bash)
+    }
+}
+
+/// The whole policy, after defaults, file and overrides.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Policy {
+    pub version: Option<i64>,
+    pub mode: Mode,
+    pub tool: Tool,
+    pub paths: Vec<PathBuf>,
+    pub permission: Permission,
+    pub classifier: Classifier,
+    pub worktree: WorktreeSection,
+    pub plan: PlanSection,
+    pub sandbox: Sandbox,
+    /// The file this policy came from, if any; it is protected from writes.
+    #[serde(skip)]
+    pub source: Option<PathBuf>,
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Permission {
+    pub outcome: Outcome,
+    pub rule: String,
+    pub approval: Approval,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Classifier {
+    #[serde(deserialize_with = "empty_is_none")]
+    pub verdict: Option<Verdict>,
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct WorktreeSection {
+    #[serde(deserialize_with = "empty_path_is_none")]
+    pub root: Option<PathBuf>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct PlanSection {
+    #[serde(deserialize_with = "empty_path_is_none")]
+    pub card: Option<PathBuf>,
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Sandbox {
+    pub enabled: bool,
+    pub mode: SandboxMode,
+    pub backend: BackendChoice,
+    #[serde(deserialize_with = "empty_path_is_none")]
+    pub workspace: Option<PathBuf>,
+    pub timeout: u64,
+    pub filesystem: Filesystem,
+    pub network: Network,
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Filesystem {
+    pub allow_read: Vec<PathBuf>,
+    pub deny_read: Vec<PathBuf>,
+    pub allow_write: Vec<PathBuf>,
+    pub deny_write: Vec<PathBuf>,
+    pub protect_defaults: bool,
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Network {
+    pub mode: NetMode,
+    pub allow_domains: Vec<String>,
+    pub deny_domains: Vec<String>,
+    pub allow_unix_sockets: bool,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            version: None,
+            mode: Mode::Default,
+            tool: Tool::Bash,
+            paths: Vec::new(),
+            permission: Permission::default(),
+            classifier: Classifier::default(),
+            worktree: WorktreeSection::default(),
+            plan: PlanSection::default(),
+            sandbox: Sandbox::default(),
+            source: None,
+        }
+    }
+}
+
+impl Default for Permission {
+    fn default() -> Self {
+        Permission {
+            outcome: Outcome::Allow,
+            rule: String::new(),
+            approval: Approval::None,
+        }
+    }
+}
+
+impl Default for Sandbox {
+    fn default() -> Self {
+        Sandbox {
+            enabled: true,
+            mode: SandboxMode::ReadOnly,
+            backend: BackendChoice::Auto,
+            workspace: None,
+            timeout: 0,
+            filesystem: Filesystem::default(),
+            network: Network::default(),
+        }
+    }
+}
+
+impl Default for Filesystem {
+    fn default() -> Self {
+        Filesystem {
+            allow_read: Vec::new(),
+            deny_read: Vec::new(),
+            allow_write: Vec::new(),
+            deny_write: Vec::new(),
+            protect_defaults: true,
+        }
+    }
+}
+
+impl Default for Network {
+    fn default() -> Self {
+        Network {
+            mode: NetMode::None,
+            allow_domains: Vec::new(),
+            deny_domains: Vec::new(),
+            allow_unix_sockets: false,
+        }
+    }
+}
+
+fn empty_is_none<'de, D: Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<Verdict>, D::Error> {
+    let s = String::deserialize(d)?;
+    if s.is_empty() {
+        return Ok(None);
+    }
+    Verdict::from_word(&s)
+        .map(Some)
+        .ok_or_else(|| serde::de::Error::custom(vocab_error(&s, Verdict::WORDS)))
+}
+
+fn empty_path_is_none<'de, D: Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<PathBuf>, D::Error> {
+    let s = String::deserialize(d)?;
+    Ok(if s.is_empty() {
+        None
+    } else {
+        Some(PathBuf::from(s))
+    })
+}
+
+/// Command-line overrides (SPEC §1); `None`/empty means "not given".
+#[derive(Clone, Debug, Default)]
+pub struct Overrides {
+    pub mode: Option<Mode>,
+    pub tool: Option<Tool>,
+    pub permission: Option<Outcome>,
+    pub rule: Option<String>,
+    pub approval: Option<Approval>,
+    pub classifier: Option<Verdict>,
+    pub paths: Vec<PathBuf>,
+    pub worktree: Option<PathBuf>,
+    pub plan_card: Option<PathBuf>,
+    pub no_sandbox: bool,
+    pub sandbox_mode: Option<SandboxMode>,
+    pub backend: Option<BackendChoice>,
+    pub workspace: Option<PathBuf>,
+    pub allow_read: Vec<PathBuf>,
+    pub deny_read: Vec<PathBuf>,
+    pub allow_write: Vec<PathBuf>,
+    pub deny_write: Vec<PathBuf>,
+    pub net: Option<NetMode>,
+    pub allow_domains: Vec<String>,
+    pub deny_domains: Vec<String>,
+    pub timeout: Option<u64>,
+}
+
+impl Policy {
+    /// The embedded default policy (`profiles/default.toml`).
+    pub fn embedded() -> Result<Policy> {
+        parse(DEFAULT_PROFILE, "<embedded profiles/default.toml>")
+    }
+
+    /// Loads the policy: the file when one is named, else the embedded default.
+    pub fn load(file: Option<&Path>) -> Result<Policy> {
+        match file {
+            None => Policy::embedded(),
+            Some(path) => {
+                let text = read_policy_file(path)?;
+                let mut p = parse(&text, &path.display().to_string())?;
+                p.source = Some(path.to_path_buf());
+                Ok(p)
+            }
+        }
+    }
+
+    /// Applies command-line overrides: scalars replace, repeatable ones add.
+    pub fn apply(&mut self, o: &Overrides) {
+        if let Some(v) = o.mode {
+            self.mode = v;
+        }
+        if let Some(v) = o.tool {
+            self.tool = v;
+        }
+        if let Some(v) = o.permission {
+            self.permission.outcome = v;
+        }
+        if let Some(v) = &o.rule {
+            self.permission.rule = v.clone();
+        }
+        if let Some(v) = o.approval {
+            self.permission.approval = v;
+        }
+        if let Some(v) = o.classifier {
+            self.classifier.verdict = Some(v);
+        }
+        self.paths.extend(o.paths.iter().cloned());
+        if let Some(v) = &o.worktree {
+            self.worktree.root = Some(v.clone());
+        }
+        if let Some(v) = &o.plan_card {
+            self.plan.card = Some(v.clone());
+        }
+        if o.no_sandbox {
+            self.sandbox.enabled = false;
+        }
+        if let Some(v) = o.sandbox_mode {
+            self.sandbox.mode = v;
+        }
+        if let Some(v) = o.backend {
+            self.sandbox.backend = v;
+        }
+        if let Some(v) = &o.workspace {
+            self.sandbox.workspace = Some(v.clone());
+        }
+        let fs = &mut self.sandbox.filesystem;
+        fs.allow_read.extend(o.allow_read.iter().cloned());
+        fs.deny_read.extend(o.deny_read.iter().cloned());
+        fs.allow_write.extend(o.allow_write.iter().cloned());
+        fs.deny_write.extend(o.deny_write.iter().cloned());
+        let net = &mut self.sandbox.network;
+        if let Some(v) = o.net {
+            net.mode = v;
+        }
+        net.allow_domains.extend(o.allow_domains.iter().cloned());
+        net.deny_domains.extend(o.deny_domains.iter().cloned());
+        if let Some(v) = o.timeout {
+            self.sandbox.timeout = v;
+        }
+    }
+
+    /// Checks what the schema alone cannot: the version and the domain rules.
+    pub fn validate(&self) -> Result<()> {
+        if let Some(v) = self.version {
+            if v != 1 {
+                return Err(Refusal::policy(format!(
+                    "{}: `version` is {v}; the only accepted version is 1",
+                    self.source_name()
+                )));
+            }
+        }
+        let net = &self.sandbox.network;
+        for (key, list) in [
+            ("sandbox.network.allow_domains", &net.allow_domains),
+            ("sandbox.network.deny_domains", &net.deny_domains),
+        ] {
+            for d in list {
+                crate::domain::DomainRule::parse(d).map_err(|e| {
+                    Refusal::policy(format!("{}: `{key}`: {e}", self.source_name()))
+                })?;
+            }
+        }
+        Ok(())
+    }
+
+    fn source_name(&self) -> String {
+        match &self.source {
+            Some(p) => p.display().to_string(),
+            None => "policy".to_string(),
+        }
+    }
+}
+
+/// Opens the policy file refusing anything but a regular file (a FIFO would
+/// block, a directory is a mistake), and refusing one that is too large.
+fn read_policy_file(path: &Path) -> Result<String> {
+    use std::io::Read;
+    #[cfg(unix)]
+    use std::os::unix::fs::OpenOptionsExt;
+    let name = path.display();
+    let mut opts = std::fs::OpenOptions::new();
+    opts.read(true);
+    #[cfg(unix)]
+    opts.custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC);
+    let mut f = opts.open(path).map_err(|e| {
+        Refusal::policy(format!("{name}: cannot read policy file: {}", io_words(&e)))
+    })?;
+    let meta = f.metadata().map_err(|e| {
+        Refusal::policy(format!("{name}: cannot read policy file: {}", io_words(&e)))
+    })?;
+    if !meta.is_file() {
+        return Err(Refusal::policy(format!(
+            "{name}: the policy must be a regular file, not a {}",
+            file_kind(&meta)
+        )));
+    }
+    if meta.len() > MAX_POLICY_BYTES {
+        return Err(Refusal::policy(format!(
+            "{name}: policy file is {} bytes; the limit is {MAX_POLICY_BYTES}",
+            meta.len()
+        )));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    (&mut f)
+        .take(MAX_POLICY_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| {
+            Refusal::policy(format!("{name}: cannot read policy file: {}", io_words(&e)))
+        })?;
+    if bytes.len() as u64 > MAX_POLICY_BYTES {
+        return Err(Refusal::policy(format!(
+            "{name}: policy file is larger than the limit of {MAX_POLICY_BYTES} bytes"
+        )));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let line = 1 + e.as_bytes()[..at].iter().filter(|b| **b == b'\n').count();
+        Refusal::policy(format!("{name}:{line}: policy file is not valid UTF-8"))
+    })
+}
+
+fn file_kind(meta: &std::fs::Metadata) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let t = meta.file_type();
+        if t.is_fifo() {
+            return "FIFO";
+        }
+        if t.is_socket() {
+            return "socket";
+        }
+        if t.is_block_device() || t.is_char_device() {
+            return "device";
+        }
+    }
+    if meta.is_dir() {
+        "directory"
+    } else {
+        "special file"
+    }
+}
+
+/// An I/O error in words, without Rust's "(os error N)" noise.
+pub fn io_words(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+/// Parses policy text; errors name the file, the line, the key and, for a
+/// vocabulary, the accepted words.
+pub fn parse(text: &str, name: &str) -> Result<Policy> {
+    toml::from_str::<Policy>(text).map_err(|e| {
+        let msg = crate::error::one_line(e.message());
+        match e.span() {
+            Some(span) => {
+                let (line, key) = locate(text, span.start);
+                match key {
+                    Some(k) if !msg.contains(&format!("`{k}`")) => {
+                        Refusal::policy(format!("{name}:{line}: key `{k}`: {msg}"))
+                    }
+                    _ => Refusal::policy(format!("{name}:{line}: {msg}")),
+                }
+            }
+            None => Refusal::policy(format!("{name}: {msg}")),
+        }
+    })
+}
+
+/// The 1-based line of a byte offset and the dotted key written on that line
+/// (with its enclosing `[table]`), so an error can say which key is wrong.
+fn locate(text: &str, offset: usize) -> (usize, Option<String>) {
+    let offset = offset.min(text.len());
+    let before = &text[..offset];
+    let line_no = 1 + before.matches('\n').count();
+    let line_start = before.rfind('\n').map(|i| i + 1).unwrap_or(0);
+    let line_end = text[line_start..]
+        .find('\n')
+        .map(|i| line_start + i)
+        .unwrap_or(text.len());
+    let line = text[line_start..line_end].trim();
+    let mut table = String::new();
+    for l in text[..line_start].lines() {
+        let l = l.trim();
+        if l.starts_with('[') && !l.starts_with("[[") {
+            if let Some(end) = l.find(']') {
+                table = l[1..end].trim().to_string();
+            }
+        }
+    }
+    if line.starts_with('[') {
+        let inner = line.trim_start_matches('[');
+        let t = inner.split(']').next().unwrap_or("").trim();
+        return (line_no, (!t.is_empty()).then(|| t.to_string()));
+    }
+    let key = line
+        .split('=')
+        .next()
+        .map(str::trim)
+        .filter(|k| !k.is_empty() && !k.starts_with('#') && line.contains('='));
+    let key = key.map(|k| {
+        let k = k.trim_matches('"');
+        if table.is_empty() {
+            k.to_string()
+        } else {
+            format!("{table}.{k}")
+        }
+    });
+    (line_no, key)
+}
+
+/// Turns an OS string from the command line into a policy path unchanged.
+pub fn os_path(s: OsString) -> PathBuf {
+    PathBuf::from(s)
+}
