@@ -150,8 +150,24 @@ pub struct LayerSpec {
     pub keep_fds: Vec<i32>,
 }
 
+/// Who keeps protected and `deny_write` paths inside writable roots
+/// read-only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteSubtraction {
+    /// Landlock alone: it cannot, so such a plan is refused.
+    Refuse,
+    /// Read-only bind mounts do it (the bwrap backend): landlock grants
+    /// the writable roots whole, as a second, coarser layer.
+    ByMounts,
+}
+
 /// Builds the layer for a plan, or says which part landlock cannot enforce.
 pub fn layer_spec(plan: &Plan) -> Result<LayerSpec, String> {
+    layer_spec_with(plan, WriteSubtraction::Refuse)
+}
+
+/// `layer_spec`, saying who enforces write subtraction.
+pub fn layer_spec_with(plan: &Plan, subtraction: WriteSubtraction) -> Result<LayerSpec, String> {
     let (restrict_tcp, sockets) = match plan.effective_net() {
         NetMode::None => (
             true,
@@ -176,7 +192,7 @@ pub fn layer_spec(plan: &Plan) -> Result<LayerSpec, String> {
         }
     };
 
-    let writable = writable_roots(plan)?;
+    let writable = writable_roots(plan, subtraction)?;
     let mut deny = expand(&plan.fs.deny_read, "deny_read")?;
     let allow = expand(&plan.fs.allow_read, "allow_read")?;
     if !deny.is_empty() {
@@ -220,7 +236,7 @@ pub fn layer_spec(plan: &Plan) -> Result<LayerSpec, String> {
 /// The writable roots that can be granted, or the refusal for a write
 /// subtraction inside one. A root that lies inside a `deny_write` or
 /// protected path is simply not granted: that is exactly the policy.
-fn writable_roots(plan: &Plan) -> Result<Vec<PathBuf>, String> {
+fn writable_roots(plan: &Plan, subtraction: WriteSubtraction) -> Result<Vec<PathBuf>, String> {
     let fs = &plan.fs;
     let hidden = |w: &Path| {
         fs.protected.iter().any(|p| w.starts_with(p))
@@ -230,6 +246,9 @@ fn writable_roots(plan: &Plan) -> Result<Vec<PathBuf>, String> {
                 .any(|r| r.literal().is_some_and(|d| w.starts_with(d)))
     };
     let roots: Vec<PathBuf> = fs.writable.iter().filter(|w| !hidden(w)).cloned().collect();
+    if subtraction == WriteSubtraction::ByMounts {
+        return Ok(roots);
+    }
     for p in &fs.protected {
         if let Some(w) = roots.iter().find(|w| p.starts_with(w)) {
             let hint = if crate::plan::protected_in(w).contains(p) {
@@ -1158,6 +1177,21 @@ mod tests {
                 root.display()
             );
         }
+        std::fs::remove_dir_all(&ws).unwrap();
+    }
+
+    #[test]
+    fn under_mounts_protected_paths_leave_the_roots_writable() {
+        let ws = tempdir("spec-mounts");
+        let plan = plan_with(&ws, |p| {
+            p.sandbox.mode = crate::policy::SandboxMode::WorkspaceWrite;
+        });
+        assert!(!plan.fs.protected.is_empty());
+        let s = layer_spec_with(&plan, WriteSubtraction::ByMounts).unwrap();
+        assert!(s.fs_rules.contains(&FsRule {
+            path: ws.clone(),
+            access: access::WRITE
+        }));
         std::fs::remove_dir_all(&ws).unwrap();
     }
 
