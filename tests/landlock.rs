@@ -696,3 +696,56 @@ except OSError as e: print('INET-REFUSED')\n";
     assert!(out.contains("UNIX-CREATED"), "{out} {}", text(&o.stderr));
     assert!(out.contains("INET-REFUSED"), "{out}");
 }
+
+#[test]
+fn landlock_sigterm_to_dcjail_reaches_the_command() {
+    let s = Scratch::new("sigterm");
+    let mut child = Command::new(bin())
+        .args([
+            "--backend",
+            "landlock",
+            "--",
+            "sh",
+            "-c",
+            "trap 'echo GOT-TERM; exit 3' TERM; echo READY; while :; do sleep 0.05; done",
+        ])
+        .current_dir(s.ws())
+        .env_remove("DCJAIL_POLICY")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut buf = [0u8; 6];
+    out.read_exact(&mut buf).unwrap();
+    assert_eq!(&buf, b"READY\n");
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = child.wait().unwrap();
+    let mut rest = String::new();
+    out.read_to_string(&mut rest).unwrap();
+    assert!(rest.contains("GOT-TERM"), "{rest}");
+    assert_eq!(status.code(), Some(3));
+}
+
+#[test]
+fn landlock_command_dies_when_dcjail_is_killed() {
+    let s = Scratch::new("pdeath");
+    let mark = unique_sleep();
+    let mut child = Command::new(bin())
+        .args(["--backend", "landlock", "--", "sleep", &mark])
+        .current_dir(s.ws())
+        .env_remove("DCJAIL_POLICY")
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while !alive_with(&mark) && t.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(alive_with(&mark), "the command never started");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let t = Instant::now();
+    while alive_with(&mark) && t.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!alive_with(&mark), "the command outlived a killed dcjail");
+}
