@@ -263,6 +263,14 @@ fn launch(plan: &Plan, choice: Choice) -> i32 {
                 crate::exec::exec_command(&argv, &envp, path_var.as_deref())
             }),
         },
+        #[cfg(target_os = "linux")]
+        Launch::Landlock(spec) => crate::exec::supervise(plan.timeout, || {
+            if let Err(e) = spec.apply() {
+                eprintln!("{}", Refusal::unavailable(e).line());
+                return Reason::SandboxUnavailable.exit_code();
+            }
+            crate::exec::exec_command(&argv, &envp, path_var.as_deref())
+        }),
     }
 }
 
