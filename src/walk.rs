@@ -403,6 +403,54 @@ mod tests {
         assert!(err.contains("/proc"), "{err}");
     }
 
+    /// As root every directory is listable; the unlistable cases only happen
+    /// to an unprivileged user, so the walk runs as `nobody` in a child.
+    #[test]
+    fn unlistable_directory_fails_closed_for_an_unprivileged_user() {
+        use std::os::unix::fs::PermissionsExt;
+        if !nix::unistd::geteuid().is_root() {
+            eprintln!("note: not root, cannot switch to nobody; skipped");
+            return;
+        }
+        let t = Tmp::new("perm");
+        touch(&t.0.join("xonly/.env"));
+        touch(&t.0.join("closed/.env"));
+        fs::create_dir_all(t.0.join("open")).unwrap();
+        // Others may enter `xonly` (and open `xonly/.env` by name) but not list it.
+        fs::set_permissions(t.0.join("xonly"), fs::Permissions::from_mode(0o711)).unwrap();
+        fs::set_permissions(t.0.join("closed"), fs::Permissions::from_mode(0o700)).unwrap();
+        let g = compile("**/.env").unwrap();
+        let all = vec![t.0.clone()];
+        let reachable = vec![t.0.join("closed"), t.0.join("open")];
+        // SAFETY: the child only runs the walk and `_exit`s.
+        match unsafe { nix::unistd::fork() }.unwrap() {
+            nix::unistd::ForkResult::Child => {
+                let code = (|| {
+                    let nobody = nix::unistd::Uid::from_raw(65534);
+                    let nogroup = nix::unistd::Gid::from_raw(65534);
+                    nix::unistd::setgroups(&[]).ok()?;
+                    nix::unistd::setgid(nogroup).ok()?;
+                    nix::unistd::setuid(nobody).ok()?;
+                    match expand(&[&g], &all, 1000) {
+                        Err(e) if e.contains("xonly") => {}
+                        _ => return Some(2),
+                    }
+                    // A directory nobody can enter hides nothing from it.
+                    match expand(&[&g], &reachable, 1000) {
+                        Ok(v) if v.is_empty() => Some(0),
+                        _ => Some(3),
+                    }
+                })()
+                .unwrap_or(4);
+                unsafe { libc::_exit(code) };
+            }
+            nix::unistd::ForkResult::Parent { child } => {
+                let st = nix::sys::wait::waitpid(child, None).unwrap();
+                assert_eq!(st, nix::sys::wait::WaitStatus::Exited(child, 0));
+            }
+        }
+    }
+
     #[test]
     fn literal_prefix_understands_escapes() {
         assert_eq!(literal_prefix("**/.env"), None);
