@@ -171,3 +171,75 @@ fn read_only_plan_grants_no_git_metadata() {
     assert!(plan.fs.writable.is_empty());
     assert!(!plan.writable(&main.join(".git/objects/ab/cdef")));
 }
+
+/// By trial: the plan's roots, rendered as plain bind mounts, are enough for
+/// `git add`, `commit`, `checkout -b` and `stash` inside the linked worktree,
+/// and a write to the main checkout or its git config still fails.
+#[test]
+fn git_works_in_a_linked_worktree_with_only_the_planned_roots() {
+    let Some(bwrap) = ["/usr/bin/bwrap", "/bin/bwrap"]
+        .iter()
+        .map(Path::new)
+        .find(|p| p.exists())
+    else {
+        eprintln!("note: bubblewrap not installed; skipped");
+        return;
+    };
+    let s = Scratch::new("trial");
+    let (main, wt) = repo_with_linked_worktree(&s);
+    let plan = plan_for(&wt);
+    let mut cmd = Command::new(bwrap);
+    cmd.args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]);
+    for r in &plan.fs.writable {
+        cmd.arg("--bind").arg(r).arg(r);
+    }
+    for p in plan.fs.protected.iter().filter(|p| p.exists()) {
+        cmd.arg("--ro-bind").arg(p).arg(p);
+    }
+    let script = format!(
+        "set -e\n\
+         echo more >> a\n\
+         echo new > b\n\
+         git add -A\n\
+         git commit -qm inside\n\
+         git checkout -q -b feat2\n\
+         echo stash >> a\n\
+         git stash -q\n\
+         git stash pop -q\n\
+         git commit -qam again\n\
+         echo hacked > '{main}/a' 2>/dev/null && exit 10\n\
+         echo '[core]' >> '{main}/.git/config' 2>/dev/null && exit 11\n\
+         echo x > '{main}/.git/HEAD' 2>/dev/null && exit 12\n\
+         echo x > '{main}/.git/worktrees/wt/commondir' 2>/dev/null && exit 13\n\
+         exit 0\n",
+        main = main.display()
+    );
+    let out = cmd
+        .arg("--chdir")
+        .arg(&wt)
+        .args(["sh", "-c", &script])
+        .env("HOME", &s.0)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env_remove("GIT_DIR")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The commits are on their branches in the main repository.
+    let show = |rev: &str| {
+        let o = Command::new("git")
+            .arg("-C")
+            .arg(&main)
+            .args(["show", rev])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    assert_eq!(show("feat:b"), "new\n");
+    assert_eq!(show("feat2:a"), "a\nmore\nstash\n");
+    assert_eq!(std::fs::read_to_string(main.join("a")).unwrap(), "a\n");
+}
