@@ -19,7 +19,8 @@
 //! backend. A directory reached only through a symlink is not walked: files
 //! created there, or later anywhere, are not covered by this expansion.
 
-use crate::plan::Glob;
+use crate::error::Refusal;
+use crate::plan::{resolve_lenient, Glob, PathRule, Plan};
 use globset::{GlobBuilder, GlobMatcher};
 use std::collections::BTreeSet;
 use std::ffi::OsStr;
@@ -46,6 +47,59 @@ pub fn compile(pattern: &str) -> Result<Glob, String> {
         pattern: pattern.to_string(),
         written: pattern.to_string(),
         matcher,
+    })
+}
+
+/// The literal paths the globs of a plan's filesystem rules match now,
+/// resolved (symlinks followed) as backends need them. Literal rules are not
+/// repeated here.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Expanded {
+    pub deny_read: Vec<PathBuf>,
+    pub allow_read: Vec<PathBuf>,
+    pub deny_write: Vec<PathBuf>,
+}
+
+/// Expands the glob rules of `plan` under the roots it grants (workspace,
+/// worktree, writable roots). With no glob rule nothing is read. A walk that
+/// cannot be completed is a `sandbox-unavailable` refusal (122): the rule
+/// would otherwise cover less than it says.
+pub fn expand_plan(plan: &Plan, limit: usize) -> Result<Expanded, Refusal> {
+    let globs = |rules: &[PathRule]| -> Vec<Glob> {
+        rules
+            .iter()
+            .filter_map(|r| match r {
+                PathRule::Glob(g) => Some(g.clone()),
+                PathRule::Literal(_) => None,
+            })
+            .collect()
+    };
+    let (dr, ar, dw) = (
+        globs(&plan.fs.deny_read),
+        globs(&plan.fs.allow_read),
+        globs(&plan.fs.deny_write),
+    );
+    if dr.is_empty() && ar.is_empty() && dw.is_empty() {
+        return Ok(Expanded::default());
+    }
+    let mut roots = vec![plan.workspace.clone()];
+    roots.extend(plan.worktree.iter().cloned());
+    roots.extend(plan.fs.writable.iter().cloned());
+    let run = |gs: &[Glob]| -> Result<Vec<PathBuf>, Refusal> {
+        let refs: Vec<&Glob> = gs.iter().collect();
+        let mut out: Vec<PathBuf> = expand(&refs, &roots, limit)
+            .map_err(Refusal::unavailable)?
+            .iter()
+            .map(|p| resolve_lenient(p))
+            .collect();
+        out.sort();
+        out.dedup();
+        Ok(out)
+    };
+    Ok(Expanded {
+        deny_read: run(&dr)?,
+        allow_read: run(&ar)?,
+        deny_write: run(&dw)?,
     })
 }
 
@@ -449,6 +503,50 @@ mod tests {
                 assert_eq!(st, nix::sys::wait::WaitStatus::Exited(child, 0));
             }
         }
+    }
+
+    fn plan_with(ws: &Path, deny_read: &[&str]) -> crate::plan::Plan {
+        let mut policy = crate::policy::Policy::default();
+        policy.sandbox.filesystem.deny_read = deny_read.iter().map(PathBuf::from).collect();
+        let facts = crate::plan::Facts {
+            cwd: ws.to_path_buf(),
+            home: None,
+            tmpdir: None,
+            exe: None,
+        };
+        crate::plan::build(&policy, vec!["true".into()], &facts).unwrap()
+    }
+
+    #[test]
+    fn plan_globs_expand_to_resolved_paths_in_the_workspace() {
+        let t = Tmp::new("plan");
+        touch(&t.0.join("a/b/c/.env"));
+        touch(&t.0.join("real-secret"));
+        std::os::unix::fs::symlink(t.0.join("real-secret"), t.0.join("a/.env")).unwrap();
+        touch(&t.0.join("literal"));
+        let plan = plan_with(&t.0, &["**/.env", "literal"]);
+        let e = expand_plan(&plan, 1000).unwrap();
+        // The symlink is resolved to what it reaches.
+        assert_eq!(
+            e.deny_read,
+            vec![t.0.join("a/b/c/.env"), t.0.join("real-secret")]
+        );
+        assert!(e.allow_read.is_empty() && e.deny_write.is_empty());
+    }
+
+    #[test]
+    fn plan_walk_over_the_bound_refuses_122() {
+        let t = Tmp::new("plan-bound");
+        for i in 0..20 {
+            touch(&t.0.join(format!("f{i}")));
+        }
+        let plan = plan_with(&t.0, &["**/.env"]);
+        let r = expand_plan(&plan, 10).unwrap_err();
+        assert_eq!(r.reason, crate::error::Reason::SandboxUnavailable);
+        assert_eq!(r.exit_code(), 122);
+        // Without globs there is nothing to walk, whatever the bound.
+        let plan = plan_with(&t.0, &["literal/.env"]);
+        assert_eq!(expand_plan(&plan, 0).unwrap(), Expanded::default());
     }
 
     #[test]
