@@ -279,6 +279,8 @@ fn enter(
         add.push(path.as_os_str());
         add.push(OsStr::new(&base_commit));
         if !git.run(&cwd, &add)? {
+            // Only removes the `.worktrees` dir when this call left it empty.
+            let _ = std::fs::remove_dir(&home);
             return Err(GitFailure(format!(
                 "`git worktree add {}` failed; nothing was created",
                 path.display()
