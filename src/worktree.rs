@@ -61,7 +61,11 @@ const GIT_LOCAL_ENV: &[&str] = &[
 
 /// dcjail worktree: make a throwaway git worktree, or fold one back.
 #[derive(Parser, Debug)]
-#[command(name = "dcjail worktree")]
+#[command(
+    name = "dcjail worktree",
+    subcommand_required = true,
+    arg_required_else_help = false
+)]
 struct WorktreeCli {
     #[command(subcommand)]
     cmd: Cmd,
