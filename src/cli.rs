@@ -171,7 +171,7 @@ pub fn main() -> i32 {
 }
 
 /// Parses with clap; help/version print and exit 0, errors are one line, 125.
-fn parse<T: Parser>(args: impl IntoIterator<Item = OsString>) -> Result<T, i32> {
+pub(crate) fn parse<T: Parser>(args: impl IntoIterator<Item = OsString>) -> Result<T, i32> {
     match T::try_parse_from(args) {
         Ok(v) => Ok(v),
         Err(e) => {

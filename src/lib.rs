@@ -13,4 +13,5 @@ pub mod exec;
 pub mod explain;
 pub mod plan;
 pub mod policy;
+pub mod walk;
 pub mod worktree;

@@ -248,6 +248,7 @@ pub fn build(policy: &Policy, argv: Vec<OsString>, facts: &Facts) -> Result<Plan
             protected.extend(protected_in(root));
         }
     }
+    linked_worktree_grants(&mut writable, &mut protected);
     // The policy, the plan card and dcjail itself are never writable from inside.
     let mut own: Vec<PathBuf> = Vec::new();
     if let Some(p) = &policy.source {
@@ -476,6 +477,75 @@ pub fn protected_in(root: &Path) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+/// Linked worktrees (SPEC §5: `git add`/`commit` work "also inside a linked
+/// worktree"). For each writable root whose `.git` file names
+/// `<common>/worktrees/<id>`, grants what `git add`, `commit`, `checkout -b`
+/// and `stash` write there (traced with strace): that `worktrees/<id>` dir and
+/// the common dir's `objects`, `refs`, `logs` (and `reftable` when the repo
+/// uses it) — nothing else of the main repository or its checkout.
+///
+/// `packed-refs` is not granted: git never writes it in place but through
+/// `packed-refs.lock` created in the common dir itself, and write access to
+/// that dir would reach the main checkout's `HEAD`, `index` and a new
+/// `commondir`. Git prints "Unable to create …/packed-refs.lock" on ref
+/// deletions and carries on; deleting a branch that lives only in
+/// `packed-refs` fails.
+///
+/// The pointer files stay read-only whether or not `protect_defaults` is on,
+/// as they are not something git needs to write: the worktree's `.git` file
+/// and, in `worktrees/<id>`, `commondir`, `gitdir` and `config.worktree` —
+/// rewriting any of them would point the user's next git command at a config
+/// (hooks, fsmonitor) of the command's choosing. A pointer is followed only
+/// when the admin dir points back at this very `.git` file and the common dir
+/// is a git dir, so a planted `.git` file gains no write access elsewhere.
+fn linked_worktree_grants(writable: &mut Vec<PathBuf>, protected: &mut Vec<PathBuf>) {
+    let roots = writable.clone();
+    for root in roots {
+        let dotgit = root.join(".git");
+        let dirs = git_dirs(&dotgit);
+        let [gitdir, common] = dirs.as_slice() else {
+            continue;
+        };
+        let admin = gitdir.parent();
+        let in_worktrees = admin.and_then(|a| a.file_name()) == Some("worktrees".as_ref());
+        let owned = admin.and_then(|a| a.parent()) == Some(common.as_path());
+        let is_gitdir = common.join("HEAD").is_file() && common.join("objects").is_dir();
+        let back = std::fs::read_to_string(gitdir.join("gitdir"))
+            .ok()
+            .map(|t| resolve_lenient(&gitdir.join(t.trim_end_matches(['\n', '\r']))));
+        let Ok(canon_dotgit) = std::fs::canonicalize(&dotgit) else {
+            continue;
+        };
+        if !(in_worktrees && owned && is_gitdir && back.as_ref() == Some(&canon_dotgit)) {
+            continue;
+        }
+        let mut grant = vec![gitdir.clone()];
+        for n in ["objects", "refs", "logs", "reftable"] {
+            if let Ok(c) = std::fs::canonicalize(common.join(n)) {
+                if c.is_dir() {
+                    grant.push(c);
+                }
+            }
+        }
+        for g in grant {
+            if !writable.contains(&g) {
+                writable.push(g);
+            }
+        }
+        let pointers = [
+            canon_dotgit,
+            gitdir.join("commondir"),
+            gitdir.join("gitdir"),
+            gitdir.join("config.worktree"),
+        ];
+        for p in pointers {
+            if !protected.contains(&p) {
+                protected.push(p);
+            }
+        }
+    }
 }
 
 /// For a `.git` file (`gitdir: X`), the git dir it names and that dir's
