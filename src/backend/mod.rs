@@ -7,6 +7,8 @@ use crate::error::{Refusal, Result};
 use crate::plan::Plan;
 use crate::policy::BackendChoice;
 
+pub mod seatbelt;
+
 /// A sandbox backend.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -32,6 +34,8 @@ impl Kind {
 pub enum Launch {
     /// The sandbox is off: exec the command as it is.
     Unsandboxed,
+    /// macOS: `/usr/bin/sandbox-exec` with the rendered profile.
+    Seatbelt(seatbelt::Rendered),
 }
 
 /// The chosen launch, and why earlier candidates were passed over.
@@ -109,6 +113,8 @@ pub fn select(plan: &Plan) -> Result<Choice> {
 /// Probes one backend for this plan and renders its launch, or says why not.
 fn prepare(kind: Kind, _plan: &Plan) -> std::result::Result<Launch, String> {
     match kind {
+        #[cfg(target_os = "macos")]
+        Kind::Seatbelt => seatbelt::prepare(_plan).map(Launch::Seatbelt),
         Kind::Bwrap | Kind::Landlock if !cfg!(target_os = "linux") => {
             Err(format!("the {} backend exists only on Linux", kind.name()))
         }
@@ -123,6 +129,9 @@ fn prepare(kind: Kind, _plan: &Plan) -> std::result::Result<Launch, String> {
 pub fn describe(_plan: &Plan, choice: &Choice) -> serde_json::Value {
     match &choice.launch {
         Launch::Unsandboxed => serde_json::json!({ "kind": "exec" }),
+        Launch::Seatbelt(r) => {
+            serde_json::json!({ "kind": "seatbelt", "seatbelt": r.to_json(&_plan.argv) })
+        }
     }
 }
 
