@@ -118,9 +118,8 @@ fn prepare(kind: Kind, _plan: &Plan) -> std::result::Result<Launch, String> {
         Kind::Bwrap | Kind::Landlock if !cfg!(target_os = "linux") => {
             Err(format!("the {} backend exists only on Linux", kind.name()))
         }
-        Kind::Seatbelt if !cfg!(target_os = "macos") => {
-            Err("Seatbelt exists only on macOS".to_string())
-        }
+        #[cfg(not(target_os = "macos"))]
+        Kind::Seatbelt => Err("Seatbelt exists only on macOS".to_string()),
         _ => Err(format!("the {} backend is not in this build", kind.name())),
     }
 }
@@ -141,9 +140,8 @@ pub fn doctor_report() -> Vec<crate::doctor::BackendReport> {
         .iter()
         .map(|k| {
             let why = match k {
-                Kind::Seatbelt if !cfg!(target_os = "macos") => {
-                    "Seatbelt exists only on macOS".to_string()
-                }
+                #[cfg(not(target_os = "macos"))]
+                Kind::Seatbelt => "Seatbelt exists only on macOS".to_string(),
                 Kind::Bwrap | Kind::Landlock if !cfg!(target_os = "linux") => {
                     format!("the {} backend exists only on Linux", k.name())
                 }
