@@ -838,3 +838,427 @@ fn run_with_backend_seatbelt_on_linux_is_refused_and_runs_nothing() {
     assert!(err.contains("Seatbelt exists only on macOS"), "{err}");
     assert!(!marker.exists(), "the command ran");
 }
+
+// ---------------------------------------------------------------- meaning
+//
+// A small evaluator of the rendered profile under the documented SBPL
+// semantics (the last matching rule decides; `deny default` otherwise; the
+// filters of one rule are alternatives; `literal`, `subpath`, `regex`,
+// `require-all/any/not` over `(param …)` values), with `grep -E` in the C
+// locale standing in for Seatbelt's regex engine. It checks that the profile
+// means what the plan says: never more access than `Plan::readable` /
+// `Plan::writable` grant, and exactly that access for ordinary paths.
+
+#[derive(Debug, Clone)]
+enum Sx {
+    List(Vec<Sx>),
+    Atom(String),
+    Str(String),
+}
+
+fn parse_forms(text: &str) -> Vec<Sx> {
+    let toks = tokenize(text);
+    let mut stack: Vec<Vec<Sx>> = vec![Vec::new()];
+    for t in toks {
+        match t {
+            Tok::Open => stack.push(Vec::new()),
+            Tok::Close => {
+                let done = stack.pop().expect("balanced");
+                stack.last_mut().expect("parent").push(Sx::List(done));
+            }
+            Tok::Atom(a) => stack.last_mut().expect("open").push(Sx::Atom(a)),
+            Tok::Str(s) => stack.last_mut().expect("open").push(Sx::Str(s)),
+        }
+    }
+    stack.pop().expect("top")
+}
+
+struct Eval<'a> {
+    forms: Vec<Sx>,
+    params: &'a [(String, OsString)],
+    /// (regex, path) → match, filled by one grep per regex.
+    regex_hits: Vec<(Vec<u8>, Vec<u8>, bool)>,
+}
+
+impl<'a> Eval<'a> {
+    fn new(r: &Rendered, params: &'a [(String, OsString)], paths: &[Vec<u8>]) -> Eval<'a> {
+        let forms = parse_forms(&r.profile);
+        let mut regexes: Vec<Vec<u8>> = Vec::new();
+        fn collect(sx: &Sx, params: &[(String, OsString)], out: &mut Vec<Vec<u8>>) {
+            if let Sx::List(items) = sx {
+                if let [Sx::Atom(a), arg] = items.as_slice() {
+                    if a == "regex" {
+                        let v = match arg {
+                            Sx::Str(s) => s.as_bytes().to_vec(),
+                            Sx::List(p) => match p.as_slice() {
+                                [Sx::Atom(k), Sx::Str(n)] if k == "param" => params
+                                    .iter()
+                                    .find(|(pn, _)| pn == n)
+                                    .expect("param defined")
+                                    .1
+                                    .as_bytes()
+                                    .to_vec(),
+                                _ => panic!("regex of {p:?}"),
+                            },
+                            other => panic!("regex of {other:?}"),
+                        };
+                        out.push(v);
+                    }
+                }
+                for i in items {
+                    collect(i, params, out);
+                }
+            }
+        }
+        for f in &forms {
+            collect(f, params, &mut regexes);
+        }
+        regexes.sort();
+        regexes.dedup();
+        let mut regex_hits = Vec::new();
+        let mut input = Vec::new();
+        for p in paths {
+            assert!(
+                !p.contains(&b'\n'),
+                "grep cannot take a path with a newline"
+            );
+            input.extend_from_slice(p);
+            input.push(b'\n');
+        }
+        for re in regexes {
+            let hits = grep_lines(&re, &input);
+            for (k, p) in paths.iter().enumerate() {
+                regex_hits.push((re.clone(), p.clone(), hits.contains(&(k + 1))));
+            }
+        }
+        Eval {
+            forms,
+            params,
+            regex_hits,
+        }
+    }
+
+    fn value(&self, arg: &Sx) -> Vec<u8> {
+        match arg {
+            Sx::Str(s) => s.as_bytes().to_vec(),
+            Sx::List(p) => match p.as_slice() {
+                [Sx::Atom(k), Sx::Str(n)] if k == "param" => self
+                    .params
+                    .iter()
+                    .find(|(pn, _)| pn == n)
+                    .expect("param defined")
+                    .1
+                    .as_bytes()
+                    .to_vec(),
+                _ => panic!("value of {p:?}"),
+            },
+            Sx::Atom(a) => panic!("value of atom {a}"),
+        }
+    }
+
+    /// Whether a filter matches a file operation on `path`. Filters that do
+    /// not look at paths (ioctl-command, target, global-name…) never match a
+    /// plain file read or write.
+    fn filter(&self, f: &Sx, path: &[u8]) -> bool {
+        let Sx::List(items) = f else {
+            panic!("filter {f:?}")
+        };
+        let Some(Sx::Atom(head)) = items.first() else {
+            panic!("filter {f:?}")
+        };
+        let rest = &items[1..];
+        match head.as_str() {
+            "literal" => self.value(&rest[0]) == path,
+            "subpath" => {
+                let root = self.value(&rest[0]);
+                root == b"/"
+                    || path == root.as_slice()
+                    || (path.starts_with(&root) && path.get(root.len()) == Some(&b'/'))
+            }
+            "regex" => {
+                let re = self.value(&rest[0]);
+                self.regex_hits
+                    .iter()
+                    .find(|(r, p, _)| *r == re && p == path)
+                    .map(|(_, _, hit)| *hit)
+                    .unwrap_or_else(|| {
+                        panic!(
+                            "regex {:?} not evaluated on {:?}",
+                            String::from_utf8_lossy(&re),
+                            String::from_utf8_lossy(path)
+                        )
+                    })
+            }
+            "require-all" => rest.iter().all(|x| self.filter(x, path)),
+            "require-any" => rest.iter().any(|x| self.filter(x, path)),
+            "require-not" => !self.filter(&rest[0], path),
+            _ => false,
+        }
+    }
+
+    fn allowed(&self, op: &str, path: &[u8]) -> bool {
+        let mut verdict = false;
+        for f in &self.forms {
+            let Sx::List(items) = f else { continue };
+            let Some(Sx::Atom(action)) = items.first() else {
+                continue;
+            };
+            if action != "allow" && action != "deny" {
+                continue;
+            }
+            let ops: Vec<&str> = items[1..]
+                .iter()
+                .filter_map(|x| match x {
+                    Sx::Atom(a) => Some(a.as_str()),
+                    _ => None,
+                })
+                .collect();
+            let covers_op = ops.iter().any(|o| {
+                *o == op
+                    || *o == "default"
+                    || o.strip_suffix('*').is_some_and(|pre| op.starts_with(pre))
+            });
+            if !covers_op {
+                continue;
+            }
+            let filters: Vec<&Sx> = items[1..]
+                .iter()
+                .filter(|x| matches!(x, Sx::List(_)))
+                .collect();
+            if filters.is_empty() || filters.iter().any(|x| self.filter(x, path)) {
+                verdict = action == "allow";
+            }
+        }
+        verdict
+    }
+}
+
+fn grep_lines(re: &[u8], input: &[u8]) -> Vec<usize> {
+    let mut child = Command::new("grep")
+        .env("LC_ALL", "C")
+        .args(["-n", "-a", "-E", "-e"])
+        .arg(OsStr::from_bytes(re))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("grep");
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin.write_all(input).expect("write");
+    }
+    let out = child.wait_with_output().expect("grep output");
+    assert!(
+        matches!(out.status.code(), Some(0) | Some(1)),
+        "grep failed on {re:?}"
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split(':').next()?.parse().ok())
+        .collect()
+}
+
+fn meaning_plan() -> Plan {
+    let mut p = base_plan();
+    p.fs.access = SandboxMode::WorkspaceWrite;
+    p.fs.writable = vec![
+        PROJ.into(),
+        "/private/tmp".into(),
+        "/private/var/folders/xy/abc123/T".into(),
+    ];
+    p.fs.protected = p.fs.writable.iter().flat_map(|r| protected(r)).collect();
+    p.fs.deny_read = vec![lit(format!("{HOME}/.ssh")), glob("**/.env")];
+    p.fs.allow_read = vec![lit(format!("{HOME}/.ssh/known_hosts"))];
+    p.fs.deny_write = vec![lit(format!("{PROJ}/vendor")), glob("**/*.pem")];
+    p
+}
+
+#[test]
+fn rendered_profile_grants_what_the_plan_grants_and_nothing_more() {
+    let plan = meaning_plan();
+    let (r, argv) = rendered(&plan, None);
+    let params = check(&r, &argv, &plan.argv);
+    let paths: Vec<&str> = vec![
+        "/Users/alice/proj/src/main.rs",
+        "/Users/alice/proj/new-file",
+        "/Users/alice/proj/.git/objects/ab/cdef",
+        "/Users/alice/proj/.git/index",
+        "/Users/alice/proj/.git/refs/heads/main",
+        "/Users/alice/proj/.git/hooks",
+        "/Users/alice/proj/.git/hooks/pre-commit",
+        "/Users/alice/proj/.git/config",
+        "/Users/alice/proj/.GIT/Hooks/pre-commit",
+        "/Users/alice/proj/.Git/CONFIG",
+        "/Users/alice/proj/.bashrc",
+        "/Users/alice/proj/.BashRC",
+        "/Users/alice/proj/.vscode/settings.json",
+        "/Users/alice/proj/.claude/commands/evil.md",
+        "/Users/alice/proj/.claude/settings.json",
+        "/Users/alice/proj/.mcp.json",
+        "/Users/alice/proj/.dcjail",
+        "/Users/alice/proj/vendor",
+        "/Users/alice/proj/vendor/lib.rs",
+        "/Users/alice/proj/key.pem",
+        "/Users/alice/proj/a/b/cert.pem",
+        "/Users/alice/proj/a/b/cert.PEM",
+        "/Users/alice/proj/.env",
+        "/Users/alice/proj/sub/dir/.env",
+        "/Users/alice/proj/.envrc",
+        "/Users/alice/.ssh/id_rsa",
+        "/Users/alice/.ssh/known_hosts",
+        "/Users/alice/.SSH/id_rsa",
+        "/Users/alice/.bashrc",
+        "/Users/alice/other.txt",
+        "/Users/alice/projx/file",
+        "/private/tmp/scratch",
+        "/private/tmp/.bashrc",
+        "/private/var/folders/xy/abc123/T/t.txt",
+        "/private/etc/passwd",
+        "/etc/passwd",
+        "/dev/null",
+        "/Users/alice/proj",
+        "/Users/alice/proj/.git",
+        "/Users/alice/proj/.claude",
+    ];
+    let bytes: Vec<Vec<u8>> = paths.iter().map(|p| p.as_bytes().to_vec()).collect();
+    let ev = Eval::new(&r, &params, &bytes);
+    let read = |p: &str| ev.allowed("file-read-data", p.as_bytes());
+    let write = |p: &str| ev.allowed("file-write-create", p.as_bytes());
+
+    // Never more than the plan grants.
+    for p in &paths {
+        let path = Path::new(p);
+        if read(p) {
+            assert!(
+                plan.readable(path),
+                "profile lets {p} be read; plan does not"
+            );
+        }
+        if write(p) && *p != "/dev/null" {
+            assert!(
+                plan.writable(path),
+                "profile lets {p} be written; plan does not"
+            );
+        }
+    }
+    // What the plan grants, ordinary paths get.
+    for p in [
+        "/Users/alice/proj/src/main.rs",
+        "/Users/alice/proj/new-file",
+        "/Users/alice/proj/.git/objects/ab/cdef",
+        "/Users/alice/proj/.git/index",
+        "/Users/alice/proj/.git/refs/heads/main",
+        "/Users/alice/proj/.claude/settings.json",
+        "/Users/alice/proj/.envrc",
+        "/private/tmp/scratch",
+        "/private/var/folders/xy/abc123/T/t.txt",
+    ] {
+        assert!(write(p), "{p} should be writable");
+        assert!(read(p), "{p} should be readable");
+    }
+    for p in [
+        "/Users/alice/.ssh/known_hosts",
+        "/private/etc/passwd",
+        "/Users/alice/.bashrc",
+    ] {
+        assert!(read(p), "{p} should be readable");
+    }
+    // Protected, denied, outside: not writable, case variants included.
+    for p in [
+        "/Users/alice/proj/.git/hooks",
+        "/Users/alice/proj/.git/hooks/pre-commit",
+        "/Users/alice/proj/.git/config",
+        "/Users/alice/proj/.GIT/Hooks/pre-commit",
+        "/Users/alice/proj/.Git/CONFIG",
+        "/Users/alice/proj/.bashrc",
+        "/Users/alice/proj/.BashRC",
+        "/Users/alice/proj/.vscode/settings.json",
+        "/Users/alice/proj/.claude/commands/evil.md",
+        "/Users/alice/proj/.mcp.json",
+        "/Users/alice/proj/.dcjail",
+        "/Users/alice/proj/vendor",
+        "/Users/alice/proj/vendor/lib.rs",
+        "/Users/alice/proj/key.pem",
+        "/Users/alice/proj/a/b/cert.pem",
+        "/Users/alice/proj/a/b/cert.PEM",
+        "/Users/alice/.bashrc",
+        "/Users/alice/other.txt",
+        "/Users/alice/projx/file",
+        "/private/tmp/.bashrc",
+        "/private/etc/passwd",
+    ] {
+        assert!(!write(p), "{p} must not be writable");
+    }
+    // Denied reads, case variants included; and they cannot be renamed away.
+    for p in [
+        "/Users/alice/.ssh/id_rsa",
+        "/Users/alice/.SSH/id_rsa",
+        "/Users/alice/proj/.env",
+        "/Users/alice/proj/sub/dir/.env",
+    ] {
+        assert!(!read(p), "{p} must not be readable");
+        assert!(
+            !write(p),
+            "{p} must not be writable (renaming it would expose it)"
+        );
+    }
+    // The root and the directories holding protected paths keep their names:
+    // `mv .git g; edit g/hooks/x; mv g .git` fails at the first step.
+    for p in [
+        "/Users/alice/proj",
+        "/Users/alice/proj/.git",
+        "/Users/alice/proj/.claude",
+    ] {
+        assert!(!write(p), "{p} must keep its name");
+    }
+    // Devices of the base profile.
+    assert!(ev.allowed("file-write-data", b"/dev/null"));
+    assert!(!ev.allowed("file-write-create", b"/dev/null"));
+}
+
+#[test]
+fn adversarial_paths_keep_their_meaning_as_parameters() {
+    for name in nasty_names() {
+        if name.as_bytes().contains(&b'\n') {
+            continue; // grep reads lines; the structural test covers this one
+        }
+        let plan = shaped_plan(&name);
+        let (r, argv) = rendered(&plan, Some(1080));
+        let params = check(&r, &argv, &plan.argv);
+        let root = {
+            let mut b = b"/Users/alice/".to_vec();
+            b.extend_from_slice(name.as_bytes());
+            b
+        };
+        let join = |s: &[u8]| {
+            let mut b = root.clone();
+            b.extend_from_slice(s);
+            b
+        };
+        let file = join(b"/src/file");
+        let hook = {
+            let mut b = b"/Users/alice/.git/hooks/".to_vec();
+            b.extend_from_slice(name.as_bytes());
+            b
+        };
+        let outside = b"/Users/alice/elsewhere".to_vec();
+        let paths = vec![file.clone(), hook.clone(), outside.clone(), root.clone()];
+        let ev = Eval::new(&r, &params, &paths);
+        assert!(
+            ev.allowed("file-write-create", &file),
+            "{name:?}: root not writable"
+        );
+        assert!(
+            !ev.allowed("file-write-create", &hook),
+            "{name:?}: protected path writable"
+        );
+        assert!(
+            !ev.allowed("file-write-create", &outside),
+            "{name:?}: outside writable"
+        );
+        assert!(
+            !ev.allowed("file-write-unlink", &root),
+            "{name:?}: root can be renamed"
+        );
+    }
+}
