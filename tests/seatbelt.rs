@@ -597,6 +597,36 @@ fn allowlist_without_a_port_is_pending_and_gives_no_argv() {
 }
 
 #[test]
+fn proxy_port_filled_in_later_gives_the_same_launch_as_rendering_with_it() {
+    let mut p = base_plan();
+    p.net.mode = NetMode::Allowlist;
+    let later = seatbelt::render(&p, None)
+        .expect("render")
+        .with_proxy_port(40123);
+    let now = seatbelt::render(&p, Some(40123)).expect("render");
+    assert_eq!(later, now);
+    let argv = later.argv(&p.argv).expect("argv");
+    check(&later, &argv, &p.argv);
+    assert!(argv.iter().any(|a| a == "PROXY=localhost:40123"));
+}
+
+#[test]
+fn firmlinked_tops_are_passed_in_their_private_form() {
+    for (given, want) in [
+        ("/var/folders/x/T", "/private/var/folders/x/T"),
+        ("/tmp", "/private/tmp"),
+        ("/etc/hosts", "/private/etc/hosts"),
+        ("/private/tmp/x", "/private/tmp/x"),
+        ("/variable/x", "/variable/x"),
+        ("/Users/alice/tmp", "/Users/alice/tmp"),
+    ] {
+        assert_eq!(seatbelt::canonical(Path::new(given)), Path::new(want));
+    }
+    let re = glob_regex("/tmp/**/*.log", Lean::Allow).expect("regex");
+    assert!(re.as_bytes().starts_with(b"^/private/tmp/"), "{re:?}");
+}
+
+#[test]
 fn unsandboxed_plan_has_no_profile() {
     let mut p = base_plan();
     p.sandboxed = false;

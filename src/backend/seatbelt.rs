@@ -66,6 +66,18 @@ impl Rendered {
         Ok(out)
     }
 
+    /// Fills in the proxy's endpoint once the allowlist proxy listens. The
+    /// profile text does not change: the port travels as the `PROXY`
+    /// parameter, so what `explain` showed is exactly what runs.
+    pub fn with_proxy_port(mut self, port: u16) -> Rendered {
+        if self.proxy_pending {
+            self.params
+                .push((PROXY_PARAM.into(), format!("localhost:{port}").into()));
+            self.proxy_pending = false;
+        }
+        self
+    }
+
     /// What `explain` shows: the argv, the profile and the parameters.
     /// Non-UTF-8 bytes are shown lossily, with the exact bytes in hex.
     pub fn to_json(&self, command: &[OsString]) -> serde_json::Value {
@@ -648,8 +660,9 @@ pub fn prepare(plan: &Plan) -> Result<Rendered, String> {
         return Err(format!("{SANDBOX_EXEC} is missing"));
     }
     if plan.effective_net() == NetMode::Allowlist {
-        // The proxy is started at launch by the supervisor; until that is
-        // wired to this backend the allowlist cannot be enforced.
+        // The proxy is started at launch by the supervisor, which then
+        // completes this launch with `Rendered::with_proxy_port`; until that
+        // is wired to this backend the allowlist cannot be enforced.
         return Err(
             "network allowlist: dcjail's proxy is not wired to the seatbelt backend in this build"
                 .into(),
