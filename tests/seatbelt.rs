@@ -754,119 +754,124 @@ fn deny_regexes_catch_case_variants() {
 
 // ---------------------------------------------------------------- the binary
 
-fn dcjail() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_dcjail"));
-    c.env_remove("DCJAIL_POLICY");
-    c
-}
+/// Off macOS a Seatbelt run must be refused, while `explain` still shows the
+/// launch. (On macOS these would run the real sandbox-exec instead.)
+#[cfg(not(target_os = "macos"))]
+mod off_macos {
+    use super::*;
 
-struct TempDir(PathBuf);
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+    fn dcjail() -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_dcjail"));
+        c.env_remove("DCJAIL_POLICY");
+        c
     }
-}
 
-fn tempdir(tag: &str) -> TempDir {
-    let base = std::env::temp_dir().join(format!(
-        "dcjail-seatbelt-{tag}-{}-{:?}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .expect("time")
-            .as_nanos()
-    ));
-    std::fs::create_dir_all(&base).expect("tempdir");
-    TempDir(base)
-}
+    struct TempDir(PathBuf);
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
 
-#[cfg(not(target_os = "macos"))]
-#[test]
-fn explain_backend_seatbelt_on_linux_prints_profile_and_params() {
-    let t = tempdir("explain");
-    let ws = t.0.join("ws\")(allow default)(");
-    std::fs::create_dir_all(&ws).expect("ws");
-    let out = dcjail()
-        .current_dir(&ws)
-        .args([
-            "explain",
-            "--backend",
-            "seatbelt",
-            "--sandbox-mode",
-            "workspace-write",
-        ])
-        .args(["--deny-read", "**/.env", "--net", "none", "--", "true"])
-        .output()
-        .expect("run dcjail");
-    // A real run would be refused here: explain exits with that status.
-    assert_eq!(
-        out.status.code(),
-        Some(122),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-    assert_eq!(v["decision"], "unavailable");
-    assert!(v["message"]
-        .as_str()
-        .unwrap_or("")
-        .contains("Seatbelt exists only on macOS"));
-    let sb = &v["seatbelt"];
-    let profile = sb["profile"].as_str().expect("profile");
-    assert!(profile.contains("(deny default)"));
-    assert!(profile.contains("(deny file-ioctl (ioctl-command TIOCSTI))"));
-    // The renderer passes macOS-canonical paths (/tmp → /private/tmp).
-    let ws_canon = seatbelt::canonical(&std::fs::canonicalize(&ws).expect("canon"));
-    let ws_s = ws_canon.to_str().expect("utf-8").to_string();
-    assert!(
-        !profile.contains(&ws_s),
-        "workspace path pasted into the profile"
-    );
-    assert!(!profile.contains("(allow default)"));
-    let params = sb["params"].as_array().expect("params");
-    assert!(
-        params
+    fn tempdir(tag: &str) -> TempDir {
+        let base = std::env::temp_dir().join(format!(
+            "dcjail-seatbelt-{tag}-{}-{:?}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .expect("time")
+                .as_nanos()
+        ));
+        std::fs::create_dir_all(&base).expect("tempdir");
+        TempDir(base)
+    }
+
+    #[test]
+    fn explain_backend_seatbelt_on_linux_prints_profile_and_params() {
+        let t = tempdir("explain");
+        let ws = t.0.join("ws\")(allow default)(");
+        std::fs::create_dir_all(&ws).expect("ws");
+        let out = dcjail()
+            .current_dir(&ws)
+            .args([
+                "explain",
+                "--backend",
+                "seatbelt",
+                "--sandbox-mode",
+                "workspace-write",
+            ])
+            .args(["--deny-read", "**/.env", "--net", "none", "--", "true"])
+            .output()
+            .expect("run dcjail");
+        // A real run would be refused here: explain exits with that status.
+        assert_eq!(
+            out.status.code(),
+            Some(122),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        assert_eq!(v["decision"], "unavailable");
+        assert!(v["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("Seatbelt exists only on macOS"));
+        let sb = &v["seatbelt"];
+        let profile = sb["profile"].as_str().expect("profile");
+        assert!(profile.contains("(deny default)"));
+        assert!(profile.contains("(deny file-ioctl (ioctl-command TIOCSTI))"));
+        // The renderer passes macOS-canonical paths (/tmp → /private/tmp).
+        let ws_canon = seatbelt::canonical(&std::fs::canonicalize(&ws).expect("canon"));
+        let ws_s = ws_canon.to_str().expect("utf-8").to_string();
+        assert!(
+            !profile.contains(&ws_s),
+            "workspace path pasted into the profile"
+        );
+        assert!(!profile.contains("(allow default)"));
+        let params = sb["params"].as_array().expect("params");
+        assert!(
+            params
+                .iter()
+                .any(|p| p["name"] == "WRITABLE_0" && p["value"] == ws_s.as_str()),
+            "workspace not passed as WRITABLE_0: {params:?}"
+        );
+        assert!(params.iter().any(|p| p["name"] == "NOREAD_GLOB_0"));
+        let argv: Vec<&str> = sb["argv"]
+            .as_array()
+            .expect("argv")
             .iter()
-            .any(|p| p["name"] == "WRITABLE_0" && p["value"] == ws_s.as_str()),
-        "workspace not passed as WRITABLE_0: {params:?}"
-    );
-    assert!(params.iter().any(|p| p["name"] == "NOREAD_GLOB_0"));
-    let argv: Vec<&str> = sb["argv"]
-        .as_array()
-        .expect("argv")
-        .iter()
-        .filter_map(|a| a.as_str())
-        .collect();
-    assert_eq!(&argv[..2], &["/usr/bin/sandbox-exec", "-p"]);
-    assert_eq!(argv[2], profile);
-    assert!(argv.contains(&format!("WRITABLE_0={ws_s}").as_str()));
-    assert_eq!(&argv[argv.len() - 2..], &["--", "true"]);
-}
+            .filter_map(|a| a.as_str())
+            .collect();
+        assert_eq!(&argv[..2], &["/usr/bin/sandbox-exec", "-p"]);
+        assert_eq!(argv[2], profile);
+        assert!(argv.contains(&format!("WRITABLE_0={ws_s}").as_str()));
+        assert_eq!(&argv[argv.len() - 2..], &["--", "true"]);
+    }
 
-#[cfg(not(target_os = "macos"))]
-#[test]
-fn run_with_backend_seatbelt_on_linux_is_refused_and_runs_nothing() {
-    let t = tempdir("run");
-    let marker = t.0.join("ran");
-    let out = dcjail()
-        .current_dir(&t.0)
-        .args([
-            "--backend",
-            "seatbelt",
-            "--sandbox-mode",
-            "workspace-write",
-            "--",
-        ])
-        .arg("touch")
-        .arg(&marker)
-        .output()
-        .expect("run dcjail");
-    assert_eq!(out.status.code(), Some(122));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.starts_with("dcjail: sandbox-unavailable: "), "{err}");
-    assert!(err.contains("Seatbelt exists only on macOS"), "{err}");
-    assert!(!marker.exists(), "the command ran");
+    #[test]
+    fn run_with_backend_seatbelt_on_linux_is_refused_and_runs_nothing() {
+        let t = tempdir("run");
+        let marker = t.0.join("ran");
+        let out = dcjail()
+            .current_dir(&t.0)
+            .args([
+                "--backend",
+                "seatbelt",
+                "--sandbox-mode",
+                "workspace-write",
+                "--",
+            ])
+            .arg("touch")
+            .arg(&marker)
+            .output()
+            .expect("run dcjail");
+        assert_eq!(out.status.code(), Some(122));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with("dcjail: sandbox-unavailable: "), "{err}");
+        assert!(err.contains("Seatbelt exists only on macOS"), "{err}");
+        assert!(!marker.exists(), "the command ran");
+    }
 }
 
 // ---------------------------------------------------------------- meaning
