@@ -849,6 +849,40 @@ mod off_macos {
     }
 
     #[test]
+    fn explain_shows_non_utf8_parameter_bytes_exactly_in_hex() {
+        let t = tempdir("bytes");
+        let ws = t.0.join(OsStr::from_bytes(b"ws-\xff\xfe-x"));
+        std::fs::create_dir_all(&ws).expect("ws");
+        let out = dcjail()
+            .current_dir(&ws)
+            .args([
+                "explain",
+                "--backend",
+                "seatbelt",
+                "--sandbox-mode",
+                "workspace-write",
+            ])
+            .args(["--", "true"])
+            .output()
+            .expect("run dcjail");
+        assert_eq!(out.status.code(), Some(122));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        let canon = seatbelt::canonical(&std::fs::canonicalize(&ws).expect("canon"));
+        let want: String = canon
+            .as_os_str()
+            .as_bytes()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let params = v["seatbelt"]["params"].as_array().expect("params");
+        let w0 = params
+            .iter()
+            .find(|p| p["name"] == "WRITABLE_0")
+            .expect("WRITABLE_0");
+        assert_eq!(w0["value_hex"], want.as_str(), "{w0:?}");
+    }
+
+    #[test]
     fn run_with_backend_seatbelt_on_linux_is_refused_and_runs_nothing() {
         let t = tempdir("run");
         let marker = t.0.join("ran");
