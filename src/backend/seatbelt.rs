@@ -25,6 +25,8 @@ const BASE: &str = include_str!("../../profiles/seatbelt/base.sbpl");
 const TRUST: &str = include_str!("../../profiles/seatbelt/trust.sbpl");
 const NETWORK_FULL: &str = include_str!("../../profiles/seatbelt/network.sbpl");
 const TAIL: &str = include_str!("../../profiles/seatbelt/tail.sbpl");
+const UNIX_SOCKETS: &str = include_str!("../../profiles/seatbelt/unix-sockets.sbpl");
+const ALLOWLIST: &str = include_str!("../../profiles/seatbelt/allowlist.sbpl");
 
 /// The parameter naming the proxy's endpoint, `localhost:<port>`.
 pub const PROXY_PARAM: &str = "PROXY";
@@ -152,6 +154,17 @@ impl Params {
         self.list.push((name.clone(), value));
         name
     }
+
+    /// A parameter the fixed profile text names itself (`PROXY`).
+    fn add_named(&mut self, name: &str, value: OsString) {
+        self.list.push((name.to_string(), value));
+    }
+}
+
+/// Appends one of the fixed profile files, set off by a blank line.
+fn include(p: &mut String, text: &str) {
+    p.push('\n');
+    p.push_str(text);
 }
 
 /// `(param "NAME")`: the only way a plan's value appears in the profile.
@@ -427,8 +440,7 @@ pub fn render(plan: &Plan, proxy_port: Option<u16>) -> Result<Rendered, String> 
     read_rules(plan, &mut params, &mut p)?;
     write_rules(plan, &mut params, &mut p)?;
     let proxy_pending = net_rules(plan, proxy_port, &mut params, &mut p);
-    p.push('\n');
-    p.push_str(TAIL);
+    include(&mut p, TAIL);
     Ok(Rendered {
         profile: p,
         params: params.list,
@@ -593,41 +605,26 @@ fn net_rules(plan: &Plan, proxy_port: Option<u16>, params: &mut Params, p: &mut 
     let mode = plan.effective_net();
     let mut pending = false;
     if mode != NetMode::Full && plan.net.allow_unix_sockets {
-        p.push_str(
-            ";; allow_unix_sockets: connect to, bind and accept on any socket file.\n\
-             (allow network-outbound (remote unix-socket))\n\
-             (allow network-bind network-inbound (local unix-socket))\n",
-        );
+        include(p, UNIX_SOCKETS);
     }
     match mode {
         NetMode::None => p.push_str(";; Network: none.\n"),
         NetMode::Allowlist => {
-            p.push_str(";; Network: allowlist, only through dcjail's proxy on loopback.\n");
-            p.push_str(TRUST);
+            include(p, TRUST);
             match proxy_port {
                 Some(port) => {
                     params.add_named(PROXY_PARAM, format!("localhost:{port}").into());
                 }
                 None => pending = true,
             }
-            p.push_str(&format!(
-                "(allow network-outbound (remote tcp {}))\n",
-                param(PROXY_PARAM)
-            ));
+            include(p, ALLOWLIST);
         }
         NetMode::Full => {
-            p.push_str(";; Network: full.\n");
-            p.push_str(TRUST);
-            p.push_str(NETWORK_FULL);
+            include(p, TRUST);
+            include(p, NETWORK_FULL);
         }
     }
     pending
-}
-
-impl Params {
-    fn add_named(&mut self, name: &str, value: OsString) {
-        self.list.push((name.to_string(), value));
-    }
 }
 
 /// Whether this process already runs under a Seatbelt profile. A profile
