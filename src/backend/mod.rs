@@ -139,6 +139,10 @@ pub fn doctor_report() -> Vec<crate::doctor::BackendReport> {
     Kind::ALL
         .iter()
         .map(|k| {
+            #[cfg(target_os = "macos")]
+            if *k == Kind::Seatbelt {
+                return seatbelt::doctor_report();
+            }
             let why = match k {
                 #[cfg(not(target_os = "macos"))]
                 Kind::Seatbelt => "Seatbelt exists only on macOS".to_string(),

@@ -668,6 +668,32 @@ pub fn prepare(plan: &Plan) -> Result<Rendered, String> {
     render(plan, None)
 }
 
+/// `dcjail doctor` on macOS: Seatbelt works when sandbox-exec is where it
+/// must be and dcjail is not already inside a sandbox.
+#[cfg(target_os = "macos")]
+pub fn doctor_report() -> crate::doctor::BackendReport {
+    let mut details = Vec::new();
+    let mut fix = None;
+    let present = Path::new(SANDBOX_EXEC).is_file();
+    if present {
+        details.push(format!("{SANDBOX_EXEC} is present"));
+    } else {
+        details.push(format!("{SANDBOX_EXEC} is missing"));
+    }
+    let nested = already_sandboxed();
+    if nested {
+        details.push("dcjail is already inside a Seatbelt sandbox; profiles cannot nest".into());
+        fix = Some("run dcjail outside any sandbox-exec or app sandbox".into());
+    }
+    details.push("the network allowlist is not wired to this backend in this build".into());
+    crate::doctor::BackendReport {
+        kind: super::Kind::Seatbelt,
+        works: present && !nested,
+        details,
+        fix,
+    }
+}
+
 /// Execs sandbox-exec by absolute path (macOS only); returns only on failure.
 #[cfg(target_os = "macos")]
 pub fn launch(plan: &Plan, r: &Rendered, envp: &[std::ffi::CString]) -> i32 {
