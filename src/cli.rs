@@ -271,6 +271,7 @@ fn launch(plan: &Plan, choice: Choice) -> i32 {
             }
             crate::exec::exec_command(&argv, &envp, path_var.as_deref())
         }),
+        Launch::Seatbelt(r) => backend::seatbelt::launch(plan, &r, &envp),
     }
 }
 

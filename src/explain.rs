@@ -20,6 +20,11 @@ pub fn explain(
             Err(r) => {
                 let mut v = refusal_json(&r);
                 v["plan"] = plan_json(&plan);
+                // Off macOS a seatbelt run is refused, but a reviewer can still
+                // read exactly the profile and parameters macOS would run.
+                if plan.backend == crate::policy::BackendChoice::Seatbelt {
+                    v["seatbelt"] = backend::seatbelt::describe(&plan);
+                }
                 (v, r.exit_code())
             }
             Ok(choice) => (run_json(&plan, &choice), 0),

@@ -9,6 +9,7 @@ use crate::policy::BackendChoice;
 
 #[cfg(target_os = "linux")]
 pub mod landlock;
+pub mod seatbelt;
 #[cfg(target_os = "linux")]
 pub mod seccomp;
 
@@ -40,6 +41,8 @@ pub enum Launch {
     /// Apply the landlock + seccomp layer to dcjail itself, then exec.
     #[cfg(target_os = "linux")]
     Landlock(self::landlock::LayerSpec),
+    /// macOS: `/usr/bin/sandbox-exec` with the rendered profile.
+    Seatbelt(seatbelt::Rendered),
 }
 
 /// The chosen launch, and why earlier candidates were passed over.
@@ -118,11 +121,10 @@ pub fn select(plan: &Plan) -> Result<Choice> {
 fn prepare(kind: Kind, plan: &Plan) -> std::result::Result<Launch, String> {
     let _ = plan;
     match kind {
+        #[cfg(target_os = "macos")]
+        Kind::Seatbelt => seatbelt::prepare(plan).map(Launch::Seatbelt),
         Kind::Bwrap | Kind::Landlock if !cfg!(target_os = "linux") => {
             Err(format!("the {} backend exists only on Linux", kind.name()))
-        }
-        Kind::Seatbelt if !cfg!(target_os = "macos") => {
-            Err("Seatbelt exists only on macOS".to_string())
         }
         #[cfg(target_os = "linux")]
         Kind::Landlock => {
@@ -130,6 +132,8 @@ fn prepare(kind: Kind, plan: &Plan) -> std::result::Result<Launch, String> {
             spec.check_supported()?;
             Ok(Launch::Landlock(spec))
         }
+        #[cfg(not(target_os = "macos"))]
+        Kind::Seatbelt => Err("Seatbelt exists only on macOS".to_string()),
         _ => Err(format!("the {} backend is not in this build", kind.name())),
     }
 }
@@ -140,6 +144,9 @@ pub fn describe(_plan: &Plan, choice: &Choice) -> serde_json::Value {
         Launch::Unsandboxed => serde_json::json!({ "kind": "exec" }),
         #[cfg(target_os = "linux")]
         Launch::Landlock(spec) => spec.describe(),
+        Launch::Seatbelt(r) => {
+            serde_json::json!({ "kind": "seatbelt", "seatbelt": r.to_json(&_plan.argv) })
+        }
     }
 }
 
@@ -158,10 +165,13 @@ pub fn doctor_report() -> Vec<crate::doctor::BackendReport> {
                     fix,
                 };
             }
+            #[cfg(target_os = "macos")]
+            if *k == Kind::Seatbelt {
+                return seatbelt::doctor_report();
+            }
             let why = match k {
-                Kind::Seatbelt if !cfg!(target_os = "macos") => {
-                    "Seatbelt exists only on macOS".to_string()
-                }
+                #[cfg(not(target_os = "macos"))]
+                Kind::Seatbelt => "Seatbelt exists only on macOS".to_string(),
                 Kind::Bwrap | Kind::Landlock if !cfg!(target_os = "linux") => {
                     format!("the {} backend exists only on Linux", k.name())
                 }
