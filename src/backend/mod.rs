@@ -3,6 +3,8 @@
 //! Each backend renders its launch from the plan with pure code; probing the
 //! machine happens only here, after the gate chain has said run.
 
+pub mod bwrap;
+
 use crate::error::{Refusal, Result};
 use crate::plan::Plan;
 use crate::policy::BackendChoice;
@@ -32,6 +34,8 @@ impl Kind {
 pub enum Launch {
     /// The sandbox is off: exec the command as it is.
     Unsandboxed,
+    /// bubblewrap, with dcjail's second stage inside it.
+    Bwrap(Box<bwrap::BwrapLaunch>),
 }
 
 /// The chosen launch, and why earlier candidates were passed over.
@@ -107,11 +111,14 @@ pub fn select(plan: &Plan) -> Result<Choice> {
 }
 
 /// Probes one backend for this plan and renders its launch, or says why not.
-fn prepare(kind: Kind, _plan: &Plan) -> std::result::Result<Launch, String> {
+fn prepare(kind: Kind, plan: &Plan) -> std::result::Result<Launch, String> {
+    let _ = plan;
     match kind {
         Kind::Bwrap | Kind::Landlock if !cfg!(target_os = "linux") => {
             Err(format!("the {} backend exists only on Linux", kind.name()))
         }
+        #[cfg(target_os = "linux")]
+        Kind::Bwrap => bwrap::prepare(plan).map(|l| Launch::Bwrap(Box::new(l))),
         Kind::Seatbelt if !cfg!(target_os = "macos") => {
             Err("Seatbelt exists only on macOS".to_string())
         }
@@ -123,6 +130,7 @@ fn prepare(kind: Kind, _plan: &Plan) -> std::result::Result<Launch, String> {
 pub fn describe(_plan: &Plan, choice: &Choice) -> serde_json::Value {
     match &choice.launch {
         Launch::Unsandboxed => serde_json::json!({ "kind": "exec" }),
+        Launch::Bwrap(l) => bwrap::describe(l),
     }
 }
 
@@ -131,6 +139,10 @@ pub fn doctor_report() -> Vec<crate::doctor::BackendReport> {
     Kind::ALL
         .iter()
         .map(|k| {
+            #[cfg(target_os = "linux")]
+            if *k == Kind::Bwrap {
+                return bwrap::doctor();
+            }
             let why = match k {
                 Kind::Seatbelt if !cfg!(target_os = "macos") => {
                     "Seatbelt exists only on macOS".to_string()
