@@ -272,6 +272,14 @@ fn launch(plan: &Plan, choice: Choice) -> i32 {
         },
         #[cfg(not(target_os = "linux"))]
         Launch::Bwrap(_) => refuse(&Refusal::unavailable("bwrap exists only on Linux"), None),
+        #[cfg(target_os = "linux")]
+        Launch::Landlock(spec) => crate::exec::supervise(plan.timeout, || {
+            if let Err(e) = spec.apply() {
+                eprintln!("{}", Refusal::unavailable(e).line());
+                return Reason::SandboxUnavailable.exit_code();
+            }
+            crate::exec::exec_command(&argv, &envp, path_var.as_deref())
+        }),
     }
 }
 

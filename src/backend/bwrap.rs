@@ -415,7 +415,7 @@ pub fn render(plan: &Plan, host: &dyn Host) -> Result<Rendered, String> {
     );
     if !plan.fs.protected.is_empty() || !plan.fs.deny_write.is_empty() {
         out.notes.push(
-            "protected and deny_write paths are enforced by read-only mounts; the landlock layer inside enforces the writable roots, reads and the process rules".to_string(),
+            "protected and deny_write paths are subtracted by read-only mounts (landlock cannot subtract inside a granted tree); the landlock + seccomp layer inside grants writes to the writable roots only and enforces reads, network and the process rules".to_string(),
         );
     }
     Ok(out)
@@ -702,8 +702,23 @@ pub struct BwrapLaunch {
 /// mounts, which landlock cannot express and bwrap enforces.
 #[cfg(target_os = "linux")]
 fn layer_bytes(plan: &Plan) -> Result<Vec<u8>, String> {
-    let _ = plan;
-    Err("the landlock + seccomp layer is not in this build".to_string())
+    let fs = &plan.fs;
+    let held_ro = |w: &Path| {
+        fs.protected.iter().any(|p| w.starts_with(p))
+            || fs
+                .deny_write
+                .iter()
+                .any(|r| r.literal().is_some_and(|d| w.starts_with(d)))
+    };
+    let mut reduced = plan.clone();
+    // A root inside a read-only path stays ungranted in landlock too; the
+    // subtraction itself is the mounts' job.
+    reduced.fs.writable.retain(|w| !held_ro(w));
+    reduced.fs.protected.clear();
+    reduced.fs.deny_write.retain(|r| r.literal().is_none());
+    let spec = super::landlock::layer_spec(&reduced)?;
+    spec.check_supported()?;
+    Ok(spec.to_bytes())
 }
 
 /// Probes and renders: the `prepare` step of backend selection.
@@ -739,10 +754,23 @@ pub fn describe(l: &BwrapLaunch) -> serde_json::Value {
         })).collect::<Vec<_>>(),
         "stage2": {
             "exe": l.exe.to_string_lossy(),
-            "layer_bytes": l.layer.len(),
+            "layer": layer_json(&l.layer),
         },
         "notes": l.rendered.notes,
     })
+}
+
+#[cfg(target_os = "linux")]
+fn layer_json(bytes: &[u8]) -> serde_json::Value {
+    match super::landlock::LayerSpec::from_bytes(bytes) {
+        Ok(spec) => spec.describe(),
+        Err(e) => serde_json::Value::String(e),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn layer_json(bytes: &[u8]) -> serde_json::Value {
+    serde_json::json!({ "bytes": bytes.len() })
 }
 
 /// A locked host path held for the run.
@@ -1078,8 +1106,7 @@ pub fn launch(
 /// Applies the serialized layer (stage 2, inside the sandbox).
 #[cfg(target_os = "linux")]
 fn apply_layer(bytes: &[u8]) -> Result<(), String> {
-    let _ = bytes;
-    Err("the landlock + seccomp layer is not in this build".to_string())
+    super::landlock::LayerSpec::from_bytes(bytes)?.apply()
 }
 
 /// Reads the layer from `fd` only if it is the sealed memfd the first stage

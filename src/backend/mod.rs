@@ -9,6 +9,11 @@ use crate::error::{Refusal, Result};
 use crate::plan::Plan;
 use crate::policy::BackendChoice;
 
+#[cfg(target_os = "linux")]
+pub mod landlock;
+#[cfg(target_os = "linux")]
+pub mod seccomp;
+
 /// A sandbox backend.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -36,6 +41,9 @@ pub enum Launch {
     Unsandboxed,
     /// bubblewrap, with dcjail's second stage inside it.
     Bwrap(Box<bwrap::BwrapLaunch>),
+    /// Apply the landlock + seccomp layer to dcjail itself, then exec.
+    #[cfg(target_os = "linux")]
+    Landlock(self::landlock::LayerSpec),
 }
 
 /// The chosen launch, and why earlier candidates were passed over.
@@ -122,6 +130,12 @@ fn prepare(kind: Kind, plan: &Plan) -> std::result::Result<Launch, String> {
         Kind::Seatbelt if !cfg!(target_os = "macos") => {
             Err("Seatbelt exists only on macOS".to_string())
         }
+        #[cfg(target_os = "linux")]
+        Kind::Landlock => {
+            let spec = self::landlock::layer_spec(plan)?;
+            spec.check_supported()?;
+            Ok(Launch::Landlock(spec))
+        }
         _ => Err(format!("the {} backend is not in this build", kind.name())),
     }
 }
@@ -131,6 +145,8 @@ pub fn describe(_plan: &Plan, choice: &Choice) -> serde_json::Value {
     match &choice.launch {
         Launch::Unsandboxed => serde_json::json!({ "kind": "exec" }),
         Launch::Bwrap(l) => bwrap::describe(l),
+        #[cfg(target_os = "linux")]
+        Launch::Landlock(spec) => spec.describe(),
     }
 }
 
@@ -142,6 +158,16 @@ pub fn doctor_report() -> Vec<crate::doctor::BackendReport> {
             #[cfg(target_os = "linux")]
             if *k == Kind::Bwrap {
                 return bwrap::doctor();
+            }
+            #[cfg(target_os = "linux")]
+            if *k == Kind::Landlock {
+                let (works, details, fix) = self::landlock::doctor();
+                return crate::doctor::BackendReport {
+                    kind: *k,
+                    works,
+                    details,
+                    fix,
+                };
             }
             let why = match k {
                 Kind::Seatbelt if !cfg!(target_os = "macos") => {
