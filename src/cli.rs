@@ -268,7 +268,10 @@ fn launch(plan: &Plan, choice: Choice) -> i32 {
         #[cfg(target_os = "linux")]
         Launch::Bwrap(l) => match crate::backend::bwrap::launch(plan, &l, &argv, &envp) {
             Ok(status) => status,
-            Err(e) => refuse(&Refusal::unavailable(e), None),
+            Err(e) => match backend::fallback(plan, backend::Kind::Bwrap, e) {
+                Ok(next) => launch(plan, next),
+                Err(r) => refuse(&r, None),
+            },
         },
         #[cfg(not(target_os = "linux"))]
         Launch::Bwrap(_) => refuse(&Refusal::unavailable("bwrap exists only on Linux"), None),
