@@ -617,26 +617,14 @@ pub fn in_container() -> Option<String> {
 }
 
 /// What `auto` (and `--backend bwrap`) checks before rendering: a trusted
-/// bwrap of a usable version, and namespaces that work.
+/// bwrap, and kernel switches that allow its namespaces. The version is not
+/// read here (that costs a read of the whole binary per launch): a bwrap too
+/// old for an option rendered here stops with "Unknown option" before the
+/// second stage, which `launch` turns into a refusal or an `auto` fallback;
+/// `doctor` reports the version.
 #[cfg(target_os = "linux")]
 pub fn probe(plan: &Plan) -> Result<PathBuf, String> {
     let bwrap = find(Some(plan))?;
-    match version(&bwrap) {
-        Some(v) if v >= MIN_VERSION => {}
-        Some(v) => {
-            return Err(format!(
-                "{} is bubblewrap {}.{}.{}; {}.{}.{} or newer is needed",
-                bwrap.display(),
-                v.0,
-                v.1,
-                v.2,
-                MIN_VERSION.0,
-                MIN_VERSION.1,
-                MIN_VERSION.2
-            ))
-        }
-        None => return Err(format!("cannot tell the version of {}", bwrap.display())),
-    }
     userns_allowed()?;
     Ok(bwrap)
 }
@@ -1383,7 +1371,7 @@ pub fn doctor() -> crate::doctor::BackendReport {
     match layer_bytes_for_default() {
         Ok(()) => {
             details.push("second stage: landlock + seccomp layer supported".to_string());
-            details.push("guarantees: all of SPEC §5 for read-only and workspace-write (protected paths by read-only mounts), network none/full".to_string());
+            details.push("holds: all of SPEC §5 for read-only, workspace-write and danger-full-access (protected paths and deny_write by read-only mounts), network none/full; refuses: network allowlist (needs the proxy), globs in deny/allow lists (needs the launch-time walk)".to_string());
             report(true, details, None)
         }
         Err(e) => {
