@@ -646,21 +646,8 @@ pub struct BwrapLaunch {
 /// mounts, which landlock cannot express and bwrap enforces.
 #[cfg(target_os = "linux")]
 fn layer_bytes(plan: &Plan) -> Result<Vec<u8>, String> {
-    let fs = &plan.fs;
-    let held_ro = |w: &Path| {
-        fs.protected.iter().any(|p| w.starts_with(p))
-            || fs
-                .deny_write
-                .iter()
-                .any(|r| r.literal().is_some_and(|d| w.starts_with(d)))
-    };
-    let mut reduced = plan.clone();
-    // A root inside a read-only path stays ungranted in landlock too; the
-    // subtraction itself is the mounts' job.
-    reduced.fs.writable.retain(|w| !held_ro(w));
-    reduced.fs.protected.clear();
-    reduced.fs.deny_write.retain(|r| r.literal().is_none());
-    let spec = super::landlock::layer_spec(&reduced)?;
+    use super::landlock::{layer_spec_with, WriteSubtraction};
+    let spec = layer_spec_with(plan, WriteSubtraction::ByMounts)?;
     spec.check_supported()?;
     Ok(spec.to_bytes())
 }
