@@ -1066,7 +1066,8 @@ fn run_bwrap(
         }
     };
     let err_w_raw = err_w.as_raw_fd();
-    let status = crate::exec::supervise_with(plan.timeout, &mut forward, || {
+    let teardown = crate::exec::Teardown::PidNamespace;
+    let status = crate::exec::supervise_with(plan.timeout, &mut forward, teardown, || {
         let argv_p: Vec<*const libc::c_char> = bargv
             .iter()
             .map(|a| a.as_ptr())
