@@ -53,6 +53,9 @@ pub enum Node {
     Dir,
     File,
     Symlink,
+    /// Someone else's entry in a sticky directory (/tmp): this uid can
+    /// neither remove nor rename it, so it needs no mount to stay put.
+    Foreign,
     /// An empty directory or file left by dcjail (marked with the xattr).
     Placeholder {
         dir: bool,
@@ -82,7 +85,9 @@ impl Host for RealHost {
             return Node::Missing;
         };
         let ft = m.file_type();
-        if ft.is_symlink() {
+        if ft.is_symlink() && foreign_in_sticky(p, &m) {
+            Node::Foreign
+        } else if ft.is_symlink() {
             Node::Symlink
         } else if ft.is_dir() {
             if is_marked(p) {
@@ -96,6 +101,17 @@ impl Host for RealHost {
             Node::File
         }
     }
+}
+
+fn foreign_in_sticky(p: &Path, m: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid never fails.
+    let me = unsafe { libc::geteuid() };
+    let sticky = p
+        .parent()
+        .and_then(|d| std::fs::metadata(d).ok())
+        .is_some_and(|d| d.mode() & 0o1000 != 0 && d.uid() != me);
+    sticky && m.uid() != me
 }
 
 fn is_marked(p: &Path) -> bool {
@@ -274,6 +290,7 @@ pub fn render(plan: &Plan, host: &dyn Host) -> Result<Rendered, String> {
             let last = i + 1 == comps.len();
             let node = host.node(&cur);
             match node {
+                Node::Foreign => break,
                 Node::Symlink => {
                     return Err(format!(
                         "`{}` is a symlink inside the writable root `{}`: a mount cannot keep `{}` read-only through it",
@@ -1574,6 +1591,15 @@ mod tests {
         let host = fake(&[("/ws", Node::Dir), ("/ws/.bashrc", Node::Symlink)]);
         let e = render(&p, &host).unwrap_err();
         assert!(e.contains("symlink"), "{e}");
+    }
+
+    #[test]
+    fn another_users_symlink_in_a_sticky_tmp_needs_no_mount_and_is_no_refusal() {
+        let p = plan(SandboxMode::WorkspaceWrite, &["/tmp"], &["/tmp/.bashrc"]);
+        let host = fake(&[("/tmp", Node::Dir), ("/tmp/.bashrc", Node::Foreign)]);
+        let r = render(&p, &host).unwrap();
+        assert!(!words(&r).contains(&"/tmp/.bashrc".to_string()));
+        assert!(r.placeholders.is_empty());
     }
 
     #[test]
