@@ -241,12 +241,15 @@ pub fn render(plan: &Plan, host: &dyn Host) -> Result<Rendered, String> {
 
     let mut out = Rendered::default();
     let mut points: Vec<Point> = Vec::new();
-    let add = |points: &mut Vec<Point>, path: &Path, node: Node, role: Role| {
-        if let Some(pt) = points.iter_mut().find(|pt| pt.path == path) {
-            if !pt.roles.contains(&role) {
-                pt.roles.push(role);
+    // Policies with thousands of paths stay linear.
+    let mut index: std::collections::HashMap<PathBuf, usize> = std::collections::HashMap::new();
+    let mut add = |points: &mut Vec<Point>, path: &Path, node: Node, role: Role| {
+        if let Some(&i) = index.get(path) {
+            if !points[i].roles.contains(&role) {
+                points[i].roles.push(role);
             }
         } else {
+            index.insert(path.to_path_buf(), points.len());
             points.push(Point {
                 path: path.to_path_buf(),
                 node,
