@@ -1679,6 +1679,13 @@ mod tests {
         let mut p = plan(SandboxMode::ReadOnly, &[], &[]);
         p.net.mode = NetMode::Allowlist;
         assert!(render(&p, &fake(&[])).unwrap_err().contains("proxy"));
+        let mut p = plan(SandboxMode::ReadOnly, &[], &[]);
+        p.fs.deny_read = vec![PathRule::Glob(crate::plan::Glob {
+            pattern: "**/.env".into(),
+            written: "**/.env".into(),
+            matcher: globset::Glob::new("**/.env").unwrap().compile_matcher(),
+        })];
+        assert!(render(&p, &fake(&[])).unwrap_err().contains("**/.env"));
     }
 
     #[test]
