@@ -1689,6 +1689,29 @@ mod tests {
     }
 
     #[test]
+    fn a_bwrap_planted_in_a_writable_root_is_never_trusted() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("dcjail-trust-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let dir = std::fs::canonicalize(&dir).unwrap();
+        let fake_bwrap = dir.join("bwrap");
+        std::fs::write(&fake_bwrap, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&fake_bwrap, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let mut p = plan(SandboxMode::WorkspaceWrite, &[dir.to_str().unwrap()], &[]);
+        p.workspace = dir.clone();
+        p.cwd = dir.clone();
+        assert!(!trusted(&fake_bwrap, Some(&p)));
+        p.fs.writable.clear();
+        assert!(!trusted(&fake_bwrap, Some(&p)), "inside the workspace");
+        p.workspace = "/elsewhere".into();
+        p.cwd = "/elsewhere".into();
+        assert!(trusted(&fake_bwrap, Some(&p)));
+        std::fs::set_permissions(&fake_bwrap, std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(!trusted(&fake_bwrap, Some(&p)), "world-writable");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn versions_parse() {
         assert_eq!(parse_version("bubblewrap 0.8.0\n"), Some((0, 8, 0)));
         assert_eq!(parse_version("bubblewrap 0.11"), Some((0, 11, 0)));
