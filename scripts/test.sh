@@ -11,7 +11,7 @@ echo "== cargo clippy (-D warnings)"
 cargo clippy --all-targets --locked -- -D warnings
 
 echo "== cargo test"
-cargo test --all-targets --locked -- --test-threads="${DCJAIL_TEST_THREADS:-4}"
+cargo test --all-targets --locked --no-fail-fast -- --test-threads="${DCJAIL_TEST_THREADS:-4}"
 
 if [ -x scripts/fuzz-smoke.sh ]; then
   echo "== fuzz smoke"

@@ -3,6 +3,8 @@
 //! Each backend renders its launch from the plan with pure code; probing the
 //! machine happens only here, after the gate chain has said run.
 
+pub mod bwrap;
+
 use crate::error::{Refusal, Result};
 use crate::plan::Plan;
 use crate::policy::BackendChoice;
@@ -38,6 +40,8 @@ impl Kind {
 pub enum Launch {
     /// The sandbox is off: exec the command as it is.
     Unsandboxed,
+    /// bubblewrap, with dcjail's second stage inside it.
+    Bwrap(Box<bwrap::BwrapLaunch>),
     /// Apply the landlock + seccomp layer to dcjail itself, then exec.
     #[cfg(target_os = "linux")]
     Landlock(self::landlock::LayerSpec),
@@ -117,24 +121,57 @@ pub fn select(plan: &Plan) -> Result<Choice> {
     )))
 }
 
+/// A backend failed at launch, before any of the command ran (bwrap could
+/// not build its namespaces here): under `auto` the next candidate is
+/// chosen, otherwise the run is refused, naming why.
+pub fn fallback(plan: &Plan, failed: Kind, why: String) -> Result<Choice> {
+    let mut passed_over = vec![(failed, why)];
+    if plan.backend == BackendChoice::Auto {
+        let list = candidates(plan.backend);
+        let rest = list.iter().skip_while(|k| **k != failed).skip(1);
+        for kind in rest {
+            match prepare(*kind, plan) {
+                Ok(launch) => {
+                    return Ok(Choice {
+                        kind: Some(*kind),
+                        launch,
+                        passed_over,
+                    })
+                }
+                Err(why) => passed_over.push((*kind, why)),
+            }
+        }
+    }
+    let why: Vec<String> = passed_over
+        .iter()
+        .map(|(k, w)| format!("{}: {}", k.name(), w))
+        .collect();
+    Err(Refusal::unavailable(format!(
+        "cannot enforce this policy here; {}",
+        why.join("; ")
+    )))
+}
+
 /// Probes one backend for this plan and renders its launch, or says why not.
 fn prepare(kind: Kind, plan: &Plan) -> std::result::Result<Launch, String> {
     let _ = plan;
     match kind {
-        #[cfg(target_os = "macos")]
-        Kind::Seatbelt => seatbelt::prepare(plan).map(Launch::Seatbelt),
-        Kind::Bwrap | Kind::Landlock if !cfg!(target_os = "linux") => {
-            Err(format!("the {} backend exists only on Linux", kind.name()))
-        }
+        #[cfg(target_os = "linux")]
+        Kind::Bwrap => bwrap::prepare(plan).map(|l| Launch::Bwrap(Box::new(l))),
         #[cfg(target_os = "linux")]
         Kind::Landlock => {
             let spec = self::landlock::layer_spec(plan)?;
             spec.check_supported()?;
             Ok(Launch::Landlock(spec))
         }
+        #[cfg(not(target_os = "linux"))]
+        Kind::Bwrap | Kind::Landlock => {
+            Err(format!("the {} backend exists only on Linux", kind.name()))
+        }
+        #[cfg(target_os = "macos")]
+        Kind::Seatbelt => seatbelt::prepare(plan).map(Launch::Seatbelt),
         #[cfg(not(target_os = "macos"))]
         Kind::Seatbelt => Err("Seatbelt exists only on macOS".to_string()),
-        _ => Err(format!("the {} backend is not in this build", kind.name())),
     }
 }
 
@@ -142,6 +179,7 @@ fn prepare(kind: Kind, plan: &Plan) -> std::result::Result<Launch, String> {
 pub fn describe(_plan: &Plan, choice: &Choice) -> serde_json::Value {
     match &choice.launch {
         Launch::Unsandboxed => serde_json::json!({ "kind": "exec" }),
+        Launch::Bwrap(l) => bwrap::describe(l),
         #[cfg(target_os = "linux")]
         Launch::Landlock(spec) => spec.describe(),
         Launch::Seatbelt(r) => {
@@ -155,6 +193,10 @@ pub fn doctor_report() -> Vec<crate::doctor::BackendReport> {
     Kind::ALL
         .iter()
         .map(|k| {
+            #[cfg(target_os = "linux")]
+            if *k == Kind::Bwrap {
+                return bwrap::doctor();
+            }
             #[cfg(target_os = "linux")]
             if *k == Kind::Landlock {
                 let (works, details, fix) = self::landlock::doctor();
