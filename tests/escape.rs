@@ -792,7 +792,7 @@ fn cases() -> Vec<Case> {
             net: "none",
             setup: no_setup,
             script: |_, _| {
-                "setsid sh -c 'sleep 2; echo alive > daemon-marker' >/dev/null 2>&1 < /dev/null & exit 0".to_string()
+                "setsid sh -c 'sleep 2; echo alive > daemon-marker' >/dev/null 2>&1 < /dev/null &".to_string()
             },
             check: |c, _, _| {
                 std::thread::sleep(Duration::from_secs(3));
@@ -845,7 +845,9 @@ fn run_case(case: &Case, backend: Option<&str>, idx: usize) -> Outcome {
     let ctx = Ctx::new(&format!("c{idx}"), backend.unwrap_or("control"));
     let mut env = Env::default();
     (case.setup)(&ctx, &mut env);
-    let script = (case.script)(&ctx, &env);
+    // The marker proves the command really ran: a sandbox that failed to
+    // start would otherwise "block" every case.
+    let script = format!("{}\necho DCJAIL-CASE-RAN", (case.script)(&ctx, &env));
     let policy = ctx.policy(case.protect, case.net, case.name.contains("deny_write"));
     let mut args: Vec<String> = vec!["--policy".into(), policy.display().to_string()];
     if let Some(b) = backend {
@@ -910,6 +912,17 @@ fn run_case(case: &Case, backend: Option<&str>, idx: usize) -> Outcome {
         && err.starts_with("dcjail: sandbox-unavailable: ")
     {
         return Outcome::Refused;
+    }
+    let killed_by_timeout = case.name.contains("timeout");
+    if backend.is_some()
+        && !killed_by_timeout
+        && !String::from_utf8_lossy(&o.stdout).contains("DCJAIL-CASE-RAN")
+    {
+        return Outcome::Escaped(format!(
+            "the command did not run to its end (status {:?}, stderr {})",
+            o.status.code(),
+            err.trim()
+        ));
     }
     match (case.check)(&ctx, &mut env, &o) {
         Ok(()) => Outcome::Blocked,
