@@ -792,7 +792,8 @@ fn cases() -> Vec<Case> {
             net: "none",
             setup: no_setup,
             script: |_, _| {
-                "setsid sh -c 'sleep 2; echo alive > daemon-marker' >/dev/null 2>&1 < /dev/null &".to_string()
+                "setsid sh -c 'sleep 2; echo alive > daemon-marker' >/dev/null 2>&1 < /dev/null &"
+                    .to_string()
             },
             check: |c, _, _| {
                 std::thread::sleep(Duration::from_secs(3));
