@@ -62,7 +62,7 @@ fn main() {
 
     let t = Instant::now();
     let got = drain(TcpStream::connect(("127.0.0.1", port)).expect("connect"));
-    let direct = report("direct", got, t);
+    let mut direct = report("direct", got, t);
 
     let rules = Rules {
         allow: vec![DomainRule::parse("localhost").expect("rule")],
@@ -73,6 +73,23 @@ fn main() {
     let paddr = l.local_addr().expect("addr");
     proxy.spawn(Listener::Tcp(l)).expect("spawn");
 
+    // Best of three each, interleaved: the machine may be shared and noisy.
+    let mut best = 0f64;
+    for round in 0..3 {
+        best = best.max(through(paddr, port, "through proxy (CONNECT)"));
+        if round < 2 {
+            let t = Instant::now();
+            let got = drain(TcpStream::connect(("127.0.0.1", port)).expect("connect"));
+            direct = direct.max(report("direct", got, t));
+        }
+    }
+    println!(
+        "best of 3: direct {direct:.0} MiB/s, proxy {best:.0} MiB/s, ratio {:.2}",
+        best / direct
+    );
+}
+
+fn through(paddr: std::net::SocketAddr, port: u16, what: &str) -> f64 {
     let t = Instant::now();
     let mut s = TcpStream::connect(paddr).expect("connect proxy");
     let auth = base64(format!("dcjail:{SECRET}").as_bytes());
@@ -91,6 +108,5 @@ fn main() {
         head.push(b[0]);
     }
     let got = drain(s);
-    let proxied = report("through proxy (CONNECT)", got, t);
-    println!("ratio proxy/direct: {:.2}", proxied / direct);
+    report(what, got, t)
 }

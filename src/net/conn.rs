@@ -124,6 +124,8 @@ pub fn relay(a: Box<dyn Conn>, b: Box<dyn Conn>) {
 }
 
 fn pump(mut from: Box<dyn Conn>, mut to: Box<dyn Conn>) {
+    // A user-space copy with a large buffer: measured against splice(2)
+    // through a pipe on loopback, it was as fast and needs no unsafe code.
     let mut buf = vec![0u8; RELAY_BUF];
     loop {
         match from.read(&mut buf) {
