@@ -166,6 +166,8 @@ pub fn main() -> i32 {
         Some("explain") => explain_main(&args),
         Some("doctor") => doctor_main(&args),
         Some("worktree") => crate::worktree::main(&args[2..]),
+        #[cfg(target_os = "linux")]
+        Some(crate::backend::bwrap::STAGE2) => crate::backend::bwrap::stage2_main(&args),
         _ => run_main(args),
     }
 }
@@ -263,6 +265,21 @@ fn launch(plan: &Plan, choice: Choice) -> i32 {
                 crate::exec::exec_command(&argv, &envp, path_var.as_deref())
             }),
         },
+        #[cfg(target_os = "linux")]
+        Launch::Bwrap(l) => match crate::backend::bwrap::launch(plan, &l, &argv, &envp) {
+            Ok(status) => status,
+            Err(e) => refuse(&Refusal::unavailable(e), None),
+        },
+        #[cfg(not(target_os = "linux"))]
+        Launch::Bwrap(_) => refuse(&Refusal::unavailable("bwrap exists only on Linux"), None),
+        #[cfg(target_os = "linux")]
+        Launch::Landlock(spec) => crate::exec::supervise(plan.timeout, || {
+            if let Err(e) = spec.apply() {
+                eprintln!("{}", Refusal::unavailable(e).line());
+                return Reason::SandboxUnavailable.exit_code();
+            }
+            crate::exec::exec_command(&argv, &envp, path_var.as_deref())
+        }),
     }
 }
 

@@ -198,6 +198,27 @@ fn supervisor_mask() -> libc::sigset_t {
 /// command exits, every remaining descendant is killed, so nothing outlives
 /// dcjail. `child` must exec or `_exit`; it runs with the original signal mask.
 pub fn supervise<F: FnOnce() -> i32>(timeout: Option<Duration>, child: F) -> i32 {
+    supervise_with(
+        timeout,
+        &mut |pid, sig, code| {
+            // Terminal-generated signals already reached the command's group.
+            if code != libc::SI_KERNEL {
+                // SAFETY: plain kill of our own child.
+                unsafe { libc::kill(pid, sig) };
+            }
+        },
+        child,
+    )
+}
+
+/// `supervise` with the forwarding decided by the caller: `forward(child,
+/// signal, si_code)` is called for every forwarded signal dcjail receives
+/// (a backend whose command is not the direct child finds it there).
+pub fn supervise_with<F: FnOnce() -> i32>(
+    timeout: Option<Duration>,
+    forward: &mut dyn FnMut(libc::pid_t, libc::c_int, libc::c_int),
+    child: F,
+) -> i32 {
     let mask = supervisor_mask();
     let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
     // SAFETY: plain libc calls on valid pointers; dcjail is single-threaded here.
@@ -259,11 +280,7 @@ pub fn supervise<F: FnOnce() -> i32>(timeout: Option<Duration>, child: F) -> i32
         if sig == libc::SIGCHLD {
             status = reap(pid);
         } else if sig != libc::SIGALRM {
-            // Terminal-generated signals already reached the command's group.
-            if info.si_code != libc::SI_KERNEL {
-                // SAFETY: plain kill of our own child.
-                unsafe { libc::kill(pid, sig) };
-            }
+            forward(pid, sig, info.si_code);
         }
     }
     kill_tree();

@@ -3,9 +3,16 @@
 //! Each backend renders its launch from the plan with pure code; probing the
 //! machine happens only here, after the gate chain has said run.
 
+pub mod bwrap;
+
 use crate::error::{Refusal, Result};
 use crate::plan::Plan;
 use crate::policy::BackendChoice;
+
+#[cfg(target_os = "linux")]
+pub mod landlock;
+#[cfg(target_os = "linux")]
+pub mod seccomp;
 
 /// A sandbox backend.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,6 +39,11 @@ impl Kind {
 pub enum Launch {
     /// The sandbox is off: exec the command as it is.
     Unsandboxed,
+    /// bubblewrap, with dcjail's second stage inside it.
+    Bwrap(Box<bwrap::BwrapLaunch>),
+    /// Apply the landlock + seccomp layer to dcjail itself, then exec.
+    #[cfg(target_os = "linux")]
+    Landlock(self::landlock::LayerSpec),
 }
 
 /// The chosen launch, and why earlier candidates were passed over.
@@ -107,13 +119,22 @@ pub fn select(plan: &Plan) -> Result<Choice> {
 }
 
 /// Probes one backend for this plan and renders its launch, or says why not.
-fn prepare(kind: Kind, _plan: &Plan) -> std::result::Result<Launch, String> {
+fn prepare(kind: Kind, plan: &Plan) -> std::result::Result<Launch, String> {
+    let _ = plan;
     match kind {
         Kind::Bwrap | Kind::Landlock if !cfg!(target_os = "linux") => {
             Err(format!("the {} backend exists only on Linux", kind.name()))
         }
+        #[cfg(target_os = "linux")]
+        Kind::Bwrap => bwrap::prepare(plan).map(|l| Launch::Bwrap(Box::new(l))),
         Kind::Seatbelt if !cfg!(target_os = "macos") => {
             Err("Seatbelt exists only on macOS".to_string())
+        }
+        #[cfg(target_os = "linux")]
+        Kind::Landlock => {
+            let spec = self::landlock::layer_spec(plan)?;
+            spec.check_supported()?;
+            Ok(Launch::Landlock(spec))
         }
         _ => Err(format!("the {} backend is not in this build", kind.name())),
     }
@@ -123,6 +144,9 @@ fn prepare(kind: Kind, _plan: &Plan) -> std::result::Result<Launch, String> {
 pub fn describe(_plan: &Plan, choice: &Choice) -> serde_json::Value {
     match &choice.launch {
         Launch::Unsandboxed => serde_json::json!({ "kind": "exec" }),
+        Launch::Bwrap(l) => bwrap::describe(l),
+        #[cfg(target_os = "linux")]
+        Launch::Landlock(spec) => spec.describe(),
     }
 }
 
@@ -131,6 +155,20 @@ pub fn doctor_report() -> Vec<crate::doctor::BackendReport> {
     Kind::ALL
         .iter()
         .map(|k| {
+            #[cfg(target_os = "linux")]
+            if *k == Kind::Bwrap {
+                return bwrap::doctor();
+            }
+            #[cfg(target_os = "linux")]
+            if *k == Kind::Landlock {
+                let (works, details, fix) = self::landlock::doctor();
+                return crate::doctor::BackendReport {
+                    kind: *k,
+                    works,
+                    details,
+                    fix,
+                };
+            }
             let why = match k {
                 Kind::Seatbelt if !cfg!(target_os = "macos") => {
                     "Seatbelt exists only on macOS".to_string()

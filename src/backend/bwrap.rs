@@ -1,0 +1,1629 @@
+//! The `bwrap` backend: bubblewrap builds the namespaces and the mount tree,
+//! then runs dcjail's second stage inside it, which applies the landlock +
+//! seccomp layer and execs the command. Two independent layers.
+//!
+//! This module owns: finding a trustworthy `bwrap` (fixed absolute paths,
+//! never one the workspace could plant), the cheap probe `auto` uses, the
+//! pure rendering of the bwrap argv from a `Plan` (the mount order is the
+//! security argument and is unit-tested), the placeholders that make a
+//! missing protected path uncreatable (and their removal), `doctor`'s real
+//! namespace test, and the launch under `exec::supervise_with`.
+//!
+//! It must never: run a `bwrap` found inside a writable root, write anything
+//! on the host that outlives a run (except after a SIGKILL, cleaned by the
+//! next run over the same root), cache probe results on disk, or start the
+//! command when any piece of the plan cannot be expressed (it refuses).
+
+use crate::plan::{PathRule, Plan};
+use crate::policy::{NetMode, SandboxMode};
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// Where a distribution installs bubblewrap. Only these, or a PATH entry
+/// that no sandbox can write, are ever executed.
+pub const BWRAP_PATHS: &[&str] = &[
+    "/usr/bin/bwrap",
+    "/bin/bwrap",
+    "/usr/local/bin/bwrap",
+    "/usr/libexec/bwrap",
+    "/run/current-system/sw/bin/bwrap",
+];
+
+/// Oldest bubblewrap that has every option rendered here
+/// (`--args`, `--die-with-parent`, `--new-session`, `--cap-drop`,
+/// `--unshare-cgroup-try`, `--remount-ro`).
+pub const MIN_VERSION: (u32, u32, u32) = (0, 4, 0);
+
+/// The hidden subcommand bwrap runs inside the sandbox.
+pub const STAGE2: &str = "__stage2";
+
+/// The name of the sealed memfd that carries the layer into stage 2; stage 2
+/// refuses any other descriptor, so a caller who controls only dcjail's argv
+/// (and stdin) cannot feed it a layer of their own.
+pub const STAGE2_MEMFD: &str = "dcjail-stage2";
+
+/// The extended attribute that marks a placeholder dcjail created.
+pub const PLACEHOLDER_XATTR: &str = "user.dcjail.placeholder";
+
+/// What is at a host path, as the renderer needs to know it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Node {
+    Missing,
+    Dir,
+    File,
+    Symlink,
+    /// An empty directory or file left by dcjail (marked with the xattr).
+    Placeholder {
+        dir: bool,
+    },
+}
+
+impl Node {
+    fn exists(self) -> bool {
+        self != Node::Missing
+    }
+    fn is_dir(self) -> bool {
+        matches!(self, Node::Dir | Node::Placeholder { dir: true })
+    }
+}
+
+/// The renderer's only window on the host: tests give it a made-up tree.
+pub trait Host {
+    fn node(&self, p: &Path) -> Node;
+}
+
+/// The real filesystem, never following a final symlink.
+pub struct RealHost;
+
+impl Host for RealHost {
+    fn node(&self, p: &Path) -> Node {
+        let Ok(m) = std::fs::symlink_metadata(p) else {
+            return Node::Missing;
+        };
+        let ft = m.file_type();
+        if ft.is_symlink() {
+            Node::Symlink
+        } else if ft.is_dir() {
+            if is_marked(p) {
+                Node::Placeholder { dir: true }
+            } else {
+                Node::Dir
+            }
+        } else if ft.is_file() && m.len() == 0 && is_marked(p) {
+            Node::Placeholder { dir: false }
+        } else {
+            Node::File
+        }
+    }
+}
+
+fn is_marked(p: &Path) -> bool {
+    let Ok(c) = std::ffi::CString::new(p.as_os_str().as_bytes()) else {
+        return false;
+    };
+    let name = c"user.dcjail.placeholder";
+    let mut buf = [0u8; 8];
+    // SAFETY: valid C strings and a buffer of the given length.
+    let r = unsafe {
+        libc::lgetxattr(
+            c.as_ptr(),
+            name.as_ptr(),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+        )
+    };
+    r >= 0
+}
+
+/// A placeholder: the first missing component of a protected path, created
+/// empty on the host just before the run so a read-only mount can sit on it,
+/// removed after the run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Placeholder {
+    pub path: PathBuf,
+    pub dir: bool,
+    /// Already on the host, left by an earlier run: adopt it, remove it after.
+    pub adopt: bool,
+}
+
+/// The rendered launch: bwrap's options (passed through `--args`) and the
+/// placeholders to create first.
+#[derive(Clone, Debug, Default)]
+pub struct Rendered {
+    pub args: Vec<OsString>,
+    pub placeholders: Vec<Placeholder>,
+    /// Existing read-only mount points: locked shared during the run so a
+    /// concurrent run's cleanup never removes one under us.
+    pub ro_points: Vec<PathBuf>,
+    /// What `explain` should say about how the plan is enforced.
+    pub notes: Vec<String>,
+}
+
+/// Protected names that are directories when they exist; a placeholder for
+/// them is a directory, for everything else an empty file.
+fn dir_like(p: &Path) -> bool {
+    let name = p.file_name().map(|n| n.as_bytes()).unwrap_or_default();
+    matches!(
+        name,
+        b"hooks" | b".vscode" | b".idea" | b"commands" | b"agents" | b".dcjail" | b".git"
+    )
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Role {
+    /// A writable root.
+    Root,
+    /// A directory on the way to a protected path: bound onto itself so it
+    /// is a mount point and cannot be renamed or removed.
+    Pin,
+    /// Read-only whatever the roots say (protected, deny_write, placeholder).
+    Ro,
+    /// Masked (deny_read).
+    Mask,
+    /// Re-opened inside a mask (allow_read).
+    Reopen,
+}
+
+#[derive(Debug)]
+struct Point {
+    path: PathBuf,
+    node: Node,
+    roles: Vec<Role>,
+}
+
+/// Number of components: mounts are emitted shallow first, so a deeper mount
+/// always overrides the shallower one it sits in.
+fn depth(p: &Path) -> usize {
+    p.components().count()
+}
+
+fn refuse_globs(plan: &Plan) -> Result<(), String> {
+    for (key, list) in [
+        ("deny_read", &plan.fs.deny_read),
+        ("allow_read", &plan.fs.allow_read),
+        ("deny_write", &plan.fs.deny_write),
+    ] {
+        if let Some(PathRule::Glob(g)) = list.iter().find(|r| r.literal().is_none()) {
+            return Err(format!(
+                "the glob `{}` in {key} needs the launch-time walk, which is not in this build",
+                g.written
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Renders bwrap's options from the plan. Pure but for `host`, which says
+/// what exists; the result is the same for the same plan and host.
+pub fn render(plan: &Plan, host: &dyn Host) -> Result<Rendered, String> {
+    refuse_globs(plan)?;
+    if plan.net.mode == NetMode::Allowlist {
+        return Err(
+            "network allowlist needs dcjail's proxy, which is not in this build".to_string(),
+        );
+    }
+    let full_fs = plan.fs.access == SandboxMode::DangerFullAccess;
+    let roots: Vec<&PathBuf> = plan
+        .fs
+        .writable
+        .iter()
+        .filter(|r| r.as_path() != Path::new("/"))
+        .collect();
+    let root_of = |p: &Path| -> Option<PathBuf> {
+        plan.fs
+            .writable
+            .iter()
+            .filter(|r| p.starts_with(r))
+            .max_by_key(|r| depth(r))
+            .cloned()
+    };
+    let hidden = |p: &Path| {
+        plan.fs.deny_read.iter().any(|r| r.covers(p))
+            && !plan.fs.allow_read.iter().any(|r| r.covers(p))
+    };
+
+    let mut out = Rendered::default();
+    let mut points: Vec<Point> = Vec::new();
+    let add = |points: &mut Vec<Point>, path: &Path, node: Node, role: Role| {
+        if let Some(pt) = points.iter_mut().find(|pt| pt.path == path) {
+            if !pt.roles.contains(&role) {
+                pt.roles.push(role);
+            }
+        } else {
+            points.push(Point {
+                path: path.to_path_buf(),
+                node,
+                roles: vec![role],
+            });
+        }
+    };
+
+    for r in &roots {
+        add(&mut points, r, host.node(r), Role::Root);
+    }
+
+    // Read-only points: protected paths and literal deny_write, wherever a
+    // writable root contains them (elsewhere the read-only root covers them).
+    let mut ro_targets: Vec<PathBuf> = plan.fs.protected.clone();
+    ro_targets.extend(
+        plan.fs
+            .deny_write
+            .iter()
+            .filter_map(|r| r.literal().map(Path::to_path_buf)),
+    );
+    for target in &ro_targets {
+        let Some(root) = root_of(target) else {
+            continue;
+        };
+        if hidden(target) {
+            // Inside a mask: a read-only tmpfs, nothing can be created there.
+            continue;
+        }
+        if target == &root {
+            add(&mut points, target, host.node(target), Role::Ro);
+            continue;
+        }
+        // Walk down from the root: pin existing directories, stop at the
+        // first missing component (placeholder) or non-directory.
+        let rel = target.strip_prefix(&root).map_err(|e| e.to_string())?;
+        let mut cur = root.clone();
+        let comps: Vec<_> = rel.components().collect();
+        for (i, c) in comps.iter().enumerate() {
+            cur.push(c.as_os_str());
+            let last = i + 1 == comps.len();
+            let node = host.node(&cur);
+            match node {
+                Node::Symlink => {
+                    return Err(format!(
+                        "`{}` is a symlink inside the writable root `{}`: a mount cannot keep `{}` read-only through it",
+                        cur.display(),
+                        root.display(),
+                        target.display()
+                    ));
+                }
+                Node::Missing => {
+                    let dir = !last || dir_like(&cur);
+                    out.placeholders.push(Placeholder {
+                        path: cur.clone(),
+                        dir,
+                        adopt: false,
+                    });
+                    add(&mut points, &cur, Node::Placeholder { dir }, Role::Ro);
+                    break;
+                }
+                Node::Placeholder { dir } => {
+                    if !out.placeholders.iter().any(|p| p.path == cur) {
+                        out.placeholders.push(Placeholder {
+                            path: cur.clone(),
+                            dir,
+                            adopt: true,
+                        });
+                    }
+                    add(&mut points, &cur, node, Role::Ro);
+                    break;
+                }
+                Node::File => {
+                    // A file on the way (a `.git` gitdir pointer): the child
+                    // cannot exist, but the file could be replaced by a
+                    // directory, so it is held read-only itself.
+                    add(&mut points, &cur, node, Role::Ro);
+                    break;
+                }
+                Node::Dir if last => add(&mut points, &cur, node, Role::Ro),
+                Node::Dir => add(&mut points, &cur, node, Role::Pin),
+            }
+        }
+    }
+
+    for r in plan.fs.deny_read.iter().filter_map(PathRule::literal) {
+        let node = host.node(r);
+        if node.exists() {
+            add(&mut points, r, node, Role::Mask);
+        }
+    }
+    for r in plan.fs.allow_read.iter().filter_map(PathRule::literal) {
+        let node = host.node(r);
+        if node.exists() && plan.fs.deny_read.iter().any(|d| d.covers(r)) {
+            add(&mut points, r, node, Role::Reopen);
+        }
+    }
+
+    points.sort_by(|a, b| {
+        depth(&a.path)
+            .cmp(&depth(&b.path))
+            .then_with(|| a.path.cmp(&b.path))
+    });
+
+    let ro_paths: Vec<PathBuf> = points
+        .iter()
+        .filter(|p| p.roles.contains(&Role::Ro))
+        .map(|p| p.path.clone())
+        .collect();
+
+    let a = &mut out.args;
+    let push = |a: &mut Vec<OsString>, words: &[&OsStr]| {
+        a.extend(words.iter().map(|w| w.to_os_string()));
+    };
+    // 1. The whole host read-only (writable in danger-full-access), then
+    //    fresh /dev and /proc over it.
+    let root_bind = if full_fs { "--bind" } else { "--ro-bind" };
+    push(a, &[root_bind.as_ref(), "/".as_ref(), "/".as_ref()]);
+    push(a, &["--dev".as_ref(), "/dev".as_ref()]);
+    push(a, &["--proc".as_ref(), "/proc".as_ref()]);
+    // 2. Every point, shallow first: writable roots, pins, then the
+    //    read-only protected paths inside them, masks, re-opened paths.
+    let mut emitted: Vec<(PathBuf, bool)> = Vec::new(); // (path, is_mask)
+    let mut remount: Vec<PathBuf> = Vec::new();
+    for pt in &points {
+        let p = pt.path.as_os_str();
+        if hidden(&pt.path) {
+            let under_mask = emitted
+                .iter()
+                .rev()
+                .find(|(e, _)| pt.path.starts_with(e))
+                .is_some_and(|(_, m)| *m);
+            if under_mask {
+                continue;
+            }
+            if pt.node.is_dir() {
+                push(a, &["--tmpfs".as_ref(), p]);
+                remount.push(pt.path.clone());
+            } else {
+                push(a, &["--ro-bind".as_ref(), "/dev/null".as_ref(), p]);
+            }
+            emitted.push((pt.path.clone(), true));
+            continue;
+        }
+        let forced_ro = ro_paths.iter().any(|r| pt.path.starts_with(r));
+        let writable = !forced_ro && plan.writable(&pt.path);
+        let bind = if writable { "--bind" } else { "--ro-bind" };
+        push(a, &[bind.as_ref(), p, p]);
+        emitted.push((pt.path.clone(), false));
+        if pt.roles.contains(&Role::Ro) && pt.node.exists() {
+            out.ro_points.push(pt.path.clone());
+        }
+    }
+    // 3. Masks become read-only once everything inside them is mounted.
+    for r in &remount {
+        push(a, &["--remount-ro".as_ref(), r.as_os_str()]);
+    }
+    // 4. Namespaces and process hygiene.
+    push(
+        a,
+        &[
+            "--unshare-user".as_ref(),
+            "--unshare-pid".as_ref(),
+            "--unshare-ipc".as_ref(),
+            "--unshare-uts".as_ref(),
+            "--unshare-cgroup-try".as_ref(),
+        ],
+    );
+    if plan.net.mode != NetMode::Full {
+        push(a, &["--unshare-net".as_ref()]);
+    }
+    push(
+        a,
+        &[
+            "--die-with-parent".as_ref(),
+            "--new-session".as_ref(),
+            "--cap-drop".as_ref(),
+            "ALL".as_ref(),
+            "--chdir".as_ref(),
+            plan.cwd.as_os_str(),
+        ],
+    );
+    if !plan.fs.protected.is_empty() || !plan.fs.deny_write.is_empty() {
+        out.notes.push(
+            "protected and deny_write paths are subtracted by read-only mounts (landlock cannot subtract inside a granted tree); the landlock + seccomp layer inside grants writes to the writable roots only and enforces reads, network and the process rules".to_string(),
+        );
+    }
+    Ok(out)
+}
+
+/// Parses "bubblewrap X.Y.Z".
+pub fn parse_version(text: &str) -> Option<(u32, u32, u32)> {
+    let rest = text.split("bubblewrap ").nth(1)?;
+    let word: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    let mut it = word.split('.').map(|n| n.parse::<u32>().ok());
+    Some((
+        it.next()??,
+        it.next().flatten().unwrap_or(0),
+        it.next().flatten().unwrap_or(0),
+    ))
+}
+
+/// An absolute path no sandbox can have planted: owned by root or by us,
+/// writable by nobody else, and outside every writable root of the plan.
+fn trusted(p: &Path, plan: Option<&Plan>) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(canon) = std::fs::canonicalize(p) else {
+        return false;
+    };
+    if let Some(plan) = plan {
+        let inside = plan
+            .fs
+            .writable
+            .iter()
+            .filter(|r| r.as_path() != Path::new("/"))
+            .chain([&plan.workspace, &plan.cwd])
+            .chain(plan.worktree.iter())
+            .any(|r| canon.starts_with(r));
+        if inside {
+            return false;
+        }
+    }
+    let Ok(m) = std::fs::metadata(&canon) else {
+        return false;
+    };
+    // SAFETY: getuid never fails.
+    let me = unsafe { libc::getuid() };
+    m.is_file() && (m.uid() == 0 || m.uid() == me) && m.mode() & 0o022 == 0 && m.mode() & 0o111 != 0
+}
+
+/// The distribution's install command for bubblewrap, from /etc/os-release.
+pub fn install_hint() -> String {
+    let text = std::fs::read_to_string("/etc/os-release").unwrap_or_default();
+    let ids: String = text
+        .lines()
+        .filter(|l| l.starts_with("ID=") || l.starts_with("ID_LIKE="))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let cmd = if ids.contains("debian") || ids.contains("ubuntu") {
+        "sudo apt-get install bubblewrap"
+    } else if ids.contains("fedora") || ids.contains("rhel") || ids.contains("centos") {
+        "sudo dnf install bubblewrap"
+    } else if ids.contains("arch") {
+        "sudo pacman -S bubblewrap"
+    } else if ids.contains("alpine") {
+        "sudo apk add bubblewrap"
+    } else if ids.contains("suse") {
+        "sudo zypper install bubblewrap"
+    } else {
+        "install the bubblewrap package"
+    };
+    cmd.to_string()
+}
+
+/// Finds bwrap: the fixed list first, then PATH entries that are absolute
+/// and outside every writable root.
+pub fn find(plan: Option<&Plan>) -> Result<PathBuf, String> {
+    for p in BWRAP_PATHS {
+        let p = Path::new(p);
+        if trusted(p, plan) {
+            return Ok(p.to_path_buf());
+        }
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        for dir in std::env::split_paths(&path) {
+            if !dir.is_absolute() {
+                continue;
+            }
+            let c = dir.join("bwrap");
+            if trusted(&c, plan) {
+                return std::fs::canonicalize(&c).map_err(|e| e.to_string());
+            }
+        }
+    }
+    Err(format!(
+        "bubblewrap is not installed (no trusted bwrap in {} or on PATH); {}",
+        BWRAP_PATHS.join(", "),
+        install_hint()
+    ))
+}
+
+/// bwrap's version, read from the string compiled into the binary (cheap:
+/// no process), falling back to `bwrap --version`.
+pub fn version(bwrap: &Path) -> Option<(u32, u32, u32)> {
+    use std::io::Read;
+    let mut data = Vec::new();
+    if let Ok(f) = std::fs::File::open(bwrap) {
+        let _ = f.take(16 << 20).read_to_end(&mut data);
+    }
+    let needle = b"bubblewrap ";
+    if let Some(i) = data
+        .windows(needle.len() + 1)
+        .position(|w| w.starts_with(needle) && w[needle.len()].is_ascii_digit())
+    {
+        let end = (i + 32).min(data.len());
+        if let Some(v) = parse_version(&String::from_utf8_lossy(&data[i..end])) {
+            return Some(v);
+        }
+    }
+    let out = std::process::Command::new(bwrap)
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    parse_version(&String::from_utf8_lossy(&out.stdout))
+}
+
+/// The namespaces bwrap needs, tried for real in a throwaway child: a user
+/// namespace with a mount namespace in which mounting is allowed (Ubuntu's
+/// AppArmor restriction lets `unshare` succeed and then refuses the mount).
+/// Costs one fork; nothing is written anywhere.
+#[cfg(target_os = "linux")]
+pub fn probe_userns() -> Result<(), String> {
+    // SAFETY: getuid/getgid never fail.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    let uid_map = format!("0 {uid} 1");
+    let gid_map = format!("0 {gid} 1");
+    // SAFETY: single-threaded here; the child makes raw syscalls only and
+    // leaves through _exit.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(format!("cannot fork: {}", std::io::Error::last_os_error()));
+    }
+    if pid == 0 {
+        // SAFETY: raw syscalls on stack/static data; _exit at the end.
+        unsafe {
+            let write = |path: &std::ffi::CStr, data: &[u8]| -> bool {
+                let fd = libc::open(path.as_ptr(), libc::O_WRONLY);
+                if fd < 0 {
+                    return false;
+                }
+                let n = libc::write(fd, data.as_ptr().cast(), data.len());
+                libc::close(fd);
+                n == data.len() as isize
+            };
+            if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) != 0 {
+                libc::_exit(10);
+            }
+            if !write(c"/proc/self/setgroups", b"deny") {
+                libc::_exit(11);
+            }
+            if !write(c"/proc/self/uid_map", uid_map.as_bytes())
+                || !write(c"/proc/self/gid_map", gid_map.as_bytes())
+            {
+                libc::_exit(11);
+            }
+            if libc::mount(
+                std::ptr::null(),
+                c"/".as_ptr(),
+                std::ptr::null(),
+                libc::MS_REC | libc::MS_PRIVATE,
+                std::ptr::null(),
+            ) != 0
+            {
+                libc::_exit(12);
+            }
+            libc::_exit(0);
+        }
+    }
+    let mut ws = 0;
+    // SAFETY: waiting for our own child.
+    unsafe { libc::waitpid(pid, &mut ws, 0) };
+    let code = if libc::WIFEXITED(ws) {
+        libc::WEXITSTATUS(ws)
+    } else {
+        99
+    };
+    match code {
+        0 => Ok(()),
+        10 => Err(userns_disabled_message()),
+        11 => Err("the user namespace's uid map cannot be written (an LSM such as AppArmor restricts unprivileged user namespaces)".to_string()),
+        12 => Err(apparmor_message()),
+        _ => Err("the user namespace probe failed".to_string()),
+    }
+}
+
+fn read_sysctl(p: &str) -> Option<String> {
+    std::fs::read_to_string(p)
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+fn userns_disabled_message() -> String {
+    if read_sysctl("/proc/sys/kernel/unprivileged_userns_clone").as_deref() == Some("0") {
+        "unprivileged user namespaces are disabled (kernel.unprivileged_userns_clone = 0)".into()
+    } else if read_sysctl("/proc/sys/user/max_user_namespaces").as_deref() == Some("0") {
+        "user namespaces are disabled (user.max_user_namespaces = 0)".into()
+    } else if in_container().is_some() {
+        "user namespaces cannot be created here (running inside a container whose seccomp profile forbids them)".into()
+    } else {
+        "user namespaces cannot be created here".into()
+    }
+}
+
+fn apparmor_message() -> String {
+    if read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns").as_deref() == Some("1")
+    {
+        "AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns = 1): a namespace is created but may not mount".into()
+    } else {
+        "a user namespace is created but may not mount (an LSM restricts it)".into()
+    }
+}
+
+/// Whether dcjail runs inside a container, and which kind.
+pub fn in_container() -> Option<String> {
+    if let Ok(v) = std::env::var("container") {
+        if !v.is_empty() {
+            return Some(v);
+        }
+    }
+    if Path::new("/.dockerenv").exists() {
+        return Some("docker".into());
+    }
+    if Path::new("/run/.containerenv").exists() {
+        return Some("podman".into());
+    }
+    let cg = std::fs::read_to_string("/proc/1/cgroup").unwrap_or_default();
+    for k in ["docker", "kubepods", "lxc", "containerd"] {
+        if cg.contains(k) {
+            return Some(k.into());
+        }
+    }
+    None
+}
+
+/// What `auto` (and `--backend bwrap`) checks before rendering: a trusted
+/// bwrap of a usable version, and namespaces that work.
+#[cfg(target_os = "linux")]
+pub fn probe(plan: &Plan) -> Result<PathBuf, String> {
+    let bwrap = find(Some(plan))?;
+    match version(&bwrap) {
+        Some(v) if v >= MIN_VERSION => {}
+        Some(v) => {
+            return Err(format!(
+                "{} is bubblewrap {}.{}.{}; {}.{}.{} or newer is needed",
+                bwrap.display(),
+                v.0,
+                v.1,
+                v.2,
+                MIN_VERSION.0,
+                MIN_VERSION.1,
+                MIN_VERSION.2
+            ))
+        }
+        None => return Err(format!("cannot tell the version of {}", bwrap.display())),
+    }
+    probe_userns()?;
+    Ok(bwrap)
+}
+
+/// Everything `exec` needs to start the command under bwrap.
+#[derive(Debug)]
+pub struct BwrapLaunch {
+    pub bwrap: PathBuf,
+    pub rendered: Rendered,
+    /// The serialized landlock + seccomp layer stage 2 applies.
+    pub layer: Vec<u8>,
+    /// dcjail's own binary, run again inside as stage 2.
+    pub exe: PathBuf,
+}
+
+/// The layer the second stage applies: the landlock ruleset for what
+/// landlock can express (writable roots, reads) and the seccomp filter. The
+/// write subtraction (protected paths, deny_write) is left to the read-only
+/// mounts, which landlock cannot express and bwrap enforces.
+#[cfg(target_os = "linux")]
+fn layer_bytes(plan: &Plan) -> Result<Vec<u8>, String> {
+    let fs = &plan.fs;
+    let held_ro = |w: &Path| {
+        fs.protected.iter().any(|p| w.starts_with(p))
+            || fs
+                .deny_write
+                .iter()
+                .any(|r| r.literal().is_some_and(|d| w.starts_with(d)))
+    };
+    let mut reduced = plan.clone();
+    // A root inside a read-only path stays ungranted in landlock too; the
+    // subtraction itself is the mounts' job.
+    reduced.fs.writable.retain(|w| !held_ro(w));
+    reduced.fs.protected.clear();
+    reduced.fs.deny_write.retain(|r| r.literal().is_none());
+    let spec = super::landlock::layer_spec(&reduced)?;
+    spec.check_supported()?;
+    Ok(spec.to_bytes())
+}
+
+/// Probes and renders: the `prepare` step of backend selection.
+#[cfg(target_os = "linux")]
+pub fn prepare(plan: &Plan) -> Result<BwrapLaunch, String> {
+    let bwrap = probe(plan)?;
+    let rendered = render(plan, &RealHost)?;
+    let layer = layer_bytes(plan)?;
+    let exe = std::env::current_exe()
+        .map_err(|e| format!("cannot find dcjail's own binary for the second stage: {e}"))?;
+    Ok(BwrapLaunch {
+        bwrap,
+        rendered,
+        layer,
+        exe,
+    })
+}
+
+/// `explain`'s view of the launch.
+pub fn describe(l: &BwrapLaunch) -> serde_json::Value {
+    let lossy = |v: &[OsString]| -> Vec<String> {
+        v.iter().map(|a| a.to_string_lossy().into_owned()).collect()
+    };
+    serde_json::json!({
+        "kind": "bwrap",
+        "bwrap": l.bwrap.to_string_lossy(),
+        "argv": lossy(&l.rendered.args),
+        "args_via": "--args FD (NUL-separated), then `-- dcjail __stage2 FD -- COMMAND...`",
+        "placeholders": l.rendered.placeholders.iter().map(|p| serde_json::json!({
+            "path": p.path.to_string_lossy(),
+            "kind": if p.dir { "dir" } else { "file" },
+            "adopted": p.adopt,
+        })).collect::<Vec<_>>(),
+        "stage2": {
+            "exe": l.exe.to_string_lossy(),
+            "layer": layer_json(&l.layer),
+        },
+        "notes": l.rendered.notes,
+    })
+}
+
+#[cfg(target_os = "linux")]
+fn layer_json(bytes: &[u8]) -> serde_json::Value {
+    match super::landlock::LayerSpec::from_bytes(bytes) {
+        Ok(spec) => spec.describe(),
+        Err(e) => serde_json::Value::String(e),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn layer_json(bytes: &[u8]) -> serde_json::Value {
+    serde_json::json!({ "bytes": bytes.len() })
+}
+
+/// A locked host path held for the run.
+#[cfg(target_os = "linux")]
+struct Held {
+    path: PathBuf,
+    fd: std::os::fd::OwnedFd,
+    /// A placeholder: removed after the run if nobody else holds it.
+    remove: bool,
+}
+
+#[cfg(target_os = "linux")]
+fn cpath(p: &Path) -> Result<std::ffi::CString, String> {
+    std::ffi::CString::new(p.as_os_str().as_bytes())
+        .map_err(|_| format!("`{}` contains a NUL byte", p.display()))
+}
+
+/// Opens a directory or regular file without following symlinks and takes a
+/// shared lock on it; None for anything else.
+#[cfg(target_os = "linux")]
+fn lock_shared(p: &Path) -> Option<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    let c = cpath(p).ok()?;
+    // SAFETY: valid C string; the fd is owned right after.
+    let fd = unsafe {
+        libc::open(
+            c.as_ptr(),
+            libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY,
+        )
+    };
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: fd was just opened and is ours.
+    let owned = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: valid fd and buffer.
+    if unsafe { libc::fstat(fd, &mut st) } != 0 {
+        return None;
+    }
+    let fmt = st.st_mode & libc::S_IFMT;
+    if fmt != libc::S_IFDIR && fmt != libc::S_IFREG {
+        return None;
+    }
+    // SAFETY: valid fd.
+    if unsafe { libc::flock(fd, libc::LOCK_SH) } != 0 {
+        return None;
+    }
+    Some(owned)
+}
+
+/// Creates (or adopts) one placeholder, marked and locked shared.
+#[cfg(target_os = "linux")]
+fn make_placeholder(ph: &Placeholder) -> Result<Held, String> {
+    use std::os::fd::AsRawFd;
+    let c = cpath(&ph.path)?;
+    let fail = |what: &str| {
+        format!(
+            "cannot {what} the placeholder that keeps `{}` uncreatable: {}",
+            ph.path.display(),
+            crate::policy::io_words(&std::io::Error::last_os_error())
+        )
+    };
+    for _ in 0..3 {
+        let created = if ph.dir {
+            // SAFETY: valid C string.
+            unsafe { libc::mkdir(c.as_ptr(), 0o755) == 0 }
+        } else {
+            // SAFETY: valid C string; the fd is closed at once.
+            let fd = unsafe {
+                libc::open(
+                    c.as_ptr(),
+                    libc::O_CREAT
+                        | libc::O_EXCL
+                        | libc::O_WRONLY
+                        | libc::O_NOFOLLOW
+                        | libc::O_CLOEXEC,
+                    0o644,
+                )
+            };
+            if fd >= 0 {
+                // SAFETY: our fd.
+                unsafe { libc::close(fd) };
+            }
+            fd >= 0
+        };
+        if !created && crate::exec::errno() != libc::EEXIST {
+            return Err(fail("create"));
+        }
+        let Some(fd) = lock_shared(&ph.path) else {
+            if created {
+                return Err(fail("lock"));
+            }
+            // Something else appeared there (a symlink, a socket): bwrap would
+            // follow or fail; refuse rather than guess.
+            return Err(format!(
+                "`{}` appeared while the sandbox was being set up and is neither a file nor a directory",
+                ph.path.display()
+            ));
+        };
+        if created {
+            let name = c"user.dcjail.placeholder";
+            // SAFETY: valid fd, C string and 1-byte buffer. A filesystem
+            // without user xattrs only loses the next-run cleanup.
+            unsafe { libc::fsetxattr(fd.as_raw_fd(), name.as_ptr(), b"1".as_ptr().cast(), 1, 0) };
+        }
+        // The placeholder may have been removed by another run between our
+        // open and our lock: then lock the new one.
+        if same_file(&ph.path, fd.as_raw_fd()) {
+            let remove = created || is_marked(&ph.path);
+            return Ok(Held {
+                path: ph.path.clone(),
+                fd,
+                remove,
+            });
+        }
+    }
+    Err(fail("settle"))
+}
+
+#[cfg(target_os = "linux")]
+fn same_file(p: &Path, fd: i32) -> bool {
+    let Ok(c) = cpath(p) else {
+        return false;
+    };
+    let mut a: libc::stat = unsafe { std::mem::zeroed() };
+    let mut b: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointers.
+    unsafe {
+        libc::lstat(c.as_ptr(), &mut a) == 0
+            && libc::fstat(fd, &mut b) == 0
+            && a.st_dev == b.st_dev
+            && a.st_ino == b.st_ino
+    }
+}
+
+/// After the run: removes each placeholder nobody else holds, only if it is
+/// still the empty thing dcjail made.
+#[cfg(target_os = "linux")]
+fn release(held: Vec<Held>) {
+    use std::os::fd::AsRawFd;
+    for h in held.into_iter().rev() {
+        if !h.remove {
+            continue;
+        }
+        let fd = h.fd.as_raw_fd();
+        // SAFETY: valid fd; converts our shared lock when no one else has one.
+        if unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            continue;
+        }
+        if !same_file(&h.path, fd) || !is_marked(&h.path) {
+            continue;
+        }
+        let Ok(c) = cpath(&h.path) else { continue };
+        // rmdir refuses a non-empty directory; a file is removed only empty.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: valid fd and buffer.
+        unsafe {
+            if libc::fstat(fd, &mut st) != 0 {
+                continue;
+            }
+            if st.st_mode & libc::S_IFMT == libc::S_IFDIR {
+                libc::rmdir(c.as_ptr());
+            } else if st.st_size == 0 {
+                libc::unlink(c.as_ptr());
+            }
+        }
+    }
+}
+
+/// A sealed memfd holding `data`, inherited by bwrap (no CLOEXEC).
+#[cfg(target_os = "linux")]
+fn memfd(name: &std::ffi::CStr, data: &[u8], seal: bool) -> Result<std::os::fd::OwnedFd, String> {
+    use std::os::fd::FromRawFd;
+    let err = |what: &str| format!("{what}: {}", std::io::Error::last_os_error());
+    // SAFETY: valid C string.
+    let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_ALLOW_SEALING) };
+    if fd < 0 {
+        return Err(err("memfd_create"));
+    }
+    // SAFETY: fresh fd, owned from here.
+    let owned = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
+    let mut off = 0;
+    while off < data.len() {
+        // SAFETY: valid fd and slice.
+        let n = unsafe { libc::write(fd, data[off..].as_ptr().cast(), data.len() - off) };
+        if n <= 0 {
+            return Err(err("writing the memfd"));
+        }
+        off += n as usize;
+    }
+    // SAFETY: valid fd.
+    unsafe {
+        libc::lseek(fd, 0, libc::SEEK_SET);
+        if seal
+            && libc::fcntl(
+                fd,
+                libc::F_ADD_SEALS,
+                libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_WRITE | libc::F_SEAL_SEAL,
+            ) != 0
+        {
+            return Err(err("sealing the memfd"));
+        }
+    }
+    Ok(owned)
+}
+
+/// Signals a terminal or a process group sends to dcjail and bwrap alike;
+/// bwrap ignores them (dcjail forwards them to the command itself) and stage
+/// 2 restores them.
+pub const SHIELDED: [libc::c_int; 4] = [libc::SIGINT, libc::SIGQUIT, libc::SIGHUP, libc::SIGTERM];
+
+/// The command inside: bwrap (our child) → its pid-1 reaper → the command.
+#[cfg(target_os = "linux")]
+fn sandbox_commands(bwrap: libc::pid_t) -> Vec<libc::pid_t> {
+    let kids = |p: libc::pid_t| -> Vec<libc::pid_t> {
+        std::fs::read_to_string(format!("/proc/{p}/task/{p}/children"))
+            .unwrap_or_default()
+            .split_whitespace()
+            .filter_map(|s| s.parse().ok())
+            .collect()
+    };
+    kids(bwrap).into_iter().flat_map(kids).collect()
+}
+
+/// Runs bwrap under the supervisor and cleans up after it. Returns the
+/// command's status (128+N on a signal, 124 at the timeout, 122 when stage 2
+/// could not apply the layer).
+#[cfg(target_os = "linux")]
+pub fn launch(
+    plan: &Plan,
+    l: &BwrapLaunch,
+    argv: &[std::ffi::CString],
+    envp: &[std::ffi::CString],
+) -> Result<i32, String> {
+    use std::ffi::CString;
+    use std::os::fd::AsRawFd;
+    let mut held: Vec<Held> = Vec::new();
+    let result = (|| -> Result<i32, String> {
+        for ph in &l.rendered.placeholders {
+            held.push(make_placeholder(ph)?);
+        }
+        for p in &l.rendered.ro_points {
+            if held.iter().any(|h| &h.path == p) {
+                continue;
+            }
+            if let Some(fd) = lock_shared(p) {
+                held.push(Held {
+                    path: p.clone(),
+                    fd,
+                    remove: false,
+                });
+            }
+        }
+        let mut args_data = Vec::new();
+        for a in &l.rendered.args {
+            args_data.extend_from_slice(a.as_bytes());
+            args_data.push(0);
+        }
+        let args_fd = memfd(c"dcjail-bwrap-args", &args_data, false)?;
+        let layer_fd = memfd(c"dcjail-stage2", &l.layer, true)?;
+        let mut ign = 0u32;
+        for (i, s) in SHIELDED.iter().enumerate() {
+            // SAFETY: querying the current disposition only.
+            let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+            unsafe { libc::sigaction(*s, std::ptr::null(), &mut old) };
+            if old.sa_sigaction == libc::SIG_IGN {
+                ign |= 1 << i;
+            }
+        }
+        let mut bargv: Vec<CString> = vec![
+            cpath(&l.bwrap)?,
+            CString::from(c"--args"),
+            CString::new(args_fd.as_raw_fd().to_string()).map_err(|e| e.to_string())?,
+            CString::from(c"--"),
+            cpath(&l.exe)?,
+            CString::new(STAGE2).map_err(|e| e.to_string())?,
+            CString::new(layer_fd.as_raw_fd().to_string()).map_err(|e| e.to_string())?,
+            CString::new(ign.to_string()).map_err(|e| e.to_string())?,
+            CString::from(c"--"),
+        ];
+        bargv.extend(argv.iter().cloned());
+        let bwrap_path = cpath(&l.bwrap)?;
+        let mut forward = |pid: libc::pid_t, sig: libc::c_int, _code: libc::c_int| {
+            let cmds = sandbox_commands(pid);
+            if cmds.is_empty() {
+                if SHIELDED.contains(&sig) {
+                    // Not started yet: nothing to be graceful with.
+                    // SAFETY: our own child.
+                    unsafe { libc::kill(pid, libc::SIGKILL) };
+                }
+                return;
+            }
+            for c in cmds {
+                // SAFETY: a process of our own sandbox.
+                unsafe { libc::kill(c, sig) };
+            }
+        };
+        let status = crate::exec::supervise_with(plan.timeout, &mut forward, || {
+            let argv_p: Vec<*const libc::c_char> = bargv
+                .iter()
+                .map(|a| a.as_ptr())
+                .chain(std::iter::once(std::ptr::null()))
+                .collect();
+            let envp_p: Vec<*const libc::c_char> = envp
+                .iter()
+                .map(|a| a.as_ptr())
+                .chain(std::iter::once(std::ptr::null()))
+                .collect();
+            // SAFETY: NUL-terminated arrays of live CStrings; SIG_IGN survives
+            // execve, which is the point.
+            unsafe {
+                for s in SHIELDED {
+                    libc::signal(s, libc::SIG_IGN);
+                }
+                libc::execve(bwrap_path.as_ptr(), argv_p.as_ptr(), envp_p.as_ptr());
+            }
+            eprintln!(
+                "dcjail: sandbox-unavailable: cannot run {}: {}",
+                l.bwrap.display(),
+                std::io::Error::last_os_error()
+            );
+            122
+        });
+        drop(args_fd);
+        drop(layer_fd);
+        Ok(status)
+    })();
+    release(held);
+    result
+}
+
+/// Applies the serialized layer (stage 2, inside the sandbox).
+#[cfg(target_os = "linux")]
+fn apply_layer(bytes: &[u8]) -> Result<(), String> {
+    super::landlock::LayerSpec::from_bytes(bytes)?.apply()
+}
+
+/// Reads the layer from `fd` only if it is the sealed memfd the first stage
+/// made: nothing a caller can pass through argv or stdin qualifies.
+#[cfg(target_os = "linux")]
+fn read_sealed(fd: i32) -> Result<Vec<u8>, String> {
+    let link = std::fs::read_link(format!("/proc/self/fd/{fd}"))
+        .map_err(|e| format!("descriptor {fd}: {e}"))?;
+    let want = format!("/memfd:{STAGE2_MEMFD}");
+    if !link.as_os_str().as_bytes().starts_with(want.as_bytes()) {
+        return Err(format!("descriptor {fd} is not dcjail's layer"));
+    }
+    let all = libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_WRITE | libc::F_SEAL_SEAL;
+    // SAFETY: plain fcntl on an fd number.
+    let seals = unsafe { libc::fcntl(fd, libc::F_GET_SEALS) };
+    if seals < 0 || seals & all != all {
+        return Err(format!("descriptor {fd} is not sealed"));
+    }
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: valid buffer.
+    if unsafe { libc::fstat(fd, &mut st) } != 0 {
+        return Err(format!(
+            "descriptor {fd}: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    let size = usize::try_from(st.st_size).map_err(|e| e.to_string())?;
+    let mut buf = vec![0u8; size];
+    let mut off = 0;
+    while off < size {
+        // SAFETY: valid fd and buffer range.
+        let n = unsafe {
+            libc::pread(
+                fd,
+                buf[off..].as_mut_ptr().cast(),
+                size - off,
+                off as libc::off_t,
+            )
+        };
+        if n <= 0 {
+            return Err(format!(
+                "reading the layer: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+        off += n as usize;
+    }
+    // SAFETY: the fd is not used again.
+    unsafe { libc::close(fd) };
+    Ok(buf)
+}
+
+/// `dcjail __stage2 FD IGN -- COMMAND...`, run by bwrap inside the sandbox:
+/// applies the layer from the sealed memfd FD, restores the signal
+/// dispositions bwrap was shielded from (IGN: those that were ignored
+/// before), and execs COMMAND. It can only add restrictions to its caller.
+#[cfg(target_os = "linux")]
+pub fn stage2_main(args: &[OsString]) -> i32 {
+    use crate::error::Refusal;
+    if args.len() < 6 || args[4] != "--" {
+        let r = Refusal::usage(format!("`{STAGE2}` is internal to dcjail"));
+        eprintln!("{}", r.line());
+        return r.exit_code();
+    }
+    let parse = |a: &OsString| a.to_str().and_then(|s| s.parse::<u32>().ok());
+    let (Some(fd), Some(ign)) = (parse(&args[2]), parse(&args[3])) else {
+        let r = Refusal::usage(format!("`{STAGE2}` is internal to dcjail"));
+        eprintln!("{}", r.line());
+        return r.exit_code();
+    };
+    let fail = |m: String| {
+        let r = Refusal::unavailable(format!("second stage: {m}"));
+        eprintln!("{}", r.line());
+        r.exit_code()
+    };
+    let bytes = match i32::try_from(fd)
+        .map_err(|e| e.to_string())
+        .and_then(read_sealed)
+    {
+        Ok(b) => b,
+        Err(e) => return fail(e),
+    };
+    for (i, s) in SHIELDED.iter().enumerate() {
+        if ign & (1 << i) == 0 {
+            // SAFETY: restoring the default disposition.
+            unsafe { libc::signal(*s, libc::SIG_DFL) };
+        }
+    }
+    let argv = match crate::exec::c_argv(&args[5..]) {
+        Ok(a) => a,
+        Err(e) => return fail(e),
+    };
+    let envp: Vec<std::ffi::CString> = std::env::vars_os()
+        .filter_map(|(k, v)| {
+            let mut b = k.as_bytes().to_vec();
+            b.push(b'=');
+            b.extend_from_slice(v.as_bytes());
+            std::ffi::CString::new(b).ok()
+        })
+        .collect();
+    let path_var = std::env::var_os("PATH");
+    if let Err(e) = apply_layer(&bytes) {
+        return fail(e);
+    }
+    crate::exec::exec_command(&argv, &envp, path_var.as_deref())
+}
+
+/// `doctor`: finds bwrap, actually runs it with every namespace dcjail
+/// asks for, and names the obstacle and its fix.
+#[cfg(target_os = "linux")]
+pub fn doctor() -> crate::doctor::BackendReport {
+    use crate::backend::Kind;
+    let mut details = Vec::new();
+    let report = |works, details, fix: Option<String>| crate::doctor::BackendReport {
+        kind: Kind::Bwrap,
+        works,
+        details,
+        fix,
+    };
+    if let Some(c) = in_container() {
+        details.push(format!("running inside a container ({c})"));
+    }
+    let bwrap = match find(None) {
+        Ok(b) => b,
+        Err(e) => return report(false, vec![e], Some(install_hint())),
+    };
+    match version(&bwrap) {
+        Some(v) if v >= MIN_VERSION => details.push(format!(
+            "{}: bubblewrap {}.{}.{}",
+            bwrap.display(),
+            v.0,
+            v.1,
+            v.2
+        )),
+        Some(v) => {
+            details.push(format!(
+                "{}: bubblewrap {}.{}.{} is too old ({}.{}.{} needed)",
+                bwrap.display(),
+                v.0,
+                v.1,
+                v.2,
+                MIN_VERSION.0,
+                MIN_VERSION.1,
+                MIN_VERSION.2
+            ));
+            return report(false, details, Some(install_hint()));
+        }
+        None => {
+            details.push(format!("cannot tell the version of {}", bwrap.display()));
+            return report(false, details, None);
+        }
+    }
+    let out = std::process::Command::new(&bwrap)
+        .args([
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--unshare-user",
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+            "--unshare-net",
+            "--die-with-parent",
+            "--new-session",
+            "--cap-drop",
+            "ALL",
+            "--",
+            "true",
+        ])
+        .stdin(std::process::Stdio::null())
+        .output();
+    let out = match out {
+        Ok(o) => o,
+        Err(e) => {
+            details.push(format!("cannot run {}: {e}", bwrap.display()));
+            return report(false, details, None);
+        }
+    };
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        details.push(format!("bwrap could not create the sandbox: {err}"));
+        let (why, fix) = if err.contains("No permissions to create new namespace")
+            || err.contains("Creating new namespace failed")
+        {
+            (
+                userns_disabled_message(),
+                "sudo sysctl -w kernel.unprivileged_userns_clone=1 user.max_user_namespaces=15000 (or use --backend landlock)".to_string(),
+            )
+        } else if err.contains("RTM_NEWADDR")
+            || err.contains("uid map")
+            || err.contains("setting up uid")
+        {
+            (
+                apparmor_message(),
+                "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0, or an AppArmor profile for bwrap with `userns,` (or use --backend landlock)".to_string(),
+            )
+        } else if in_container().is_some() {
+            (
+                "the container forbids namespaces".to_string(),
+                "run the container with a seccomp/AppArmor profile that allows user namespaces, or use --backend landlock".to_string(),
+            )
+        } else {
+            (
+                "unknown obstacle".to_string(),
+                "see bwrap's message above".to_string(),
+            )
+        };
+        details.push(why);
+        return report(false, details, Some(fix));
+    }
+    details.push("user, pid, ipc, uts, cgroup and net namespaces: created".to_string());
+    match layer_bytes_for_default() {
+        Ok(()) => {
+            details.push("second stage: landlock + seccomp layer supported".to_string());
+            details.push("guarantees: all of SPEC §5 for read-only and workspace-write (protected paths by read-only mounts), network none/full".to_string());
+            report(true, details, None)
+        }
+        Err(e) => {
+            details.push(format!("second stage: {e}"));
+            report(false, details, None)
+        }
+    }
+}
+
+/// Whether the second stage's layer is available for the default policy.
+#[cfg(target_os = "linux")]
+fn layer_bytes_for_default() -> Result<(), String> {
+    let mut policy = crate::policy::Policy::embedded().map_err(|r| r.message)?;
+    policy.sandbox.backend = crate::policy::BackendChoice::Bwrap;
+    let facts = crate::plan::Facts::gather().map_err(|r| r.message)?;
+    let plan = crate::plan::build(&policy, vec!["true".into()], &facts).map_err(|r| r.message)?;
+    layer_bytes(&plan).map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{FsPlan, NetPlan};
+    use crate::policy::{BackendChoice, Mode, Tool};
+    use std::collections::HashMap;
+
+    struct Fake(HashMap<PathBuf, Node>);
+    impl Host for Fake {
+        fn node(&self, p: &Path) -> Node {
+            self.0.get(p).copied().unwrap_or(Node::Missing)
+        }
+    }
+    fn fake(entries: &[(&str, Node)]) -> Fake {
+        Fake(
+            entries
+                .iter()
+                .map(|(p, n)| (PathBuf::from(p), *n))
+                .collect(),
+        )
+    }
+
+    fn plan(access: SandboxMode, writable: &[&str], protected: &[&str]) -> Plan {
+        Plan {
+            argv: vec!["true".into()],
+            cwd: "/ws".into(),
+            workspace: "/ws".into(),
+            worktree: None,
+            mode: Mode::Default,
+            tool: Tool::Bash,
+            sandboxed: true,
+            backend: BackendChoice::Bwrap,
+            fs: FsPlan {
+                access,
+                writable: writable.iter().map(PathBuf::from).collect(),
+                deny_read: vec![],
+                allow_read: vec![],
+                deny_write: vec![],
+                protected: protected.iter().map(PathBuf::from).collect(),
+            },
+            net: NetPlan {
+                mode: NetMode::None,
+                allow: vec![],
+                deny: vec![],
+                allow_unix_sockets: false,
+            },
+            timeout: None,
+            policy_file: None,
+        }
+    }
+
+    fn words(r: &Rendered) -> Vec<String> {
+        r.args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    fn pos(w: &[String], seq: &[&str]) -> usize {
+        w.windows(seq.len())
+            .position(|win| win.iter().zip(seq).all(|(a, b)| a == b))
+            .unwrap_or_else(|| panic!("{seq:?} not in {w:?}"))
+    }
+
+    #[test]
+    fn read_only_renders_root_ro_dev_proc_and_every_namespace() {
+        let r = render(&plan(SandboxMode::ReadOnly, &[], &[]), &fake(&[])).unwrap();
+        let w = words(&r);
+        assert_eq!(
+            &w[..7],
+            &["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        );
+        for ns in [
+            "--unshare-user",
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+            "--unshare-net",
+            "--die-with-parent",
+            "--new-session",
+        ] {
+            assert!(w.contains(&ns.to_string()), "{ns} missing");
+        }
+        pos(&w, &["--cap-drop", "ALL"]);
+        assert!(!w.contains(&"--bind".to_string()));
+        assert!(r.placeholders.is_empty());
+    }
+
+    #[test]
+    fn full_network_keeps_the_host_network_namespace_only() {
+        let mut p = plan(SandboxMode::ReadOnly, &[], &[]);
+        p.net.mode = NetMode::Full;
+        let w = words(&render(&p, &fake(&[])).unwrap());
+        assert!(!w.contains(&"--unshare-net".to_string()));
+        assert!(w.contains(&"--unshare-pid".to_string()));
+    }
+
+    #[test]
+    fn protected_paths_are_bound_read_only_after_the_writable_root_with_the_git_dir_pinned() {
+        let p = plan(
+            SandboxMode::WorkspaceWrite,
+            &["/ws"],
+            &["/ws/.git/hooks", "/ws/.git/config", "/ws/.bashrc"],
+        );
+        let host = fake(&[
+            ("/ws", Node::Dir),
+            ("/ws/.git", Node::Dir),
+            ("/ws/.git/hooks", Node::Dir),
+            ("/ws/.git/config", Node::File),
+            ("/ws/.bashrc", Node::File),
+        ]);
+        let r = render(&p, &host).unwrap();
+        let w = words(&r);
+        let root = pos(&w, &["--bind", "/ws", "/ws"]);
+        let pin = pos(&w, &["--bind", "/ws/.git", "/ws/.git"]);
+        let hooks = pos(&w, &["--ro-bind", "/ws/.git/hooks", "/ws/.git/hooks"]);
+        let config = pos(&w, &["--ro-bind", "/ws/.git/config", "/ws/.git/config"]);
+        let rc = pos(&w, &["--ro-bind", "/ws/.bashrc", "/ws/.bashrc"]);
+        assert!(pos(&w, &["--ro-bind", "/", "/"]) < root);
+        assert!(root < pin && pin < hooks && pin < config && root < rc);
+        assert!(r.placeholders.is_empty());
+        assert_eq!(r.ro_points.len(), 3);
+    }
+
+    #[test]
+    fn a_missing_protected_path_gets_a_placeholder_at_its_first_missing_component() {
+        let p = plan(
+            SandboxMode::WorkspaceWrite,
+            &["/ws"],
+            &["/ws/.claude/commands", "/ws/.mcp.json", "/ws/.git/hooks"],
+        );
+        let host = fake(&[("/ws", Node::Dir)]);
+        let r = render(&p, &host).unwrap();
+        let w = words(&r);
+        assert_eq!(
+            r.placeholders,
+            vec![
+                Placeholder {
+                    path: "/ws/.claude".into(),
+                    dir: true,
+                    adopt: false
+                },
+                Placeholder {
+                    path: "/ws/.mcp.json".into(),
+                    dir: false,
+                    adopt: false
+                },
+                Placeholder {
+                    path: "/ws/.git".into(),
+                    dir: true,
+                    adopt: false
+                },
+            ]
+        );
+        assert!(
+            pos(&w, &["--bind", "/ws", "/ws"])
+                < pos(&w, &["--ro-bind", "/ws/.claude", "/ws/.claude"])
+        );
+        pos(&w, &["--ro-bind", "/ws/.git", "/ws/.git"]);
+    }
+
+    #[test]
+    fn a_placeholder_left_by_a_killed_run_is_adopted() {
+        let p = plan(SandboxMode::WorkspaceWrite, &["/ws"], &["/ws/.vscode"]);
+        let host = fake(&[
+            ("/ws", Node::Dir),
+            ("/ws/.vscode", Node::Placeholder { dir: true }),
+        ]);
+        let r = render(&p, &host).unwrap();
+        assert_eq!(
+            r.placeholders,
+            vec![Placeholder {
+                path: "/ws/.vscode".into(),
+                dir: true,
+                adopt: true
+            }]
+        );
+    }
+
+    #[test]
+    fn a_gitdir_pointer_file_is_held_read_only_itself() {
+        let p = plan(SandboxMode::WorkspaceWrite, &["/ws"], &["/ws/.git/hooks"]);
+        let host = fake(&[("/ws", Node::Dir), ("/ws/.git", Node::File)]);
+        let r = render(&p, &host).unwrap();
+        pos(&words(&r), &["--ro-bind", "/ws/.git", "/ws/.git"]);
+        assert!(r.placeholders.is_empty());
+    }
+
+    #[test]
+    fn a_symlinked_protected_path_inside_a_writable_root_is_refused() {
+        let p = plan(SandboxMode::WorkspaceWrite, &["/ws"], &["/ws/.bashrc"]);
+        let host = fake(&[("/ws", Node::Dir), ("/ws/.bashrc", Node::Symlink)]);
+        let e = render(&p, &host).unwrap_err();
+        assert!(e.contains("symlink"), "{e}");
+    }
+
+    #[test]
+    fn protected_paths_outside_every_writable_root_need_no_mount() {
+        let p = plan(
+            SandboxMode::WorkspaceWrite,
+            &["/ws"],
+            &["/elsewhere/.git/hooks"],
+        );
+        let r = render(&p, &fake(&[("/ws", Node::Dir)])).unwrap();
+        assert!(!words(&r).iter().any(|w| w.starts_with("/elsewhere")));
+    }
+
+    #[test]
+    fn deny_read_masks_and_allow_read_reopens_inside_then_remounts_read_only() {
+        let mut p = plan(SandboxMode::WorkspaceWrite, &["/ws"], &[]);
+        p.fs.deny_read = vec![
+            PathRule::Literal("/ws/secret".into()),
+            PathRule::Literal("/ws/key".into()),
+        ];
+        p.fs.allow_read = vec![PathRule::Literal("/ws/secret/public".into())];
+        let host = fake(&[
+            ("/ws", Node::Dir),
+            ("/ws/secret", Node::Dir),
+            ("/ws/secret/public", Node::Dir),
+            ("/ws/key", Node::File),
+        ]);
+        let w = words(&render(&p, &host).unwrap());
+        let mask = pos(&w, &["--tmpfs", "/ws/secret"]);
+        let file = pos(&w, &["--ro-bind", "/dev/null", "/ws/key"]);
+        let reopen = pos(&w, &["--bind", "/ws/secret/public", "/ws/secret/public"]);
+        let remount = pos(&w, &["--remount-ro", "/ws/secret"]);
+        assert!(pos(&w, &["--bind", "/ws", "/ws"]) < mask);
+        assert!(file > 0 && mask < reopen && reopen < remount);
+    }
+
+    #[test]
+    fn deny_write_beats_a_writable_root_it_names() {
+        let mut p = plan(SandboxMode::WorkspaceWrite, &["/ws", "/ws/out"], &[]);
+        p.fs.deny_write = vec![PathRule::Literal("/ws/out".into())];
+        let host = fake(&[("/ws", Node::Dir), ("/ws/out", Node::Dir)]);
+        let w = words(&render(&p, &host).unwrap());
+        pos(&w, &["--ro-bind", "/ws/out", "/ws/out"]);
+        assert!(!w.windows(3).any(|x| x[0] == "--bind" && x[1] == "/ws/out"));
+    }
+
+    #[test]
+    fn danger_full_access_binds_the_root_writable_but_keeps_protected_paths_read_only() {
+        let p = plan(
+            SandboxMode::DangerFullAccess,
+            &["/"],
+            &["/usr/local/bin/dcjail"],
+        );
+        let host = fake(&[
+            ("/usr", Node::Dir),
+            ("/usr/local", Node::Dir),
+            ("/usr/local/bin", Node::Dir),
+            ("/usr/local/bin/dcjail", Node::File),
+        ]);
+        let w = words(&render(&p, &host).unwrap());
+        assert_eq!(&w[..3], &["--bind", "/", "/"]);
+        pos(
+            &w,
+            &[
+                "--ro-bind",
+                "/usr/local/bin/dcjail",
+                "/usr/local/bin/dcjail",
+            ],
+        );
+    }
+
+    #[test]
+    fn globs_and_the_allowlist_are_refused_not_dropped() {
+        let mut p = plan(SandboxMode::ReadOnly, &[], &[]);
+        p.net.mode = NetMode::Allowlist;
+        assert!(render(&p, &fake(&[])).unwrap_err().contains("proxy"));
+    }
+
+    #[test]
+    fn versions_parse() {
+        assert_eq!(parse_version("bubblewrap 0.8.0\n"), Some((0, 8, 0)));
+        assert_eq!(parse_version("bubblewrap 0.11"), Some((0, 11, 0)));
+        assert_eq!(parse_version("nope"), None);
+        assert!(parse_version("bubblewrap 0.3.3").unwrap() < MIN_VERSION);
+    }
+}

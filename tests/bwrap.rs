@@ -1,0 +1,681 @@
+//! The `bwrap` backend, attacked from inside: each test runs the real binary
+//! with `--backend bwrap` and asserts the effect did not happen on the host.
+#![cfg(target_os = "linux")]
+
+use std::io::Read;
+use std::net::{TcpListener, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_dcjail");
+const PY: &str = "/usr/bin/python3";
+
+/// A scratch directory outside /tmp (which is a writable root itself),
+/// removed on drop.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(tag: &str) -> Scratch {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+        let p = base.join(format!(
+            "bw-{tag}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::SeqCst)
+        ));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        Scratch(std::fs::canonicalize(&p).unwrap())
+    }
+    fn path(&self) -> &Path {
+        &self.0
+    }
+    fn join(&self, s: &str) -> PathBuf {
+        self.0.join(s)
+    }
+    fn git(tag: &str) -> Scratch {
+        let s = Scratch::new(tag);
+        let ok = Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(s.path())
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+        std::fs::create_dir_all(s.join(".git/hooks")).unwrap();
+        s
+    }
+    fn give_to_nobody(&self) {
+        let ok = Command::new("chown")
+            .args(["-R", "65534:65534"])
+            .arg(self.path())
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn is_root() -> bool {
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// dcjail with `--backend bwrap`, in `dir`, as root or as `nobody`.
+fn jail(dir: &Path, opts: &[&str], cmd: &[&str], as_nobody: bool) -> Output {
+    let mut c = if as_nobody {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+            .arg(BIN);
+        c.env("HOME", dir);
+        c
+    } else {
+        Command::new(BIN)
+    };
+    c.arg("--backend").arg("bwrap");
+    c.args(opts).arg("--").args(cmd).current_dir(dir);
+    c.env_remove("DCJAIL_POLICY");
+    c.stdin(Stdio::null());
+    c.output().unwrap()
+}
+
+fn sh(dir: &Path, opts: &[&str], script: &str) -> Output {
+    jail(dir, opts, &["sh", "-c", script], false)
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+const WW: &[&str] = &["--sandbox-mode", "workspace-write"];
+
+fn users() -> Vec<bool> {
+    if is_root() {
+        vec![false, true]
+    } else {
+        eprintln!("note: not root, the `nobody` half of this test is skipped");
+        vec![false]
+    }
+}
+
+#[test]
+fn write_outside_the_workspace_leaves_no_file() {
+    for nobody in users() {
+        let ws = Scratch::new("ws");
+        let out = Scratch::new("out");
+        if nobody {
+            ws.give_to_nobody();
+            out.give_to_nobody();
+        }
+        let target = out.join("escaped");
+        let o = jail(
+            ws.path(),
+            WW,
+            &[
+                "sh",
+                "-c",
+                &format!("echo x > {}; echo in > inside", target.display()),
+            ],
+            nobody,
+        );
+        assert!(!target.exists(), "wrote outside: {}", text(&o));
+        assert!(
+            ws.join("inside").exists(),
+            "workspace not writable: {}",
+            text(&o)
+        );
+    }
+}
+
+#[test]
+fn read_only_mode_writes_nothing_to_the_workspace() {
+    let ws = Scratch::new("ro");
+    let o = sh(ws.path(), &[], "echo x > f; mkdir d; echo done");
+    assert!(!ws.join("f").exists() && !ws.join("d").exists());
+    assert!(text(&o).contains("done"));
+}
+
+#[test]
+fn deny_read_file_content_does_not_reach_the_output() {
+    let ws = Scratch::new("dr");
+    std::fs::write(ws.join("secret.txt"), "TOPSECRET-4711").unwrap();
+    std::fs::create_dir(ws.join("vault")).unwrap();
+    std::fs::write(ws.join("vault/key"), "VAULTKEY-0815").unwrap();
+    std::fs::create_dir(ws.join("vault/pub")).unwrap();
+    std::fs::write(ws.join("vault/pub/ok"), "PUBLIC-1").unwrap();
+    std::fs::write(ws.join("plain"), "PLAIN-2").unwrap();
+    let o = sh(
+        ws.path(),
+        &[
+            "--deny-read",
+            "secret.txt",
+            "--deny-read",
+            "vault",
+            "--allow-read",
+            "vault/pub",
+        ],
+        "cat secret.txt vault/key vault/pub/ok plain; ls -a vault",
+    );
+    let t = text(&o);
+    assert!(!t.contains("TOPSECRET") && !t.contains("VAULTKEY"), "{t}");
+    assert!(t.contains("PUBLIC-1") && t.contains("PLAIN-2"), "{t}");
+}
+
+#[test]
+fn loopback_tcp_connect_gets_no_byte() {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    l.set_nonblocking(true).unwrap();
+    let ws = Scratch::new("tcp");
+    let o = jail(
+        ws.path(),
+        &[],
+        &[
+            "bash",
+            "-c",
+            &format!("echo LEAK > /dev/tcp/127.0.0.1/{port}; echo rc=$?"),
+        ],
+        false,
+    );
+    let deadline = Instant::now() + Duration::from_millis(300);
+    while Instant::now() < deadline {
+        if let Ok((mut s, _)) = l.accept() {
+            let mut buf = Vec::new();
+            let _ = s.read_to_end(&mut buf);
+            panic!(
+                "a connection arrived with {} bytes: {}",
+                buf.len(),
+                text(&o)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn udp_and_dns_get_nothing_out() {
+    let u = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = u.local_addr().unwrap().port();
+    u.set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let ws = Scratch::new("udp");
+    let o = jail(
+        ws.path(),
+        &[],
+        &[
+            "bash",
+            "-c",
+            &format!(
+                "echo LEAK > /dev/udp/127.0.0.1/{port}; getent hosts localhost.localdomain example.com; echo end"
+            ),
+        ],
+        false,
+    );
+    let mut buf = [0u8; 64];
+    assert!(
+        u.recv(&mut buf).is_err(),
+        "a datagram arrived: {}",
+        text(&o)
+    );
+    assert!(!text(&o).contains("example.com"), "{}", text(&o));
+}
+
+#[test]
+fn unix_socket_to_a_host_listener_is_refused() {
+    let dir = Scratch::new("unix");
+    let sock = dir.join("s");
+    let l = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    l.set_nonblocking(true).unwrap();
+    let o = jail(
+        dir.path(),
+        &[],
+        &[
+            PY,
+            "-c",
+            &format!(
+                "import socket\ns=socket.socket(socket.AF_UNIX)\ns.connect('{}')\ns.send(b'LEAK')\nprint('connected')",
+                sock.display()
+            ),
+        ],
+        false,
+    );
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(l.accept().is_err(), "connected: {}", text(&o));
+    assert!(!text(&o).contains("connected\n"), "{}", text(&o));
+    // socketpair keeps working.
+    let o = jail(
+        dir.path(),
+        &[],
+        &[
+            PY,
+            "-c",
+            "import socket\na,b=socket.socketpair()\na.send(b'p')\nprint(b.recv(1))",
+        ],
+        false,
+    );
+    assert!(text(&o).contains("b'p'"), "{}", text(&o));
+}
+
+#[test]
+fn ptrace_of_a_sibling_fails() {
+    let ws = Scratch::new("ptrace");
+    let o = jail(
+        ws.path(),
+        &[],
+        &[
+            PY,
+            "-c",
+            "import ctypes,subprocess,os\nc=subprocess.Popen(['sleep','5'])\nl=ctypes.CDLL(None,use_errno=True)\nr=l.ptrace(16,c.pid,0,0)\nprint('attach', r, ctypes.get_errno())\nc.kill()",
+        ],
+        false,
+    );
+    let t = text(&o);
+    assert!(t.contains("attach -1"), "{t}");
+}
+
+#[test]
+fn new_user_namespace_is_refused() {
+    let ws = Scratch::new("unshare");
+    let o = sh(ws.path(), &[], "unshare -U -r id -u && echo ESCAPED");
+    assert!(!text(&o).contains("ESCAPED"), "{}", text(&o));
+}
+
+#[test]
+fn tiocsti_injection_fails() {
+    let ws = Scratch::new("tiocsti");
+    let o = jail(
+        ws.path(),
+        &[],
+        &[
+            PY,
+            "-c",
+            "import os,pty,fcntl,termios\nm,s=pty.openpty()\ntry:\n fcntl.ioctl(s,termios.TIOCSTI,b'x')\n print('INJECTED')\nexcept OSError as e:\n print('refused',e.errno)",
+        ],
+        false,
+    );
+    let t = text(&o);
+    assert!(t.contains("refused") && !t.contains("INJECTED"), "{t}");
+}
+
+#[test]
+fn signals_do_not_reach_processes_outside() {
+    let mut victim = Command::new("sleep").arg("30").spawn().unwrap();
+    let ws = Scratch::new("kill");
+    let o = sh(
+        ws.path(),
+        &[],
+        &format!("kill -9 {}; echo rc=$?", victim.id()),
+    );
+    std::thread::sleep(Duration::from_millis(50));
+    let alive = victim.try_wait().unwrap().is_none();
+    let _ = victim.kill();
+    let _ = victim.wait();
+    assert!(alive, "the host process was killed: {}", text(&o));
+}
+
+#[test]
+fn io_uring_setup_is_refused() {
+    let ws = Scratch::new("uring");
+    let o = jail(
+        ws.path(),
+        &[],
+        &[
+            PY,
+            "-c",
+            "import ctypes\nl=ctypes.CDLL(None,use_errno=True)\nbuf=ctypes.create_string_buffer(120)\nr=l.syscall(425,8,buf)\nprint('uring', r, ctypes.get_errno())",
+        ],
+        false,
+    );
+    let t = text(&o);
+    assert!(t.contains("uring -1"), "{t}");
+}
+
+#[test]
+fn no_new_privs_and_no_capabilities_as_root_and_as_nobody() {
+    for nobody in users() {
+        let ws = Scratch::new("caps");
+        if nobody {
+            ws.give_to_nobody();
+        }
+        let o = jail(ws.path(), &[], &["cat", "/proc/self/status"], nobody);
+        let t = text(&o);
+        assert!(t.contains("NoNewPrivs:\t1"), "{t}");
+        for k in ["CapEff", "CapPrm", "CapInh", "CapBnd", "CapAmb"] {
+            assert!(
+                t.contains(&format!("{k}:\t0000000000000000")),
+                "{k} not empty (nobody={nobody}): {t}"
+            );
+        }
+    }
+}
+
+#[test]
+fn protected_git_paths_stay_read_only_while_siblings_write() {
+    for nobody in users() {
+        let ws = Scratch::git("prot");
+        std::fs::write(ws.join(".git/hooks/pre-commit"), "#!/bin/sh\nexit 0\n").unwrap();
+        let config_before = std::fs::read(ws.join(".git/config")).unwrap();
+        if nobody {
+            ws.give_to_nobody();
+        }
+        let o = jail(
+            ws.path(),
+            WW,
+            &[
+                "sh",
+                "-c",
+                "echo evil > .git/hooks/x; echo evil >> .git/hooks/pre-commit; echo '[core]' >> .git/config; \
+                 echo fine > .git/sibling; echo fine > src.txt; rm -f .git/config; echo end",
+            ],
+            nobody,
+        );
+        let t = text(&o);
+        assert!(!ws.join(".git/hooks/x").exists(), "{t}");
+        assert!(!std::fs::read_to_string(ws.join(".git/hooks/pre-commit"))
+            .unwrap()
+            .contains("evil"));
+        assert_eq!(
+            std::fs::read(ws.join(".git/config")).unwrap(),
+            config_before
+        );
+        assert!(ws.join(".git/sibling").exists(), "sibling not written: {t}");
+        assert!(ws.join("src.txt").exists(), "{t}");
+    }
+}
+
+#[test]
+fn missing_protected_paths_cannot_be_created_and_leave_nothing_behind() {
+    for nobody in users() {
+        let ws = Scratch::new("missing");
+        if nobody {
+            ws.give_to_nobody();
+        }
+        let before: Vec<_> = std::fs::read_dir(ws.path()).unwrap().collect();
+        assert!(before.is_empty());
+        let o = jail(
+            ws.path(),
+            WW,
+            &[
+                "sh",
+                "-c",
+                "mkdir -p .vscode .claude/commands .git/hooks; echo x > .mcp.json; echo x > .bashrc; \
+                 echo x > .vscode/settings.json; echo x > .git/hooks/post-checkout; echo x > normal; echo end",
+            ],
+            nobody,
+        );
+        let t = text(&o);
+        assert!(t.contains("end"), "{t}");
+        let mut names: Vec<String> = std::fs::read_dir(ws.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, vec!["normal".to_string()], "{t}");
+    }
+}
+
+#[test]
+fn renaming_git_away_to_write_hooks_fails() {
+    let ws = Scratch::git("rename");
+    let o = sh(
+        ws.path(),
+        WW,
+        "mv .git .git-old; mkdir -p .git/hooks; echo evil > .git/hooks/pre-commit; \
+         mv .git/hooks .git/hooks-old; mkdir .git/hooks; echo evil > .git/hooks/pre-commit; echo end",
+    );
+    let t = text(&o);
+    assert!(!ws.join(".git-old").exists(), "{t}");
+    assert!(!ws.join(".git/hooks/pre-commit").exists(), "{t}");
+    assert!(!ws.join(".git/hooks-old").exists(), "{t}");
+}
+
+#[test]
+fn hard_linking_a_protected_file_gives_no_write_access() {
+    let ws = Scratch::git("hardlink");
+    let before = std::fs::read(ws.join(".git/config")).unwrap();
+    let o = sh(
+        ws.path(),
+        WW,
+        "ln .git/config cfg && echo '[evil]' >> cfg; echo end",
+    );
+    assert_eq!(
+        std::fs::read(ws.join(".git/config")).unwrap(),
+        before,
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn a_symlink_pointing_out_of_the_workspace_gives_no_write_access() {
+    let ws = Scratch::new("symlink");
+    let out = Scratch::new("symout");
+    std::os::unix::fs::symlink(out.path(), ws.join("link")).unwrap();
+    let o = sh(
+        ws.path(),
+        WW,
+        "echo x > link/escaped; ln -s .. up; echo y > up/escaped2; echo end",
+    );
+    assert!(!out.join("escaped").exists(), "{}", text(&o));
+    assert!(!ws.path().parent().unwrap().join("escaped2").exists());
+}
+
+#[test]
+fn the_pid_namespace_hides_host_processes() {
+    let mut victim = Command::new("sleep").arg("31.4159").spawn().unwrap();
+    let ws = Scratch::new("pidns");
+    let o = sh(
+        ws.path(),
+        &[],
+        "cat /proc/[0-9]*/cmdline | tr '\\0' ' '; echo; echo $$",
+    );
+    let _ = victim.kill();
+    let _ = victim.wait();
+    let t = text(&o);
+    assert!(t.contains("sh -c"), "{t}");
+    assert!(!t.contains("31.4159"), "host process visible: {t}");
+}
+
+fn host_has(marker: &str) -> bool {
+    std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        std::fs::read(e.path().join("cmdline"))
+            .map(|c| String::from_utf8_lossy(&c).contains(marker))
+            .unwrap_or(false)
+    })
+}
+
+#[test]
+fn a_background_process_is_gone_after_dcjail_exits() {
+    let ws = Scratch::new("bg");
+    let marker = format!("27.{}", std::process::id());
+    let o = sh(
+        ws.path(),
+        &[],
+        &format!("(setsid sleep {marker} &) ; nohup sleep {marker} >/dev/null 2>&1 & echo started"),
+    );
+    assert!(text(&o).contains("started"));
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(!host_has(&marker), "a sandboxed process survived");
+}
+
+#[test]
+fn exit_status_and_signals_pass_through() {
+    let ws = Scratch::new("status");
+    assert_eq!(sh(ws.path(), &[], "exit 7").status.code(), Some(7));
+    assert_eq!(sh(ws.path(), &[], "kill -TERM $$").status.code(), Some(143));
+    assert_eq!(
+        jail(ws.path(), &[], &["/nonexistent/cmd"], false)
+            .status
+            .code(),
+        Some(127)
+    );
+}
+
+#[test]
+fn timeout_kills_the_tree_with_124() {
+    let ws = Scratch::new("timeout");
+    let marker = format!("28.{}", std::process::id());
+    let t0 = Instant::now();
+    let o = sh(
+        ws.path(),
+        &["--timeout", "1"],
+        &format!("sleep {marker} & sleep {marker}"),
+    );
+    assert_eq!(o.status.code(), Some(124), "{}", text(&o));
+    assert!(t0.elapsed() < Duration::from_secs(10));
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(!host_has(&marker));
+}
+
+#[test]
+fn sigterm_to_dcjail_reaches_the_command() {
+    let ws = Scratch::new("sigterm");
+    let mut child = Command::new(BIN)
+        .args(["--backend", "bwrap", "--sandbox-mode", "workspace-write", "--"])
+        .args([
+            "sh",
+            "-c",
+            "trap 'echo got-term > term.txt; exit 3' TERM; echo ready > ready.txt; while :; do sleep 0.05; done",
+        ])
+        .current_dir(ws.path())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !ws.join("ready.txt").exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let st = child.wait().unwrap();
+    assert_eq!(st.code(), Some(3));
+    assert!(ws.join("term.txt").exists());
+}
+
+#[test]
+fn a_killed_run_leaves_a_placeholder_that_the_next_run_removes() {
+    let ws = Scratch::new("killed");
+    let mut child = Command::new(BIN)
+        .args([
+            "--backend",
+            "bwrap",
+            "--sandbox-mode",
+            "workspace-write",
+            "--",
+        ])
+        .args(["sh", "-c", "echo r > ready.txt; sleep 30"])
+        .current_dir(ws.path())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !ws.join("ready.txt").exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+    let _ = child.wait();
+    // The ghost of the killed run may be there now; the next run cleans it.
+    let o = sh(ws.path(), WW, "echo end");
+    assert!(text(&o).contains("end"));
+    let mut names: Vec<String> = std::fs::read_dir(ws.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, vec!["ready.txt".to_string()]);
+}
+
+#[test]
+fn concurrent_runs_share_placeholders_without_losing_protection() {
+    let ws = Scratch::new("concurrent");
+    let long = Command::new(BIN)
+        .args(["--backend", "bwrap", "--sandbox-mode", "workspace-write", "--"])
+        .args([
+            "sh",
+            "-c",
+            "while [ ! -e go ]; do sleep 0.02; done; mkdir .vscode 2>/dev/null && echo CREATED; echo x > .mcp.json 2>/dev/null && echo WROTE; true",
+        ])
+        .current_dir(ws.path())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A short run over the same workspace ends first and must not remove
+    // the placeholders the long one still stands on.
+    std::thread::sleep(Duration::from_millis(300));
+    let o = sh(ws.path(), WW, "echo short");
+    assert!(text(&o).contains("short"));
+    std::fs::write(ws.join("go"), "").unwrap();
+    let out = long.wait_with_output().unwrap();
+    let t = String::from_utf8_lossy(&out.stdout);
+    assert!(!t.contains("CREATED") && !t.contains("WROTE"), "{t}");
+    assert!(!ws.join(".vscode").exists() && !ws.join(".mcp.json").exists());
+}
+
+#[test]
+fn stage2_cannot_be_invoked_by_hand_with_a_layer_of_ones_own() {
+    let ws = Scratch::new("stage2");
+    let layer = ws.join("layer");
+    std::fs::write(&layer, b"anything").unwrap();
+    let o = Command::new(BIN)
+        .args(["__stage2", "0", "0", "--", "sh", "-c", "echo RAN"])
+        .stdin(std::fs::File::open(&layer).unwrap())
+        .output()
+        .unwrap();
+    assert!(!text(&o).contains("RAN"), "{}", text(&o));
+    assert_ne!(o.status.code(), Some(0));
+}
+
+#[test]
+fn explain_shows_the_bwrap_argv_and_auto_prefers_bwrap() {
+    let ws = Scratch::git("explain");
+    let o = Command::new(BIN)
+        .args(["explain", "--sandbox-mode", "workspace-write", "--", "true"])
+        .current_dir(ws.path())
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["backend"], "bwrap", "{v}");
+    let argv: Vec<String> = v["launch"]["argv"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect();
+    let at = |seq: &[&str]| {
+        argv.windows(seq.len())
+            .position(|w| w.iter().zip(seq).all(|(a, b)| a == b))
+            .unwrap_or_else(|| panic!("{seq:?} not in {argv:?}"))
+    };
+    let ws_s = ws.path().to_string_lossy().into_owned();
+    let hooks = format!("{ws_s}/.git/hooks");
+    assert!(at(&["--ro-bind", "/", "/"]) < at(&["--bind", &ws_s, &ws_s]));
+    assert!(at(&["--bind", &ws_s, &ws_s]) < at(&["--ro-bind", &hooks, &hooks]));
+    // explain creates nothing.
+    assert!(!ws.join(".vscode").exists());
+}
+
+#[test]
+fn doctor_json_says_bwrap_works_here() {
+    let o = Command::new(BIN)
+        .args(["doctor", "--json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let b = v["backends"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["backend"] == "bwrap")
+        .unwrap()
+        .clone();
+    assert_eq!(b["works"], true, "{v}");
+    assert_eq!(o.status.code(), Some(0));
+}
