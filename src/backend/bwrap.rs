@@ -198,11 +198,6 @@ fn refuse_globs(plan: &Plan) -> Result<(), String> {
 /// what exists; the result is the same for the same plan and host.
 pub fn render(plan: &Plan, host: &dyn Host) -> Result<Rendered, String> {
     refuse_globs(plan)?;
-    if plan.net.mode == NetMode::Allowlist {
-        return Err(
-            "network allowlist needs dcjail's proxy, which is not in this build".to_string(),
-        );
-    }
     let full_fs = plan.fs.access == SandboxMode::DangerFullAccess;
     let roots: Vec<&PathBuf> = plan
         .fs
@@ -716,7 +711,11 @@ fn layer_bytes(plan: &Plan) -> Result<Vec<u8>, String> {
     reduced.fs.writable.retain(|w| !held_ro(w));
     reduced.fs.protected.clear();
     reduced.fs.deny_write.retain(|r| r.literal().is_none());
-    let spec = super::landlock::layer_spec(&reduced)?;
+    let mut spec = super::landlock::layer_spec(&reduced)?;
+    if plan.effective_net() == NetMode::Allowlist {
+        // The proxy's listener inside the namespace (net::session).
+        spec.tcp_connect_ports = vec![crate::net::session::SANDBOX_PROXY_PORT];
+    }
     spec.check_supported()?;
     Ok(spec.to_bytes())
 }
@@ -1199,7 +1198,9 @@ pub fn stage2_main(args: &[OsString]) -> i32 {
         Ok(a) => a,
         Err(e) => return fail(e),
     };
+    let proxy_fd = std::env::var_os(crate::net::STAGE2_VAR);
     let envp: Vec<std::ffi::CString> = std::env::vars_os()
+        .filter(|(k, _)| k != crate::net::STAGE2_VAR)
         .filter_map(|(k, v)| {
             let mut b = k.as_bytes().to_vec();
             b.push(b'=');
@@ -1208,6 +1209,17 @@ pub fn stage2_main(args: &[OsString]) -> i32 {
         })
         .collect();
     let path_var = std::env::var_os("PATH");
+    if let Some(v) = proxy_fd {
+        // Network allowlist: the proxy outside accepts on a socket bound
+        // in this namespace; it must exist before the command starts.
+        let fd = v.to_str().and_then(|s| s.parse::<i32>().ok());
+        let sent = fd
+            .ok_or_else(|| "bad proxy channel".to_string())
+            .and_then(crate::net::session::send_listener);
+        if let Err(e) = sent {
+            return fail(e);
+        }
+    }
     if let Err(e) = apply_layer(&bytes) {
         return fail(e);
     }
@@ -1613,10 +1625,11 @@ mod tests {
     }
 
     #[test]
-    fn globs_and_the_allowlist_are_refused_not_dropped() {
+    fn the_allowlist_keeps_a_private_network_namespace() {
         let mut p = plan(SandboxMode::ReadOnly, &[], &[]);
         p.net.mode = NetMode::Allowlist;
-        assert!(render(&p, &fake(&[])).unwrap_err().contains("proxy"));
+        let w = words(&render(&p, &fake(&[])).unwrap());
+        assert!(w.contains(&"--unshare-net".to_string()));
     }
 
     #[test]

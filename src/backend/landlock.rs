@@ -167,13 +167,16 @@ pub fn layer_spec(plan: &Plan) -> Result<LayerSpec, String> {
                 inet: Inet::Allow,
             },
         ),
-        NetMode::Allowlist => {
-            return Err(
-                "network allowlist comes with dcjail's proxy, which the landlock \
-                        backend does not have yet (use --net none or --net full)"
-                    .into(),
-            )
-        }
+        // TCP only, and only to the proxy's port (added at launch, when the
+        // proxy has bound it): landlock filters connect by port, seccomp
+        // refuses every other kind of socket.
+        NetMode::Allowlist => (
+            true,
+            SocketRules {
+                allow_unix: plan.net.allow_unix_sockets,
+                inet: Inet::StreamOnly,
+            },
+        ),
     };
 
     let writable = writable_roots(plan)?;
@@ -609,7 +612,7 @@ impl LayerSpec {
             (5, "device ioctl"),
         ];
         if self.restrict_tcp {
-            v.push((4, "TCP bind/connect rules (network none)"));
+            v.push((4, "TCP bind/connect rules (network none or allowlist)"));
         }
         if self.scopes != 0 {
             v.push((6, "signal and abstract-socket scoping"));
@@ -960,13 +963,12 @@ pub fn doctor() -> (bool, Vec<String>, Option<String>) {
     }
     if works {
         details.push(
-            "holds: read-only and workspace-write without protected paths, deny_read, network none/full, \
+            "holds: read-only and workspace-write without protected paths, deny_read, network none/allowlist/full, \
              no_new_privs, no capabilities, seccomp filter, signal/abstract-socket scoping"
                 .into(),
         );
         details.push(
-            "refuses: protected paths or deny_write inside writable roots (bwrap needed), network allowlist"
-                .into(),
+            "refuses: protected paths or deny_write inside writable roots (bwrap needed)".into(),
         );
     }
     (works, details, fix)

@@ -10,27 +10,23 @@
 pub mod conn;
 pub mod parse;
 pub mod proxy;
+#[cfg(target_os = "linux")]
+pub mod session;
 
-use std::ffi::OsString;
+use crate::backend::Launch;
+use crate::plan::Plan;
+use crate::policy::NetMode;
+use std::ffi::{CString, OsString};
 
 /// A fresh per-run secret: 128 random bits, hex. The proxy serves only
 /// clients that present it, so another local process cannot use the
 /// sandbox's proxy to reach what the sandbox may reach.
 pub fn new_secret() -> Result<String, String> {
+    use std::io::Read;
     let mut b = [0u8; 16];
-    let mut got = 0;
-    while got < b.len() {
-        // SAFETY: writes at most the remaining length into `b`.
-        let n = unsafe { libc::getrandom(b[got..].as_mut_ptr().cast(), b.len() - got, 0) };
-        if n < 0 {
-            let e = std::io::Error::last_os_error();
-            if e.kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(format!("cannot get random bytes for the proxy secret: {e}"));
-        }
-        got += n as usize;
-    }
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut b))
+        .map_err(|e| format!("cannot get random bytes for the proxy secret: {e}"))?;
     Ok(b.iter().map(|x| format!("{x:02x}")).collect())
 }
 
@@ -53,6 +49,89 @@ pub fn proxy_env(endpoint: &str, secret: &str) -> Vec<(OsString, OsString)> {
     }
     out
 }
+
+/// The proxy side of one run, as the launcher sees it: nothing when the
+/// network is not an allowlist.
+#[derive(Default)]
+pub struct NetRun {
+    #[cfg(target_os = "linux")]
+    session: Option<session::Session>,
+    /// Variables for the command (and, for bwrap, stage 2).
+    pub env: Vec<(OsString, OsString)>,
+    /// Stage 2's end of the proxy socketpair, kept open until bwrap has it.
+    #[cfg(target_os = "linux")]
+    _chan: Option<std::os::fd::OwnedFd>,
+}
+
+impl NetRun {
+    /// At exit: prints `dcjail: network-denied:` lines, returns the list.
+    pub fn finish(&self) -> Vec<String> {
+        #[cfg(target_os = "linux")]
+        if let Some(s) = &self.session {
+            return s.report();
+        }
+        Vec::new()
+    }
+}
+
+/// Starts the allowlist proxy when the plan asks for one and wires the
+/// launch to it (the landlock port rule, the bwrap stage-2 channel).
+pub fn start_for(plan: &Plan, launch: &mut Launch) -> Result<NetRun, String> {
+    if plan.effective_net() != NetMode::Allowlist {
+        return Ok(NetRun::default());
+    }
+    #[cfg(target_os = "linux")]
+    {
+        match launch {
+            Launch::Landlock(spec) => {
+                let (s, port) = session::Session::start_tcp(plan)?;
+                spec.tcp_connect_ports = vec![port];
+                let env = s.env();
+                Ok(NetRun {
+                    session: Some(s),
+                    env,
+                    _chan: None,
+                })
+            }
+            Launch::Bwrap(_) => {
+                use std::os::fd::AsRawFd;
+                let (s, chan) = session::Session::start_netns(plan)?;
+                let mut env = s.env();
+                env.push((
+                    session::STAGE2_PROXY_FD.into(),
+                    chan.as_raw_fd().to_string().into(),
+                ));
+                Ok(NetRun {
+                    session: Some(s),
+                    env,
+                    _chan: Some(chan),
+                })
+            }
+            Launch::Unsandboxed => Err("network allowlist needs a sandbox backend".into()),
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = launch;
+        Err("network allowlist is not in this build for this OS".into())
+    }
+}
+
+/// Drops an inherited stage-2 channel variable that this run did not set:
+/// only dcjail itself may hand one to stage 2.
+pub fn strip_internal(envp: Vec<CString>, net: &NetRun) -> Vec<CString> {
+    let ours = net.env.iter().any(|(k, _)| k == STAGE2_VAR);
+    envp.into_iter()
+        .filter(|e| {
+            ours || !e
+                .as_bytes()
+                .starts_with(format!("{STAGE2_VAR}=").as_bytes())
+        })
+        .collect()
+}
+
+/// See `session::STAGE2_PROXY_FD`; defined here so every OS can strip it.
+pub const STAGE2_VAR: &str = "DCJAIL_STAGE2_PROXY_FD";
 
 /// The exit report's stderr lines, one per refused destination.
 pub fn denied_lines(denied: &[String]) -> Vec<String> {

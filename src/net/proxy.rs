@@ -193,14 +193,18 @@ impl Proxy {
 
     /// Serves `listener` on a background thread for the life of the process.
     pub fn spawn(&self, listener: Listener) -> io::Result<thread::JoinHandle<()>> {
-        let shared = self.shared.clone();
+        let me = self.clone();
         thread::Builder::new()
             .name("dcjail-proxy".into())
             .stack_size(super::conn::THREAD_STACK)
-            .spawn(move || {
-                let limit = shared.limit.clone();
-                accept_loop(listener, limit, move |c| handle(&shared, c))
-            })
+            .spawn(move || me.serve(listener))
+    }
+
+    /// Serves `listener` on this thread, forever.
+    pub fn serve(&self, listener: Listener) {
+        let shared = self.shared.clone();
+        let limit = shared.limit.clone();
+        accept_loop(listener, limit, move |c| handle(&shared, c))
     }
 
     /// Every refused destination, `host:port`, once each, in order.
