@@ -1,0 +1,453 @@
+//! `--net allowlist` on every Linux backend, through the real binary: the
+//! command reaches an allowed name only through dcjail's proxy (curl over
+//! HTTP, CONNECT and SOCKS5), a denied one gets 403 and is reported, and
+//! every way around the proxy — a direct TCP connection, UDP/DNS, MPTCP or
+//! SCTP sockets, the proxy without its secret — gets nowhere. Each test
+//! starts its own loopback origin and asserts what reached it.
+#![cfg(target_os = "linux")]
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, UdpSocket};
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::Duration;
+
+const BACKENDS: [&str; 2] = ["landlock", "bwrap"];
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_dcjail")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(tag: &str) -> Scratch {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        // Under the system temp dir: a workspace `nobody` can enter, and
+        // not `/` (a workspace of `/` would contain bwrap itself).
+        let d = std::env::temp_dir().join(format!(
+            "allowlist-{tag}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::SeqCst)
+        ));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        // Readable by `nobody` too.
+        Command::new("chmod")
+            .args(["0755"])
+            .arg(&d)
+            .status()
+            .unwrap();
+        Scratch(std::fs::canonicalize(&d).unwrap())
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A loopback HTTP origin: counts connections, answers with a marker body.
+struct Origin {
+    port: u16,
+    conns: Arc<AtomicUsize>,
+    heads: Arc<Mutex<Vec<String>>>,
+}
+
+fn origin() -> Origin {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let conns = Arc::new(AtomicUsize::new(0));
+    let heads = Arc::new(Mutex::new(Vec::new()));
+    let (c2, h2) = (conns.clone(), heads.clone());
+    thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(mut s) = s else { continue };
+            c2.fetch_add(1, Ordering::SeqCst);
+            let h3 = h2.clone();
+            thread::spawn(move || {
+                let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+                let mut buf = Vec::new();
+                let mut b = [0u8; 1024];
+                while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match s.read(&mut b) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => buf.extend_from_slice(&b[..n]),
+                    }
+                }
+                h3.lock().unwrap().push(text(&buf));
+                let body = "ORIGIN-MARKER-7f3a";
+                let _ = write!(
+                    s,
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            });
+        }
+    });
+    Origin { port, conns, heads }
+}
+
+/// `dcjail --backend B --net allowlist ARGS -- sh -c SCRIPT`, with the
+/// caller's own proxy variables removed (they would become the upstream).
+fn run(backend: &str, args: &[&str], script: &str, as_nobody: bool) -> Output {
+    let ws = Scratch::new("ws");
+    let mut cmd = if as_nobody {
+        let mut c = Command::new("setpriv");
+        c.args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--",
+            bin(),
+        ]);
+        c
+    } else {
+        Command::new(bin())
+    };
+    cmd.args(["--backend", backend, "--net", "allowlist"])
+        .args(args)
+        .args(["--", "sh", "-c", script])
+        .current_dir(&ws.0)
+        .env_remove("DCJAIL_POLICY")
+        .env("HOME", "/nonexistent")
+        .stdin(Stdio::null());
+    for k in [
+        "HTTP_PROXY",
+        "http_proxy",
+        "HTTPS_PROXY",
+        "https_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+        "NO_PROXY",
+        "no_proxy",
+    ] {
+        cmd.env_remove(k);
+    }
+    cmd.output().unwrap()
+}
+
+fn backend_works(backend: &str) -> bool {
+    let o = run(backend, &["--allow-domain", "localhost"], "true", false);
+    if o.status.code() == Some(0) {
+        return true;
+    }
+    eprintln!(
+        "note: backend {backend} unavailable here, skipped: {}",
+        text(&o.stderr)
+    );
+    false
+}
+
+const CURL: &str = "curl -sS --max-time 10 -w ' code=%{http_code}\\n'";
+
+#[test]
+fn allowed_name_works_through_curl_over_http_connect_and_socks() {
+    for b in BACKENDS {
+        if !backend_works(b) {
+            continue;
+        }
+        let o = origin();
+        let url = format!("http://localhost:{}/path", o.port);
+        let script = format!("{CURL} {url}; {CURL} -p {url}; {CURL} -x \"$ALL_PROXY\" {url}");
+        let out = run(b, &["--allow-domain", "localhost"], &script, false);
+        let stdout = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{b}: {}", text(&out.stderr));
+        assert_eq!(
+            stdout.matches("ORIGIN-MARKER-7f3a code=200").count(),
+            3,
+            "{b}: {stdout}"
+        );
+        assert_eq!(o.conns.load(Ordering::SeqCst), 3, "{b}");
+        let heads = o.heads.lock().unwrap();
+        assert!(
+            heads
+                .iter()
+                .all(|h| !h.to_ascii_lowercase().contains("proxy-authorization")),
+            "{b}: credentials leaked to the origin: {heads:?}"
+        );
+        assert!(text(&out.stderr)
+            .lines()
+            .all(|l| !l.contains("network-denied")));
+    }
+}
+
+#[test]
+fn denied_destination_gets_403_and_is_reported_once() {
+    for b in BACKENDS {
+        if !backend_works(b) {
+            continue;
+        }
+        let o = origin();
+        let s = Scratch::new("report");
+        let report = s.0.join("report.json");
+        // An IP literal is not the allowed name; `*.localhost` does not
+        // cover `localhost` itself.
+        let script = format!(
+            "{CURL} http://127.0.0.1:{p}/; {CURL} http://127.0.0.1:{p}/again; {CURL} http://localhost:{p}/",
+            p = o.port
+        );
+        let out = run(
+            b,
+            &[
+                "--allow-domain",
+                "*.localhost",
+                "--report",
+                report.to_str().unwrap(),
+            ],
+            &script,
+            false,
+        );
+        let stdout = text(&out.stdout);
+        let stderr = text(&out.stderr);
+        assert_eq!(stdout.matches("code=403").count(), 3, "{b}: {stdout}");
+        assert!(stdout.contains(&format!("127.0.0.1:{}", o.port)) && stdout.contains("dcjail"));
+        assert!(!stdout.contains("ORIGIN-MARKER"));
+        assert_eq!(o.conns.load(Ordering::SeqCst), 0, "{b}");
+        let ip_line = format!("dcjail: network-denied: 127.0.0.1:{}", o.port);
+        let name_line = format!("dcjail: network-denied: localhost:{}", o.port);
+        assert_eq!(
+            stderr.lines().filter(|l| *l == ip_line).count(),
+            1,
+            "{b}: {stderr}"
+        );
+        assert_eq!(
+            stderr.lines().filter(|l| *l == name_line).count(),
+            1,
+            "{b}: {stderr}"
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+        assert_eq!(
+            v["network_denied"],
+            serde_json::json!([
+                format!("127.0.0.1:{}", o.port),
+                format!("localhost:{}", o.port)
+            ]),
+            "{b}"
+        );
+        assert_eq!(v["decision"], "run");
+    }
+}
+
+const DIRECT: &str = r#"
+import socket, sys
+p = int(sys.argv[1])
+for fam, host in ((socket.AF_INET, '127.0.0.1'), (socket.AF_INET6, '::1')):
+    try:
+        s = socket.socket(fam, socket.SOCK_STREAM); s.settimeout(3)
+        s.connect((host, p)); s.sendall(b'DIRECT'); s.close(); print('SENT', host)
+    except OSError as e:
+        print('FAILED', host, e)
+# MPTCP (262) and SCTP (132) stream sockets: landlock's TCP rules do not cover them.
+for proto in (262, 132):
+    try:
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, proto); s.settimeout(3)
+        s.connect(('127.0.0.1', p)); s.sendall(b'OTHER'); print('SENT proto', proto)
+    except OSError as e:
+        print('FAILED proto', proto, e)
+"#;
+
+#[test]
+fn direct_connections_around_the_proxy_fail() {
+    for b in BACKENDS {
+        if !backend_works(b) {
+            continue;
+        }
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let script = format!("python3 -c \"$0\" {port}");
+        let mut cmd_args = vec!["--allow-domain", "localhost"];
+        let port_rule = format!("127.0.0.1:{port}");
+        // Even with the destination allowed, it is reachable only through the proxy.
+        cmd_args.extend(["--allow-domain", &port_rule]);
+        let out = Command::new(bin())
+            .args(["--backend", b, "--net", "allowlist"])
+            .args(&cmd_args)
+            .args(["--", "sh", "-c", &script, DIRECT])
+            .current_dir(&Scratch::new("direct").0)
+            .env_remove("DCJAIL_POLICY")
+            .output()
+            .unwrap();
+        let stdout = text(&out.stdout);
+        assert!(!stdout.contains("SENT"), "{b}: {stdout}");
+        assert_eq!(
+            stdout.matches("FAILED").count(),
+            4,
+            "{b}: {stdout} {}",
+            text(&out.stderr)
+        );
+        // MPTCP is refused at socket() (EPERM), not by a missing listener.
+        assert!(
+            stdout.contains("FAILED proto 262 [Errno 1]"),
+            "{b}: {stdout}"
+        );
+        l.set_nonblocking(true).unwrap();
+        assert!(l.accept().is_err(), "{b}: a direct connection arrived");
+    }
+}
+
+#[test]
+fn control_the_direct_attacks_work_with_full_network() {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let out = Command::new(bin())
+        .args(["--backend", "landlock", "--net", "full"])
+        .args([
+            "--",
+            "sh",
+            "-c",
+            &format!("python3 -c \"$0\" {port}"),
+            DIRECT,
+        ])
+        .current_dir(&Scratch::new("control").0)
+        .env_remove("DCJAIL_POLICY")
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    if out.status.code() != Some(0) {
+        eprintln!("note: landlock unavailable, skipped: {}", text(&out.stderr));
+        return;
+    }
+    assert!(stdout.contains("SENT 127.0.0.1"), "{stdout}");
+    if std::fs::read_to_string("/proc/sys/net/mptcp/enabled").is_ok_and(|v| v.trim() == "1") {
+        assert!(stdout.contains("SENT proto 262"), "{stdout}");
+    }
+}
+
+const UDP: &str = "import socket,sys\n\
+q=b'\\x12\\x34\\x01\\x00\\x00\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x07example\\x03com\\x00\\x00\\x01\\x00\\x01'\n\
+try:\n s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM); s.sendto(q,('127.0.0.1',int(sys.argv[1]))); print('SENT')\n\
+except OSError as e: print('FAILED',e)\n\
+try:\n socket.getaddrinfo('example.com',80); print('RESOLVED')\n\
+except OSError as e: print('NO-DNS',e)\n";
+
+#[test]
+fn udp_and_dns_fail_under_the_allowlist() {
+    for b in BACKENDS {
+        if !backend_works(b) {
+            continue;
+        }
+        let u = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let port = u.local_addr().unwrap().port();
+        let out = Command::new(bin())
+            .args([
+                "--backend",
+                b,
+                "--net",
+                "allowlist",
+                "--allow-domain",
+                "example.com",
+            ])
+            .args(["--", "sh", "-c", &format!("python3 -c \"$0\" {port}"), UDP])
+            .current_dir(&Scratch::new("udp").0)
+            .env_remove("DCJAIL_POLICY")
+            .output()
+            .unwrap();
+        let stdout = text(&out.stdout);
+        assert!(
+            stdout.contains("FAILED") && stdout.contains("NO-DNS"),
+            "{b}: {stdout} {}",
+            text(&out.stderr)
+        );
+        u.set_read_timeout(Some(Duration::from_millis(300)))
+            .unwrap();
+        let mut buf = [0u8; 512];
+        assert!(u.recv(&mut buf).is_err(), "{b}: a datagram arrived");
+    }
+}
+
+#[test]
+fn the_proxy_refuses_requests_without_the_runs_secret() {
+    for b in BACKENDS {
+        if !backend_works(b) {
+            continue;
+        }
+        let o = origin();
+        // Strip the credentials from the proxy URL the sandbox was given.
+        let script = format!(
+            "bare=$(echo \"$HTTP_PROXY\" | sed 's#//[^@]*@#//#'); \
+             {CURL} -x \"$bare\" http://localhost:{p}/; \
+             {CURL} -x \"$(echo \"$HTTP_PROXY\" | sed 's#:[0-9a-f]*@#:wrong@#')\" http://localhost:{p}/; \
+             {CURL} -x \"$(echo \"$ALL_PROXY\" | sed 's#:[0-9a-f]*@#:wrong@#')\" http://localhost:{p}/",
+            p = o.port
+        );
+        let out = run(b, &["--allow-domain", "localhost"], &script, false);
+        let stdout = text(&out.stdout);
+        assert_eq!(stdout.matches("code=407").count(), 2, "{b}: {stdout}");
+        assert!(!stdout.contains("ORIGIN-MARKER"), "{b}: {stdout}");
+        assert_eq!(o.conns.load(Ordering::SeqCst), 0, "{b}");
+    }
+}
+
+#[test]
+fn allowlist_works_and_denies_as_an_unprivileged_user() {
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("note: not root, cannot switch to nobody; skipped");
+        return;
+    }
+    for b in BACKENDS {
+        let probe = run(b, &["--allow-domain", "localhost"], "true", true);
+        if probe.status.code() != Some(0) {
+            eprintln!(
+                "note: {b} unavailable as nobody, skipped: {}",
+                text(&probe.stderr)
+            );
+            continue;
+        }
+        let o = origin();
+        let script = format!(
+            "id -u; {CURL} http://localhost:{p}/; {CURL} http://127.0.0.1:{p}/",
+            p = o.port
+        );
+        let out = run(b, &["--allow-domain", "localhost"], &script, true);
+        let stdout = text(&out.stdout);
+        assert!(stdout.starts_with("65534\n"), "{b}: {stdout}");
+        assert!(
+            stdout.contains("ORIGIN-MARKER-7f3a code=200"),
+            "{b}: {stdout} {}",
+            text(&out.stderr)
+        );
+        assert!(stdout.contains("code=403"), "{b}: {stdout}");
+        assert_eq!(o.conns.load(Ordering::SeqCst), 1, "{b}");
+    }
+}
+
+#[test]
+fn explain_shows_the_proxy_port_rule_and_stream_only_sockets() {
+    let out = Command::new(bin())
+        .args([
+            "explain",
+            "--backend",
+            "landlock",
+            "--net",
+            "allowlist",
+            "--allow-domain",
+            "*.example.com",
+        ])
+        .args(["--", "true"])
+        .current_dir("/")
+        .env_remove("DCJAIL_POLICY")
+        .output()
+        .unwrap();
+    if out.status.code() != Some(0) {
+        eprintln!("note: landlock unavailable, skipped: {}", text(&out.stdout));
+        return;
+    }
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["plan"]["network"]["mode"], "allowlist");
+    assert_eq!(
+        v["plan"]["network"]["allow_domains"],
+        serde_json::json!(["*.example.com"])
+    );
+    let s = v["launch"].to_string();
+    assert!(s.contains("not SOCK_STREAM"), "{s}");
+}
