@@ -451,3 +451,41 @@ fn explain_shows_the_proxy_port_rule_and_stream_only_sockets() {
     let s = v["launch"].to_string();
     assert!(s.contains("not SOCK_STREAM"), "{s}");
 }
+
+#[test]
+fn sigterm_reaches_the_command_while_the_proxy_runs() {
+    for b in BACKENDS {
+        if !backend_works(b) {
+            continue;
+        }
+        let ws = Scratch::new("sig");
+        let child = Command::new(bin())
+            .args([
+                "--backend",
+                b,
+                "--net",
+                "allowlist",
+                "--allow-domain",
+                "localhost",
+            ])
+            .args([
+                "--",
+                "sh",
+                "-c",
+                "trap 'echo GOT-TERM; exit 7' TERM; sleep 30 & wait",
+            ])
+            .current_dir(&ws.0)
+            .env_remove("DCJAIL_POLICY")
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        thread::sleep(Duration::from_millis(700));
+        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        let t = std::time::Instant::now();
+        let out = child.wait_with_output().unwrap();
+        assert!(t.elapsed() < Duration::from_secs(10), "{b}");
+        // The command's trap ran: the signal went to it, not to a proxy thread.
+        assert_eq!(out.status.code(), Some(7), "{b}: {}", text(&out.stdout));
+        assert!(text(&out.stdout).contains("GOT-TERM"));
+    }
+}

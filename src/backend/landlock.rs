@@ -753,6 +753,13 @@ impl LayerSpec {
                  directly in them are not readable",
             );
         }
+        if self.sockets.inet == Inet::StreamOnly {
+            notes.push(
+                "network allowlist: landlock filters TCP connect by port only, so the proxy's \
+                 port (chosen at launch) is reachable on any address; the bwrap backend confines \
+                 the command to a namespace where only the proxy is reachable",
+            );
+        }
         json!({
             "kind": "landlock",
             "landlock_abi": { "required": self.abi, "kernel": kernel_abi().ok() },
