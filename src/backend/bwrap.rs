@@ -1338,7 +1338,7 @@ pub fn doctor() -> crate::doctor::BackendReport {
     match layer_bytes_for_default() {
         Ok(()) => {
             details.push("second stage: landlock + seccomp layer supported".to_string());
-            details.push("guarantees: all of SPEC §5 for read-only and workspace-write (protected paths by read-only mounts), network none/full".to_string());
+            details.push("guarantees: all of SPEC §5 for read-only and workspace-write (protected paths by read-only mounts), network none/allowlist/full".to_string());
             report(true, details, None)
         }
         Err(e) => {
