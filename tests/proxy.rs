@@ -663,3 +663,19 @@ fn curl_reaches_an_allowed_name_and_gets_403_for_another() {
     assert_eq!(o.conns.load(Ordering::SeqCst), 3);
     assert_eq!(p.denied(), vec![format!("127.0.0.1:{}", o.port)]);
 }
+
+#[test]
+fn a_head_sent_byte_by_byte_is_parsed_once_complete() {
+    let o = origin(false);
+    let (_p, proxy) = start(&["allowed.test"], &[]);
+    let mut s = connect(proxy);
+    s.set_nodelay(true).unwrap();
+    let head = format!("CONNECT allowed.test:{} HTTP/1.1\r\n{}\r\n", o.port, auth());
+    for b in head.as_bytes() {
+        s.write_all(&[*b]).unwrap();
+    }
+    let mut got = [0u8; 12];
+    s.read_exact(&mut got).unwrap();
+    assert_eq!(&got, b"HTTP/1.1 200");
+    assert_eq!(o.conns.load(Ordering::SeqCst), 1);
+}

@@ -271,8 +271,20 @@ fn handle(shared: &Shared, mut client: Box<dyn Conn>) {
 // ---- HTTP ----
 
 fn http(shared: &Shared, mut client: Box<dyn Conn>, mut buf: Vec<u8>, deadline: Instant) {
+    // Parse only once the head can be complete, so a client trickling
+    // bytes costs a scan of what is new, not of the whole buffer each time.
+    let mut scanned: usize = 0;
     let (req, used) = loop {
-        match parse::parse_request(&buf) {
+        let from = scanned.saturating_sub(3);
+        let fresh = &buf[from..];
+        let decisive = fresh.windows(4).any(|w| w == b"\r\n\r\n") || fresh.contains(&0);
+        scanned = buf.len();
+        let parsed = if decisive || buf.len() >= MAX_HEAD {
+            parse::parse_request(&buf)
+        } else {
+            Ok(None)
+        };
+        match parsed {
             Ok(Some(r)) => break r,
             Ok(None) => match read_more(&mut client, &mut buf, deadline) {
                 Ok(n) if n > 0 => {}
