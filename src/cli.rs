@@ -272,8 +272,10 @@ fn launch(plan: &Plan, mut choice: Choice) -> (i32, Vec<String>) {
         Err(e) => return (refuse(&Refusal::unavailable(e), None), Vec::new()),
     };
     let envp = crate::net::strip_internal(crate::exec::environment(plan, &choice, &net.env), &net);
-    let status = launch_with(plan, choice, argv, envp);
-    (status, net.finish())
+    let (status, mut later) = launch_with(plan, choice, argv, envp);
+    let mut denied = net.finish();
+    denied.append(&mut later);
+    (status, denied)
 }
 
 fn launch_with(
@@ -281,9 +283,10 @@ fn launch_with(
     choice: Choice,
     argv: Vec<std::ffi::CString>,
     envp: Vec<std::ffi::CString>,
-) -> i32 {
+) -> (i32, Vec<String>) {
     let path_var = std::env::var_os("PATH");
-    match choice.launch {
+    // Only a fallback to another backend (its own proxy) adds denials here.
+    let status = match choice.launch {
         Launch::Unsandboxed => match plan.timeout {
             None => crate::exec::exec_command(&argv, &envp, path_var.as_deref()),
             Some(t) => crate::exec::supervise(Some(t), || {
@@ -293,7 +296,10 @@ fn launch_with(
         #[cfg(target_os = "linux")]
         Launch::Bwrap(l) => match crate::backend::bwrap::launch(plan, &l, &argv, &envp) {
             Ok(status) => status,
-            Err(e) => refuse(&Refusal::unavailable(e), None),
+            Err(e) => match backend::fallback(plan, backend::Kind::Bwrap, e) {
+                Ok(next) => return launch(plan, next),
+                Err(r) => refuse(&r, None),
+            },
         },
         #[cfg(not(target_os = "linux"))]
         Launch::Bwrap(_) => refuse(&Refusal::unavailable("bwrap exists only on Linux"), None),
@@ -305,7 +311,8 @@ fn launch_with(
             }
             crate::exec::exec_command(&argv, &envp, path_var.as_deref())
         }),
-    }
+    };
+    (status, Vec::new())
 }
 
 fn explain_main(args: &[OsString]) -> i32 {

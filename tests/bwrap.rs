@@ -679,3 +679,83 @@ fn doctor_json_says_bwrap_works_here() {
     assert_eq!(b["works"], true, "{v}");
     assert_eq!(o.status.code(), Some(0));
 }
+
+#[test]
+fn bwrap_that_cannot_build_the_sandbox_refuses_with_one_line_122() {
+    // bwrap cannot chdir into a cwd the policy masks: the sandbox is never
+    // built, so the refusal is dcjail's single line, not bwrap's words.
+    let ws = Scratch::new("nochdir");
+    std::fs::create_dir(ws.join("sub")).unwrap();
+    let deny = ws.path().to_string_lossy().into_owned();
+    let o = jail(
+        &ws.join("sub"),
+        &["--deny-read", &deny],
+        &["sh", "-c", "echo RAN"],
+        false,
+    );
+    assert_eq!(o.status.code(), Some(122), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("dcjail: sandbox-unavailable: "), "{err}");
+    assert!(!text(&o).contains("RAN"));
+}
+
+#[test]
+fn auto_falls_back_to_landlock_when_bwrap_cannot_build_the_sandbox() {
+    let ws = Scratch::new("fallback");
+    std::fs::create_dir(ws.join("sub")).unwrap();
+    let deny = ws.path().to_string_lossy().into_owned();
+    let o = Command::new(BIN)
+        .args([
+            "--deny-read",
+            &deny,
+            "--",
+            "sh",
+            "-c",
+            "echo ran-under-$DCJAIL_BACKEND",
+        ])
+        .current_dir(ws.join("sub"))
+        .output()
+        .unwrap();
+    assert!(text(&o).contains("ran-under-landlock"), "{}", text(&o));
+}
+
+#[test]
+fn stage2_starts_when_dcjails_own_directory_is_denied_and_only_stdio_is_inherited() {
+    let ws = Scratch::new("hiddenexe");
+    let bin_dir = Path::new(BIN)
+        .parent()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let o = sh(
+        ws.path(),
+        &["--deny-read", &bin_dir],
+        &format!("ls {bin_dir} | wc -l; ls /proc/self/fd; echo $DCJAIL_BACKEND"),
+    );
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    let lines: Vec<&str> = t.lines().collect();
+    assert_eq!(lines.first(), Some(&"0"), "denied dir listed: {t}");
+    // 0, 1, 2 and the directory ls itself opened.
+    assert_eq!(&lines[1..5], &["0", "1", "2", "3"], "{t}");
+    assert_eq!(lines.get(5), Some(&"bwrap"), "{t}");
+}
+
+#[test]
+fn a_policy_with_a_thousand_paths_goes_through_args_fd() {
+    let ws = Scratch::new("many");
+    let mut opts: Vec<String> = Vec::new();
+    for i in 0..1000 {
+        let name = format!("s{i}");
+        std::fs::write(ws.join(&name), format!("SECRET-{i}-X")).unwrap();
+        opts.push("--deny-read".into());
+        opts.push(name);
+    }
+    std::fs::write(ws.join("open"), "VISIBLE").unwrap();
+    let refs: Vec<&str> = opts.iter().map(String::as_str).collect();
+    let o = sh(ws.path(), &refs, "cat s0 s500 s999 open");
+    let t = text(&o);
+    assert!(!t.contains("SECRET-"), "{t}");
+    assert!(t.contains("VISIBLE"), "{t}");
+}

@@ -620,3 +620,121 @@ fn landlock_explain_shows_ruleset_abi_and_seccomp_rules() {
         assert!(sys.contains(&n), "{n} not in {sys:?}");
     }
 }
+
+#[test]
+fn landlock_rename_link_or_copy_cannot_launder_a_denied_file() {
+    let s = Scratch::new("launder");
+    let pol = s.write_policy();
+    let ws = s.ws();
+    std::fs::create_dir_all(ws.join("secrets")).unwrap();
+    std::fs::create_dir_all(ws.join("sub")).unwrap();
+    std::fs::write(ws.join("secrets/key"), "LAUNDERED-SECRET").unwrap();
+    let o = dcjail(
+        &ws,
+        &[
+            "--policy",
+            pol.to_str().unwrap(),
+            "--deny-read",
+            "secrets",
+            "--",
+            "sh",
+            "-c",
+            "ln secrets/key sub/hard; cat sub/hard; ln -s ../secrets/key sub/soft; cat sub/soft; \
+             cp secrets/key sub/copy; cat sub/copy; mv secrets sub/moved; cat sub/moved/key; \
+             mv secrets/key sub/key; cat sub/key; true",
+        ],
+    );
+    assert!(
+        !text(&o.stdout).contains("LAUNDERED-SECRET"),
+        "{}",
+        text(&o.stdout)
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("secrets/key")).unwrap(),
+        "LAUNDERED-SECRET"
+    );
+}
+
+#[test]
+fn landlock_allow_unix_sockets_allows_only_unix_sockets() {
+    let s = Scratch::new("allowunix");
+    let p = s.0.join("unix.toml");
+    std::fs::write(
+        &p,
+        "[permission]\noutcome = \"allow\"\napproval = \"granted\"\n\
+         [sandbox]\nbackend = \"landlock\"\n\
+         [sandbox.network]\nmode = \"none\"\nallow_unix_sockets = true\n",
+    )
+    .unwrap();
+    let script = "import socket\n\
+socket.socket(socket.AF_UNIX); print('UNIX-CREATED')\n\
+try:\n socket.socket(socket.AF_INET, socket.SOCK_STREAM); print('INET-CREATED')\n\
+except OSError as e: print('INET-REFUSED')\n";
+    let o = dcjail(
+        &s.ws(),
+        &[
+            "--policy",
+            p.to_str().unwrap(),
+            "--",
+            python(),
+            "-c",
+            script,
+        ],
+    );
+    let out = text(&o.stdout);
+    assert!(out.contains("UNIX-CREATED"), "{out} {}", text(&o.stderr));
+    assert!(out.contains("INET-REFUSED"), "{out}");
+}
+
+#[test]
+fn landlock_sigterm_to_dcjail_reaches_the_command() {
+    let s = Scratch::new("sigterm");
+    let mut child = Command::new(bin())
+        .args([
+            "--backend",
+            "landlock",
+            "--",
+            "sh",
+            "-c",
+            "trap 'echo GOT-TERM; exit 3' TERM; echo READY; while :; do sleep 0.05; done",
+        ])
+        .current_dir(s.ws())
+        .env_remove("DCJAIL_POLICY")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut buf = [0u8; 6];
+    out.read_exact(&mut buf).unwrap();
+    assert_eq!(&buf, b"READY\n");
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = child.wait().unwrap();
+    let mut rest = String::new();
+    out.read_to_string(&mut rest).unwrap();
+    assert!(rest.contains("GOT-TERM"), "{rest}");
+    assert_eq!(status.code(), Some(3));
+}
+
+#[test]
+fn landlock_command_dies_when_dcjail_is_killed() {
+    let s = Scratch::new("pdeath");
+    let mark = unique_sleep();
+    let mut child = Command::new(bin())
+        .args(["--backend", "landlock", "--", "sleep", &mark])
+        .current_dir(s.ws())
+        .env_remove("DCJAIL_POLICY")
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while !alive_with(&mark) && t.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(alive_with(&mark), "the command never started");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let t = Instant::now();
+    while alive_with(&mark) && t.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!alive_with(&mark), "the command outlived a killed dcjail");
+}

@@ -537,73 +537,29 @@ pub fn version(bwrap: &Path) -> Option<(u32, u32, u32)> {
     parse_version(&String::from_utf8_lossy(&out.stdout))
 }
 
-/// The namespaces bwrap needs, tried for real in a throwaway child: a user
-/// namespace with a mount namespace in which mounting is allowed (Ubuntu's
-/// AppArmor restriction lets `unshare` succeed and then refuses the mount).
-/// Costs one fork; nothing is written anywhere.
-#[cfg(target_os = "linux")]
-pub fn probe_userns() -> Result<(), String> {
-    // SAFETY: getuid/getgid never fail.
-    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-    let uid_map = format!("0 {uid} 1");
-    let gid_map = format!("0 {gid} 1");
-    // SAFETY: single-threaded here; the child makes raw syscalls only and
-    // leaves through _exit.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(format!("cannot fork: {}", std::io::Error::last_os_error()));
+/// The namespaces bwrap needs, judged from the kernel's switches without
+/// creating any (a user namespace costs a millisecond or more to create and
+/// tear down). A refusal this cannot foresee makes bwrap fail before the
+/// second stage starts; `launch` reports that, and `auto` falls back then.
+pub fn userns_allowed() -> Result<(), String> {
+    // SAFETY: geteuid never fails.
+    let root = unsafe { libc::geteuid() } == 0;
+    if read_sysctl("/proc/sys/user/max_user_namespaces").as_deref() == Some("0") {
+        return Err(userns_disabled_message());
     }
-    if pid == 0 {
-        // SAFETY: raw syscalls on stack/static data; _exit at the end.
-        unsafe {
-            let write = |path: &std::ffi::CStr, data: &[u8]| -> bool {
-                let fd = libc::open(path.as_ptr(), libc::O_WRONLY);
-                if fd < 0 {
-                    return false;
-                }
-                let n = libc::write(fd, data.as_ptr().cast(), data.len());
-                libc::close(fd);
-                n == data.len() as isize
-            };
-            if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) != 0 {
-                libc::_exit(10);
-            }
-            if !write(c"/proc/self/setgroups", b"deny") {
-                libc::_exit(11);
-            }
-            if !write(c"/proc/self/uid_map", uid_map.as_bytes())
-                || !write(c"/proc/self/gid_map", gid_map.as_bytes())
-            {
-                libc::_exit(11);
-            }
-            if libc::mount(
-                std::ptr::null(),
-                c"/".as_ptr(),
-                std::ptr::null(),
-                libc::MS_REC | libc::MS_PRIVATE,
-                std::ptr::null(),
-            ) != 0
-            {
-                libc::_exit(12);
-            }
-            libc::_exit(0);
+    if !root {
+        if read_sysctl("/proc/sys/kernel/unprivileged_userns_clone").as_deref() == Some("0") {
+            return Err(userns_disabled_message());
+        }
+        if read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns").as_deref()
+            == Some("1")
+            && !Path::new("/etc/apparmor.d/bwrap-userns-restrict").exists()
+            && !Path::new("/etc/apparmor.d/bwrap").exists()
+        {
+            return Err(apparmor_message());
         }
     }
-    let mut ws = 0;
-    // SAFETY: waiting for our own child.
-    unsafe { libc::waitpid(pid, &mut ws, 0) };
-    let code = if libc::WIFEXITED(ws) {
-        libc::WEXITSTATUS(ws)
-    } else {
-        99
-    };
-    match code {
-        0 => Ok(()),
-        10 => Err(userns_disabled_message()),
-        11 => Err("the user namespace's uid map cannot be written (an LSM such as AppArmor restricts unprivileged user namespaces)".to_string()),
-        12 => Err(apparmor_message()),
-        _ => Err("the user namespace probe failed".to_string()),
-    }
+    Ok(())
 }
 
 fn read_sysctl(p: &str) -> Option<String> {
@@ -656,27 +612,15 @@ pub fn in_container() -> Option<String> {
 }
 
 /// What `auto` (and `--backend bwrap`) checks before rendering: a trusted
-/// bwrap of a usable version, and namespaces that work.
+/// bwrap, and kernel switches that allow its namespaces. The version is not
+/// read here (that costs a read of the whole binary per launch): a bwrap too
+/// old for an option rendered here stops with "Unknown option" before the
+/// second stage, which `launch` turns into a refusal or an `auto` fallback;
+/// `doctor` reports the version.
 #[cfg(target_os = "linux")]
 pub fn probe(plan: &Plan) -> Result<PathBuf, String> {
     let bwrap = find(Some(plan))?;
-    match version(&bwrap) {
-        Some(v) if v >= MIN_VERSION => {}
-        Some(v) => {
-            return Err(format!(
-                "{} is bubblewrap {}.{}.{}; {}.{}.{} or newer is needed",
-                bwrap.display(),
-                v.0,
-                v.1,
-                v.2,
-                MIN_VERSION.0,
-                MIN_VERSION.1,
-                MIN_VERSION.2
-            ))
-        }
-        None => return Err(format!("cannot tell the version of {}", bwrap.display())),
-    }
-    probe_userns()?;
+    userns_allowed()?;
     Ok(bwrap)
 }
 
@@ -697,21 +641,8 @@ pub struct BwrapLaunch {
 /// mounts, which landlock cannot express and bwrap enforces.
 #[cfg(target_os = "linux")]
 fn layer_bytes(plan: &Plan) -> Result<Vec<u8>, String> {
-    let fs = &plan.fs;
-    let held_ro = |w: &Path| {
-        fs.protected.iter().any(|p| w.starts_with(p))
-            || fs
-                .deny_write
-                .iter()
-                .any(|r| r.literal().is_some_and(|d| w.starts_with(d)))
-    };
-    let mut reduced = plan.clone();
-    // A root inside a read-only path stays ungranted in landlock too; the
-    // subtraction itself is the mounts' job.
-    reduced.fs.writable.retain(|w| !held_ro(w));
-    reduced.fs.protected.clear();
-    reduced.fs.deny_write.retain(|r| r.literal().is_none());
-    let mut spec = super::landlock::layer_spec(&reduced)?;
+    use super::landlock::{layer_spec_with, WriteSubtraction};
+    let mut spec = layer_spec_with(plan, WriteSubtraction::ByMounts)?;
     if plan.effective_net() == NetMode::Allowlist {
         // The proxy's listener inside the namespace (net::session).
         spec.tcp_connect_ports = vec![crate::net::session::SANDBOX_PROXY_PORT];
@@ -995,9 +926,31 @@ fn sandbox_commands(bwrap: libc::pid_t) -> Vec<libc::pid_t> {
     kids(bwrap).into_iter().flat_map(kids).collect()
 }
 
-/// Runs bwrap under the supervisor and cleans up after it. Returns the
-/// command's status (128+N on a signal, 124 at the timeout, 122 when stage 2
-/// could not apply the layer).
+/// What stage 2 writes on bwrap's stderr pipe once it runs, before it puts
+/// the caller's stderr back: everything before it is bwrap's own words.
+pub const STARTED: &[u8] = b"\0dcjail-stage2-started\0";
+
+/// A pipe whose read end stays with dcjail (close-on-exec).
+#[cfg(target_os = "linux")]
+fn pipe() -> Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd), String> {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0i32; 2];
+    // SAFETY: valid array of two ints.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(format!("pipe: {}", std::io::Error::last_os_error()));
+    }
+    // SAFETY: both fds are fresh and ours.
+    Ok(unsafe {
+        (
+            std::os::fd::OwnedFd::from_raw_fd(fds[0]),
+            std::os::fd::OwnedFd::from_raw_fd(fds[1]),
+        )
+    })
+}
+
+/// Runs bwrap under the supervisor and cleans up after it. `Ok` is the
+/// command's status (128+N on a signal, 124 at the timeout); `Err` means
+/// the sandbox could not be built and nothing of the command ran.
 #[cfg(target_os = "linux")]
 pub fn launch(
     plan: &Plan,
@@ -1005,101 +958,169 @@ pub fn launch(
     argv: &[std::ffi::CString],
     envp: &[std::ffi::CString],
 ) -> Result<i32, String> {
-    use std::ffi::CString;
-    use std::os::fd::AsRawFd;
     let mut held: Vec<Held> = Vec::new();
-    let result = (|| -> Result<i32, String> {
-        for ph in &l.rendered.placeholders {
-            held.push(make_placeholder(ph)?);
-        }
-        for p in &l.rendered.ro_points {
-            if held.iter().any(|h| &h.path == p) {
-                continue;
-            }
-            if let Some(fd) = lock_shared(p) {
-                held.push(Held {
-                    path: p.clone(),
-                    fd,
-                    remove: false,
-                });
-            }
-        }
-        let mut args_data = Vec::new();
-        for a in &l.rendered.args {
-            args_data.extend_from_slice(a.as_bytes());
-            args_data.push(0);
-        }
-        let args_fd = memfd(c"dcjail-bwrap-args", &args_data, false)?;
-        let layer_fd = memfd(c"dcjail-stage2", &l.layer, true)?;
-        let mut ign = 0u32;
-        for (i, s) in SHIELDED.iter().enumerate() {
-            // SAFETY: querying the current disposition only.
-            let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
-            unsafe { libc::sigaction(*s, std::ptr::null(), &mut old) };
-            if old.sa_sigaction == libc::SIG_IGN {
-                ign |= 1 << i;
-            }
-        }
-        let mut bargv: Vec<CString> = vec![
-            cpath(&l.bwrap)?,
-            CString::from(c"--args"),
-            CString::new(args_fd.as_raw_fd().to_string()).map_err(|e| e.to_string())?,
-            CString::from(c"--"),
-            cpath(&l.exe)?,
-            CString::new(STAGE2).map_err(|e| e.to_string())?,
-            CString::new(layer_fd.as_raw_fd().to_string()).map_err(|e| e.to_string())?,
-            CString::new(ign.to_string()).map_err(|e| e.to_string())?,
-            CString::from(c"--"),
-        ];
-        bargv.extend(argv.iter().cloned());
-        let bwrap_path = cpath(&l.bwrap)?;
-        let mut forward = |pid: libc::pid_t, sig: libc::c_int, _code: libc::c_int| {
-            let cmds = sandbox_commands(pid);
-            if cmds.is_empty() {
-                if SHIELDED.contains(&sig) {
-                    // Not started yet: nothing to be graceful with.
-                    // SAFETY: our own child.
-                    unsafe { libc::kill(pid, libc::SIGKILL) };
-                }
-                return;
-            }
-            for c in cmds {
-                // SAFETY: a process of our own sandbox.
-                unsafe { libc::kill(c, sig) };
-            }
-        };
-        let status = crate::exec::supervise_with(plan.timeout, &mut forward, || {
-            let argv_p: Vec<*const libc::c_char> = bargv
-                .iter()
-                .map(|a| a.as_ptr())
-                .chain(std::iter::once(std::ptr::null()))
-                .collect();
-            let envp_p: Vec<*const libc::c_char> = envp
-                .iter()
-                .map(|a| a.as_ptr())
-                .chain(std::iter::once(std::ptr::null()))
-                .collect();
-            // SAFETY: NUL-terminated arrays of live CStrings; SIG_IGN survives
-            // execve, which is the point.
-            unsafe {
-                for s in SHIELDED {
-                    libc::signal(s, libc::SIG_IGN);
-                }
-                libc::execve(bwrap_path.as_ptr(), argv_p.as_ptr(), envp_p.as_ptr());
-            }
-            eprintln!(
-                "dcjail: sandbox-unavailable: cannot run {}: {}",
-                l.bwrap.display(),
-                std::io::Error::last_os_error()
-            );
-            122
-        });
-        drop(args_fd);
-        drop(layer_fd);
-        Ok(status)
-    })();
+    let result = run_bwrap(plan, l, argv, envp, &mut held);
     release(held);
     result
+}
+
+#[cfg(target_os = "linux")]
+fn run_bwrap(
+    plan: &Plan,
+    l: &BwrapLaunch,
+    argv: &[std::ffi::CString],
+    envp: &[std::ffi::CString],
+    held: &mut Vec<Held>,
+) -> Result<i32, String> {
+    use std::ffi::CString;
+    use std::io::Read;
+    use std::os::fd::{AsRawFd, FromRawFd};
+    for ph in &l.rendered.placeholders {
+        held.push(make_placeholder(ph)?);
+    }
+    for p in &l.rendered.ro_points {
+        if held.iter().any(|h| &h.path == p) {
+            continue;
+        }
+        if let Some(fd) = lock_shared(p) {
+            held.push(Held {
+                path: p.clone(),
+                fd,
+                remove: false,
+            });
+        }
+    }
+    let mut args_data = Vec::new();
+    for a in &l.rendered.args {
+        args_data.extend_from_slice(a.as_bytes());
+        args_data.push(0);
+    }
+    let args_fd = memfd(c"dcjail-bwrap-args", &args_data, false)?;
+    let layer_fd = memfd(c"dcjail-stage2", &l.layer, true)?;
+    // bwrap's stderr goes to a pipe until stage 2 runs, so that a bwrap that
+    // cannot build the sandbox is one refusal line (or an `auto` fallback),
+    // not bwrap's words followed by ours. The caller's stderr travels as a
+    // duplicate that stage 2 puts back on fd 2.
+    let (err_r, err_w) = pipe()?;
+    // SAFETY: dup of our own stderr; owned right after.
+    let saved = unsafe { libc::fcntl(2, libc::F_DUPFD, 3) };
+    if saved < 0 {
+        return Err(format!("dup stderr: {}", std::io::Error::last_os_error()));
+    }
+    // SAFETY: fresh fd, ours.
+    let saved = unsafe { std::os::fd::OwnedFd::from_raw_fd(saved) };
+    let mut ign = 0u32;
+    for (i, s) in SHIELDED.iter().enumerate() {
+        // SAFETY: querying the current disposition only.
+        let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+        unsafe { libc::sigaction(*s, std::ptr::null(), &mut old) };
+        if old.sa_sigaction == libc::SIG_IGN {
+            ign |= 1 << i;
+        }
+    }
+    // Stage 2 is exec'd through a descriptor, so it starts even when the
+    // policy hides dcjail's own directory (deny_read of ~, say).
+    let exe_c = cpath(&l.exe)?;
+    // SAFETY: valid C string; owned right after.
+    let exe_fd = unsafe { libc::open(exe_c.as_ptr(), libc::O_PATH) };
+    if exe_fd < 0 {
+        return Err(format!(
+            "cannot open dcjail's own binary `{}`: {}",
+            l.exe.display(),
+            std::io::Error::last_os_error()
+        ));
+    }
+    // SAFETY: fresh fd, ours.
+    let exe_fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(exe_fd) };
+    let num = |n: i64| CString::new(n.to_string()).map_err(|e| e.to_string());
+    let mut bargv: Vec<CString> = vec![
+        cpath(&l.bwrap)?,
+        CString::from(c"--args"),
+        num(args_fd.as_raw_fd().into())?,
+        CString::from(c"--"),
+        CString::new(format!("/proc/self/fd/{}", exe_fd.as_raw_fd())).map_err(|e| e.to_string())?,
+        CString::new(STAGE2).map_err(|e| e.to_string())?,
+        num(layer_fd.as_raw_fd().into())?,
+        num(ign.into())?,
+        num(saved.as_raw_fd().into())?,
+        CString::from(c"--"),
+    ];
+    bargv.extend(argv.iter().cloned());
+    let bwrap_path = cpath(&l.bwrap)?;
+    let mut interrupted: Option<i32> = None;
+    let mut forward = |pid: libc::pid_t, sig: libc::c_int, _code: libc::c_int| {
+        let cmds = sandbox_commands(pid);
+        if cmds.is_empty() {
+            if SHIELDED.contains(&sig) {
+                // Not started yet: nothing to be graceful with.
+                interrupted = Some(128 + sig);
+                // SAFETY: our own child.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+            return;
+        }
+        for c in cmds {
+            // SAFETY: a process of our own sandbox.
+            unsafe { libc::kill(c, sig) };
+        }
+    };
+    let err_w_raw = err_w.as_raw_fd();
+    let status = crate::exec::supervise_with(plan.timeout, &mut forward, || {
+        let argv_p: Vec<*const libc::c_char> = bargv
+            .iter()
+            .map(|a| a.as_ptr())
+            .chain(std::iter::once(std::ptr::null()))
+            .collect();
+        let envp_p: Vec<*const libc::c_char> = envp
+            .iter()
+            .map(|a| a.as_ptr())
+            .chain(std::iter::once(std::ptr::null()))
+            .collect();
+        // SAFETY: NUL-terminated arrays of live CStrings; SIG_IGN survives
+        // execve, which is the point.
+        unsafe {
+            for s in SHIELDED {
+                libc::signal(s, libc::SIG_IGN);
+            }
+            libc::dup2(err_w_raw, 2);
+            libc::execve(bwrap_path.as_ptr(), argv_p.as_ptr(), envp_p.as_ptr());
+        }
+        let e = std::io::Error::last_os_error();
+        let msg = format!("cannot run {}: {e}", l.bwrap.display());
+        // SAFETY: writing to our stderr (the pipe) before _exit.
+        unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
+        1
+    });
+    drop(err_w);
+    drop(args_fd);
+    drop(layer_fd);
+    drop(saved);
+    drop(exe_fd);
+    let mut said = Vec::new();
+    let _ = std::fs::File::from(err_r).read_to_end(&mut said);
+    if let Some(i) = said.windows(STARTED.len()).position(|w| w == STARTED) {
+        use std::io::Write;
+        let mut e = std::io::stderr();
+        let _ = e.write_all(&said[..i]);
+        let _ = e.write_all(&said[i + STARTED.len()..]);
+        return Ok(status);
+    }
+    if let Some(code) = interrupted {
+        return Ok(code);
+    }
+    if status == crate::exec::TIMEOUT_STATUS {
+        return Ok(status);
+    }
+    let text = String::from_utf8_lossy(&said);
+    let text = text.trim().trim_start_matches("bwrap: ");
+    Err(format!(
+        "bubblewrap could not build the sandbox: {}",
+        if text.is_empty() {
+            "it exited before the second stage"
+        } else {
+            text
+        }
+    ))
 }
 
 /// Applies the serialized layer (stage 2, inside the sandbox).
@@ -1158,20 +1179,22 @@ fn read_sealed(fd: i32) -> Result<Vec<u8>, String> {
     Ok(buf)
 }
 
-/// `dcjail __stage2 FD IGN -- COMMAND...`, run by bwrap inside the sandbox:
-/// applies the layer from the sealed memfd FD, restores the signal
-/// dispositions bwrap was shielded from (IGN: those that were ignored
-/// before), and execs COMMAND. It can only add restrictions to its caller.
+/// `dcjail __stage2 FD IGN ERR -- COMMAND...`, run by bwrap inside the
+/// sandbox: reads the layer from the sealed memfd FD, puts the caller's
+/// stderr (ERR) back on fd 2, restores the signal dispositions bwrap was
+/// shielded from (IGN: those that were ignored before), applies the layer
+/// and execs COMMAND. It can only add restrictions to its caller.
 #[cfg(target_os = "linux")]
 pub fn stage2_main(args: &[OsString]) -> i32 {
     use crate::error::Refusal;
-    if args.len() < 6 || args[4] != "--" {
+    if args.len() < 7 || args[5] != "--" {
         let r = Refusal::usage(format!("`{STAGE2}` is internal to dcjail"));
         eprintln!("{}", r.line());
         return r.exit_code();
     }
     let parse = |a: &OsString| a.to_str().and_then(|s| s.parse::<u32>().ok());
-    let (Some(fd), Some(ign)) = (parse(&args[2]), parse(&args[3])) else {
+    let (Some(fd), Some(ign), Some(err)) = (parse(&args[2]), parse(&args[3]), parse(&args[4]))
+    else {
         let r = Refusal::usage(format!("`{STAGE2}` is internal to dcjail"));
         eprintln!("{}", r.line());
         return r.exit_code();
@@ -1194,7 +1217,16 @@ pub fn stage2_main(args: &[OsString]) -> i32 {
             unsafe { libc::signal(*s, libc::SIG_DFL) };
         }
     }
-    let argv = match crate::exec::c_argv(&args[5..]) {
+    // From here on the caller's stderr is fd 2 again; bwrap's pipe hears
+    // only that we started.
+    // SAFETY: plain writes and dup2 on fd numbers given by the first stage.
+    unsafe {
+        libc::write(2, STARTED.as_ptr().cast(), STARTED.len());
+        if err > 2 && libc::dup2(err as i32, 2) == 2 {
+            libc::close(err as i32);
+        }
+    }
+    let argv = match crate::exec::c_argv(&args[6..]) {
         Ok(a) => a,
         Err(e) => return fail(e),
     };
@@ -1338,7 +1370,7 @@ pub fn doctor() -> crate::doctor::BackendReport {
     match layer_bytes_for_default() {
         Ok(()) => {
             details.push("second stage: landlock + seccomp layer supported".to_string());
-            details.push("guarantees: all of SPEC §5 for read-only and workspace-write (protected paths by read-only mounts), network none/allowlist/full".to_string());
+            details.push("holds: all of SPEC §5 for read-only, workspace-write and danger-full-access (protected paths and deny_write by read-only mounts), network none/allowlist/full; refuses: globs in deny/allow lists (needs the launch-time walk)".to_string());
             report(true, details, None)
         }
         Err(e) => {

@@ -150,8 +150,24 @@ pub struct LayerSpec {
     pub keep_fds: Vec<i32>,
 }
 
+/// Who keeps protected and `deny_write` paths inside writable roots
+/// read-only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteSubtraction {
+    /// Landlock alone: it cannot, so such a plan is refused.
+    Refuse,
+    /// Read-only bind mounts do it (the bwrap backend): landlock grants
+    /// the writable roots whole, as a second, coarser layer.
+    ByMounts,
+}
+
 /// Builds the layer for a plan, or says which part landlock cannot enforce.
 pub fn layer_spec(plan: &Plan) -> Result<LayerSpec, String> {
+    layer_spec_with(plan, WriteSubtraction::Refuse)
+}
+
+/// `layer_spec`, saying who enforces write subtraction.
+pub fn layer_spec_with(plan: &Plan, subtraction: WriteSubtraction) -> Result<LayerSpec, String> {
     let (restrict_tcp, sockets) = match plan.effective_net() {
         NetMode::None => (
             true,
@@ -179,7 +195,7 @@ pub fn layer_spec(plan: &Plan) -> Result<LayerSpec, String> {
         ),
     };
 
-    let writable = writable_roots(plan)?;
+    let writable = writable_roots(plan, subtraction)?;
     let mut deny = expand(&plan.fs.deny_read, "deny_read")?;
     let allow = expand(&plan.fs.allow_read, "allow_read")?;
     if !deny.is_empty() {
@@ -223,7 +239,7 @@ pub fn layer_spec(plan: &Plan) -> Result<LayerSpec, String> {
 /// The writable roots that can be granted, or the refusal for a write
 /// subtraction inside one. A root that lies inside a `deny_write` or
 /// protected path is simply not granted: that is exactly the policy.
-fn writable_roots(plan: &Plan) -> Result<Vec<PathBuf>, String> {
+fn writable_roots(plan: &Plan, subtraction: WriteSubtraction) -> Result<Vec<PathBuf>, String> {
     let fs = &plan.fs;
     let hidden = |w: &Path| {
         fs.protected.iter().any(|p| w.starts_with(p))
@@ -233,6 +249,9 @@ fn writable_roots(plan: &Plan) -> Result<Vec<PathBuf>, String> {
                 .any(|r| r.literal().is_some_and(|d| w.starts_with(d)))
     };
     let roots: Vec<PathBuf> = fs.writable.iter().filter(|w| !hidden(w)).cloned().collect();
+    if subtraction == WriteSubtraction::ByMounts {
+        return Ok(roots);
+    }
     for p in &fs.protected {
         if let Some(w) = roots.iter().find(|w| p.starts_with(w)) {
             let hint = if crate::plan::protected_in(w).contains(p) {
@@ -1058,6 +1077,155 @@ mod tests {
         assert_eq!(glob_prefix("/a/b/*.pem"), Some(PathBuf::from("/a/b")));
         assert_eq!(glob_prefix("/a/**/x"), Some(PathBuf::from("/a")));
         assert_eq!(glob_prefix("**/.env"), None);
+    }
+
+    /// A plan from the default policy, changed by `f`, with made-up facts
+    /// rooted in `ws` (no dcjail binary: its protection is tested apart).
+    fn plan_with(ws: &Path, f: impl FnOnce(&mut crate::policy::Policy)) -> Plan {
+        let mut pol = crate::policy::Policy::default();
+        f(&mut pol);
+        let facts = crate::plan::Facts {
+            cwd: ws.to_path_buf(),
+            home: None,
+            tmpdir: None,
+            exe: None,
+        };
+        crate::plan::build(&pol, vec!["true".into()], &facts).unwrap()
+    }
+
+    #[test]
+    fn read_only_no_network_spec_reads_everything_writes_only_terminals() {
+        let ws = tempdir("spec-ro");
+        let s = layer_spec(&plan_with(&ws, |_| {})).unwrap();
+        assert_eq!(s.abi, 6);
+        assert_eq!(s.handled_fs, access::READ | access::WRITE);
+        assert_eq!(
+            s.fs_rules[0],
+            FsRule {
+                path: "/".into(),
+                access: access::READ
+            }
+        );
+        let writers: Vec<&Path> = s
+            .fs_rules
+            .iter()
+            .filter(|r| r.access & access::WRITE_FILE != 0)
+            .map(|r| r.path.as_path())
+            .collect();
+        assert_eq!(
+            writers,
+            ["/dev/null", "/dev/tty", "/dev/pts", "/dev/ptmx"].map(Path::new)
+        );
+        assert!(s
+            .fs_rules
+            .iter()
+            .all(|r| r.access & (access::MAKE_REG | access::REMOVE_FILE) == 0));
+        assert!(s.restrict_tcp && s.tcp_connect_ports.is_empty());
+        assert_eq!(
+            s.sockets,
+            SocketRules {
+                allow_unix: false,
+                inet: Inet::Deny
+            }
+        );
+        assert_eq!(s.scopes, scope::SIGNAL | scope::ABSTRACT_UNIX_SOCKET);
+        assert!(s.keep_fds.is_empty());
+        std::fs::remove_dir_all(&ws).unwrap();
+    }
+
+    #[test]
+    fn full_network_spec_has_no_network_rules() {
+        let ws = tempdir("spec-full");
+        let s = layer_spec(&plan_with(&ws, |p| {
+            p.sandbox.network.mode = NetMode::Full;
+        }))
+        .unwrap();
+        assert!(!s.restrict_tcp);
+        assert_eq!(s.sockets.inet, Inet::Allow);
+        std::fs::remove_dir_all(&ws).unwrap();
+    }
+
+    #[test]
+    fn allowlist_restricts_tcp_and_allows_only_stream_sockets() {
+        let ws = tempdir("spec-allow");
+        let s = layer_spec(&plan_with(&ws, |p| {
+            p.sandbox.network.mode = NetMode::Allowlist;
+        }))
+        .unwrap();
+        assert!(s.restrict_tcp);
+        assert_eq!(s.sockets.inet, Inet::StreamOnly);
+        // The proxy's port is added at launch, once it is bound.
+        assert!(s.tcp_connect_ports.is_empty());
+        std::fs::remove_dir_all(&ws).unwrap();
+    }
+
+    #[test]
+    fn workspace_write_with_protected_paths_is_refused() {
+        let ws = tempdir("spec-prot");
+        let e = layer_spec(&plan_with(&ws, |p| {
+            p.sandbox.mode = crate::policy::SandboxMode::WorkspaceWrite;
+        }))
+        .unwrap_err();
+        assert!(e.contains("protect_defaults = false"), "{e}");
+        std::fs::remove_dir_all(&ws).unwrap();
+    }
+
+    #[test]
+    fn workspace_write_without_protected_paths_grants_write_on_the_roots() {
+        let ws = tempdir("spec-ww");
+        let s = layer_spec(&plan_with(&ws, |p| {
+            p.sandbox.mode = crate::policy::SandboxMode::WorkspaceWrite;
+            p.sandbox.filesystem.protect_defaults = false;
+        }))
+        .unwrap();
+        let tmp = std::fs::canonicalize("/tmp").unwrap();
+        for root in [&ws, &tmp] {
+            assert!(
+                s.fs_rules.contains(&FsRule {
+                    path: root.clone(),
+                    access: access::WRITE
+                }),
+                "{}",
+                root.display()
+            );
+        }
+        std::fs::remove_dir_all(&ws).unwrap();
+    }
+
+    #[test]
+    fn under_mounts_protected_paths_leave_the_roots_writable() {
+        let ws = tempdir("spec-mounts");
+        let plan = plan_with(&ws, |p| {
+            p.sandbox.mode = crate::policy::SandboxMode::WorkspaceWrite;
+        });
+        assert!(!plan.fs.protected.is_empty());
+        let s = layer_spec_with(&plan, WriteSubtraction::ByMounts).unwrap();
+        assert!(s.fs_rules.contains(&FsRule {
+            path: ws.clone(),
+            access: access::WRITE
+        }));
+        std::fs::remove_dir_all(&ws).unwrap();
+    }
+
+    #[test]
+    fn deny_write_inside_a_root_is_refused_and_a_root_inside_one_is_dropped() {
+        let ws = tempdir("spec-dw");
+        std::fs::create_dir_all(ws.join("keep")).unwrap();
+        let e = layer_spec(&plan_with(&ws, |p| {
+            p.sandbox.mode = crate::policy::SandboxMode::WorkspaceWrite;
+            p.sandbox.filesystem.protect_defaults = false;
+            p.sandbox.filesystem.deny_write = vec!["keep".into()];
+        }))
+        .unwrap_err();
+        assert!(e.contains("deny_write"), "{e}");
+        let s = layer_spec(&plan_with(&ws, |p| {
+            p.sandbox.mode = crate::policy::SandboxMode::WorkspaceWrite;
+            p.sandbox.filesystem.protect_defaults = false;
+            p.sandbox.filesystem.deny_write = vec![ws.parent().unwrap().to_path_buf()];
+        }))
+        .unwrap();
+        assert!(!s.fs_rules.iter().any(|r| r.path == ws));
+        std::fs::remove_dir_all(&ws).unwrap();
     }
 
     fn sample() -> LayerSpec {

@@ -118,6 +118,37 @@ pub fn select(plan: &Plan) -> Result<Choice> {
     )))
 }
 
+/// A backend failed at launch, before any of the command ran (bwrap could
+/// not build its namespaces here): under `auto` the next candidate is
+/// chosen, otherwise the run is refused, naming why.
+pub fn fallback(plan: &Plan, failed: Kind, why: String) -> Result<Choice> {
+    let mut passed_over = vec![(failed, why)];
+    if plan.backend == BackendChoice::Auto {
+        let list = candidates(plan.backend);
+        let rest = list.iter().skip_while(|k| **k != failed).skip(1);
+        for kind in rest {
+            match prepare(*kind, plan) {
+                Ok(launch) => {
+                    return Ok(Choice {
+                        kind: Some(*kind),
+                        launch,
+                        passed_over,
+                    })
+                }
+                Err(why) => passed_over.push((*kind, why)),
+            }
+        }
+    }
+    let why: Vec<String> = passed_over
+        .iter()
+        .map(|(k, w)| format!("{}: {}", k.name(), w))
+        .collect();
+    Err(Refusal::unavailable(format!(
+        "cannot enforce this policy here; {}",
+        why.join("; ")
+    )))
+}
+
 /// Probes one backend for this plan and renders its launch, or says why not.
 fn prepare(kind: Kind, plan: &Plan) -> std::result::Result<Launch, String> {
     let _ = plan;

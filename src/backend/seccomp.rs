@@ -431,6 +431,22 @@ mod tests {
         assert_eq!(s.when, "family is not AF_UNIX");
     }
 
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn x32_guard_sits_between_the_arch_check_and_the_syscall_load() {
+        let p = compile(NONE).unwrap();
+        let first = &p.0[0];
+        // seccompiler: load arch (offset 4), jump over the kill, kill.
+        assert_eq!((first[0].code, first[0].k), (0x20, 4));
+        assert_eq!((first[1].jt, first[1].jf), (1, 0));
+        // The guard: load nr, x32 numbers get ENOSYS.
+        assert_eq!((first[3].code, first[3].k), (0x20, 0));
+        assert_eq!(first[4].k, 0x4000_0000);
+        assert_eq!(first[5].k, 0x0005_0000 | libc::ENOSYS as u32);
+        // seccompiler's own code reloads the number after it.
+        assert_eq!((first[6].code, first[6].k), (0x20, 0));
+    }
+
     #[test]
     fn compiles_for_this_arch() {
         let p = compile(NONE).unwrap();
