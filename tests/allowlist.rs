@@ -489,3 +489,141 @@ fn sigterm_reaches_the_command_while_the_proxy_runs() {
         assert!(text(&out.stdout).contains("GOT-TERM"));
     }
 }
+
+/// A stand-in for a corporate proxy: answers CONNECT, records the request
+/// line, then tunnels to the loopback port named in it.
+fn fake_upstream() -> (u16, Arc<Mutex<Vec<String>>>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s2 = seen.clone();
+    thread::spawn(move || {
+        for c in l.incoming() {
+            let Ok(mut c) = c else { continue };
+            let seen = s2.clone();
+            thread::spawn(move || {
+                let mut head = Vec::new();
+                let mut b = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") {
+                    if c.read(&mut b).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    head.push(b[0]);
+                }
+                let head = text(&head);
+                seen.lock().unwrap().push(head.clone());
+                let target = head.split(' ').nth(1).unwrap_or("").to_string();
+                let p: u16 = target
+                    .rsplit(':')
+                    .next()
+                    .and_then(|p| p.parse().ok())
+                    .unwrap_or(0);
+                let Ok(up) = std::net::TcpStream::connect(("127.0.0.1", p)) else {
+                    return;
+                };
+                c.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                    .unwrap();
+                let (mut a, mut u2) = (c.try_clone().unwrap(), up.try_clone().unwrap());
+                let t = thread::spawn(move || {
+                    let _ = std::io::copy(&mut u2, &mut a);
+                    let _ = a.shutdown(std::net::Shutdown::Write);
+                });
+                let (mut c, mut up) = (c, up);
+                let _ = std::io::copy(&mut c, &mut up);
+                let _ = up.shutdown(std::net::Shutdown::Write);
+                let _ = t.join();
+            });
+        }
+    });
+    (port, seen)
+}
+
+#[test]
+fn the_callers_own_https_proxy_becomes_the_upstream() {
+    for b in BACKENDS {
+        if !backend_works(b) {
+            continue;
+        }
+        let o = origin();
+        let (up_port, seen) = fake_upstream();
+        let ws = Scratch::new("upstream");
+        let out = Command::new(bin())
+            .args([
+                "--backend",
+                b,
+                "--net",
+                "allowlist",
+                "--allow-domain",
+                "localhost",
+            ])
+            .args(["--", "sh", "-c"])
+            .arg(format!(
+                "{CURL} http://localhost:{p}/a; {CURL} http://127.0.0.1:{p}/b",
+                p = o.port
+            ))
+            .current_dir(&ws.0)
+            .env_remove("DCJAIL_POLICY")
+            .env("HTTPS_PROXY", format!("http://corp:pw@127.0.0.1:{up_port}"))
+            .env_remove("https_proxy")
+            .env_remove("NO_PROXY")
+            .env_remove("no_proxy")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stdout = text(&out.stdout);
+        assert!(
+            stdout.contains("ORIGIN-MARKER-7f3a code=200"),
+            "{b}: {stdout} {}",
+            text(&out.stderr)
+        );
+        assert!(stdout.contains("code=403"), "{b}: {stdout}");
+        let seen = seen.lock().unwrap();
+        // Only the allowed destination went to the upstream, with the
+        // upstream's own credentials, never the sandbox's secret.
+        assert_eq!(seen.len(), 1, "{b}: {seen:?}");
+        assert!(
+            seen[0].starts_with(&format!("CONNECT localhost:{} HTTP/1.1", o.port)),
+            "{b}: {seen:?}"
+        );
+        assert!(
+            seen[0].contains("Proxy-Authorization: Basic Y29ycDpwdw=="),
+            "{b}: {seen:?}"
+        );
+        assert!(!seen[0].contains("dcjail"), "{b}: {seen:?}");
+        // The command itself sees dcjail's proxy, not the caller's.
+        assert_eq!(o.conns.load(Ordering::SeqCst), 1);
+    }
+}
+
+#[test]
+fn timeout_kills_the_command_and_still_reports_denials() {
+    for b in BACKENDS {
+        if !backend_works(b) {
+            continue;
+        }
+        let s = Scratch::new("timeout");
+        let report = s.0.join("r.json");
+        let out = run(
+            b,
+            &[
+                "--allow-domain",
+                "localhost",
+                "--timeout",
+                "2",
+                "--report",
+                report.to_str().unwrap(),
+            ],
+            &format!("{CURL} http://denied.invalid:9/; sleep 30"),
+            false,
+        );
+        assert_eq!(out.status.code(), Some(124), "{b}: {}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains("dcjail: network-denied: denied.invalid:9"),
+            "{b}"
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+        assert_eq!(v["exit_status"], 124);
+        assert_eq!(v["network_denied"], serde_json::json!(["denied.invalid:9"]));
+    }
+}

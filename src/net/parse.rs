@@ -618,6 +618,51 @@ mod tests {
     }
 
     #[test]
+    fn random_mutations_never_panic() {
+        let seeds: [&[u8]; 6] = [
+            b"CONNECT example.com:443 HTTP/1.1\r\nProxy-Authorization: Basic eA==\r\n\r\n",
+            b"GET http://[::ffff:127.0.0.1]:8080/p?q HTTP/1.0\r\nHost: x\r\nConnection: a, b\r\n\r\n",
+            b"\x05\x01\x00\x03\x0bexample.com\x01\xbb",
+            b"\x01\x06dcjail\x03abc",
+            b"\x05\x01\x00\x04\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x50",
+            b"HTTP/1.1 200 OK\r\n\r\n",
+        ];
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..20_000 {
+            let mut v = seeds[(next() % seeds.len() as u64) as usize].to_vec();
+            for _ in 0..(next() % 4 + 1) {
+                let at = (next() % (v.len() as u64 + 1)) as usize;
+                let byte = (next() & 0xff) as u8;
+                match next() % 3 {
+                    0 if at < v.len() => v[at] = byte,
+                    1 => v.insert(at, byte),
+                    _ if at < v.len() => {
+                        v.remove(at);
+                    }
+                    _ => {}
+                }
+            }
+            if let Ok(Some((r, n))) = parse_request(&v) {
+                assert!(n <= v.len());
+                let _ = origin_head(&r);
+                let _ = crate::domain::Host::parse(r.target.host());
+            }
+            let _ = parse_socks_greeting(&v);
+            let _ = parse_socks_userpass(&v);
+            let _ = parse_socks_request(&v);
+            let _ = parse_response_status(&v);
+            let _ = crate::domain::Host::parse(&String::from_utf8_lossy(&v));
+            let _ = crate::domain::DomainRule::parse(&String::from_utf8_lossy(&v));
+        }
+    }
+
+    #[test]
     fn socks_messages_parse_and_ask_for_more() {
         assert_eq!(parse_socks_greeting(b"\x05"), Ok(None));
         assert_eq!(parse_socks_greeting(b"\x05\x02\x00"), Ok(None));
