@@ -1,6 +1,9 @@
 //! Throughput of the allowlist proxy against a direct loopback connection.
 //! `cargo run --release --example proxy_throughput [MiB]` (default 1024);
-//! called by scripts/bench.sh. Prints one line per path, and the ratio.
+//! called by scripts/bench-allowlist.sh. Prints one line per path, and the
+//! ratio. `--serve MiB` only runs the loopback server (an HTTP response of
+//! MiB bytes to every connection) and prints its port, for measuring a
+//! real client inside dcjail.
 
 use dcjail::domain::{DomainRule, Rules};
 use dcjail::net::conn::Listener;
@@ -11,14 +14,31 @@ use std::time::Instant;
 
 const SECRET: &str = "bench";
 
-/// A loopback server sending `total` bytes to every client, then closing.
-fn server(total: u64) -> u16 {
+/// A loopback server sending `total` bytes to every client, then closing;
+/// as an HTTP response (after reading the request head) when `http`.
+fn server(total: u64, http: bool) -> u16 {
     let l = TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = l.local_addr().expect("addr").port();
     std::thread::spawn(move || {
         for s in l.incoming() {
             let Ok(mut s) = s else { continue };
             std::thread::spawn(move || {
+                if http {
+                    let mut head = Vec::new();
+                    let mut b = [0u8; 1];
+                    while !head.ends_with(b"\r\n\r\n") {
+                        if s.read(&mut b).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        head.push(b[0]);
+                    }
+                    let h = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Length: {total}\r\nConnection: close\r\n\r\n"
+                    );
+                    if s.write_all(h.as_bytes()).is_err() {
+                        return;
+                    }
+                }
                 let chunk = vec![0x5au8; 1 << 20];
                 let mut left = total;
                 while left > 0 {
@@ -53,12 +73,18 @@ fn report(what: &str, bytes: u64, t: Instant) -> f64 {
 }
 
 fn main() {
-    let mib: u64 = std::env::args()
-        .nth(1)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(1024);
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("--serve") {
+        let mib: u64 = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(1024);
+        let port = server(mib * 1024 * 1024, true);
+        println!("{port}");
+        loop {
+            std::thread::park();
+        }
+    }
+    let mib: u64 = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(1024);
     let total = mib * 1024 * 1024;
-    let port = server(total);
+    let port = server(total, false);
 
     let t = Instant::now();
     let got = drain(TcpStream::connect(("127.0.0.1", port)).expect("connect"));

@@ -3,7 +3,9 @@
 #  1. launch time: --net allowlist against --net none, per backend (hyperfine);
 #     target: under 20 ms added.
 #  2. proxy throughput: 1 GiB from a loopback server, through the proxy
-#     against direct (examples/proxy_throughput); target: at least half.
+#     against direct (examples/proxy_throughput, in one process); target:
+#     at least half.
+#  3. the same download by curl: direct, and inside dcjail through the proxy.
 set -eu
 cd "$(dirname "$0")/.."
 : "${CARGO_TARGET_DIR:=target}"
@@ -28,3 +30,18 @@ for b in landlock bwrap; do
 done
 echo "== proxy throughput, ${MIB:-1024} MiB over loopback"
 "$T" "${MIB:-1024}"
+
+echo "== curl download of ${MIB:-1024} MiB: direct vs inside dcjail --net allowlist"
+port_file="$work/port"
+"$T" --serve "${MIB:-1024}" >"$port_file" &
+srv=$!
+trap 'kill $srv 2>/dev/null; rm -rf "$work"' EXIT
+while [ ! -s "$port_file" ]; do sleep 0.1; done
+port=$(cat "$port_file")
+fmt='%{speed_download}'
+speed() { awk '{ printf "%.0f MiB/s\n", $1 / 1048576 }'; }
+env -u http_proxy -u HTTP_PROXY curl -s -o /dev/null -w "$fmt" "http://127.0.0.1:$port/" | { printf 'direct:            '; speed; }
+for b in landlock bwrap; do
+    "$D" --backend "$b" --net allowlist --allow-domain localhost -- \
+        curl -s -o /dev/null -w "$fmt" "http://localhost:$port/" 2>/dev/null | { printf '%-19s' "$b allowlist:"; speed; }
+done
