@@ -627,3 +627,30 @@ fn timeout_kills_the_command_and_still_reports_denials() {
         assert_eq!(v["network_denied"], serde_json::json!(["denied.invalid:9"]));
     }
 }
+
+#[test]
+fn a_stage2_channel_variable_from_the_caller_is_never_honoured() {
+    if !backend_works("bwrap") {
+        return;
+    }
+    let ws = Scratch::new("stage2var");
+    for net in ["none", "allowlist"] {
+        let out = Command::new(bin())
+            .args([
+                "--backend",
+                "bwrap",
+                "--net",
+                net,
+                "--allow-domain",
+                "localhost",
+            ])
+            .args(["--", "sh", "-c", "env | grep -c DCJAIL_STAGE2 || true"])
+            .current_dir(&ws.0)
+            .env_remove("DCJAIL_POLICY")
+            .env("DCJAIL_STAGE2_PROXY_FD", "1")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{net}: {}", text(&out.stderr));
+        assert_eq!(text(&out.stdout).trim(), "0", "{net}");
+    }
+}
