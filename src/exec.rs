@@ -207,18 +207,43 @@ pub fn supervise<F: FnOnce() -> i32>(timeout: Option<Duration>, child: F) -> i32
                 unsafe { libc::kill(pid, sig) };
             }
         },
+        Teardown::Reap,
         child,
     )
 }
 
-/// `supervise` with the forwarding decided by the caller: `forward(child,
-/// signal, si_code)` is called for every forwarded signal dcjail receives
-/// (a backend whose command is not the direct child finds it there).
+/// How the supervisor ends the tree once the command is done.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Teardown {
+    /// Kill and reap until no descendant is left (a process killed while
+    /// forking may leave a child that is reparented to us later).
+    Reap,
+    /// The child owns a pid namespace whose init is among the descendants:
+    /// once each of them has SIGKILL pending the kernel kills the rest of
+    /// the namespace, so nothing can run again and nothing is waited for
+    /// (the namespace's teardown takes milliseconds).
+    PidNamespace,
+}
+
+/// `supervise` with the forwarding and the teardown decided by the caller:
+/// `forward(child, signal, si_code)` is called for every forwarded signal
+/// dcjail receives (a backend whose command is not the direct child finds
+/// it there).
 pub fn supervise_with<F: FnOnce() -> i32>(
     timeout: Option<Duration>,
     forward: &mut dyn FnMut(libc::pid_t, libc::c_int, libc::c_int),
+    teardown: Teardown,
     child: F,
 ) -> i32 {
+    let end = || match teardown {
+        Teardown::Reap => kill_tree(),
+        Teardown::PidNamespace => {
+            for k in descendants() {
+                // SAFETY: plain kill of our own descendants.
+                unsafe { libc::kill(k, libc::SIGKILL) };
+            }
+        }
+    };
     let mask = supervisor_mask();
     let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
     // SAFETY: plain libc calls on valid pointers; dcjail is single-threaded here.
@@ -253,7 +278,7 @@ pub fn supervise_with<F: FnOnce() -> i32>(
             Some(d) => {
                 let now = Instant::now();
                 if now >= d {
-                    kill_tree();
+                    end();
                     status = Some(TIMEOUT_STATUS);
                     break;
                 }
@@ -283,7 +308,7 @@ pub fn supervise_with<F: FnOnce() -> i32>(
             forward(pid, sig, info.si_code);
         }
     }
-    kill_tree();
+    end();
     // SAFETY: restoring the mask saved above.
     unsafe { libc::sigprocmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
     status.unwrap_or(1)

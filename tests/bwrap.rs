@@ -759,3 +759,59 @@ fn a_policy_with_a_thousand_paths_goes_through_args_fd() {
     assert!(!t.contains("SECRET-"), "{t}");
     assert!(t.contains("VISIBLE"), "{t}");
 }
+
+#[test]
+fn a_symlink_in_the_workspace_pointing_at_a_protected_path_gives_no_write_access() {
+    let ws = Scratch::git("symprot");
+    let before = std::fs::read(ws.join(".git/config")).unwrap();
+    let o = sh(
+        ws.path(),
+        WW,
+        "ln -s .git/config c; echo '[evil]' >> c; ln -s .git/hooks h; echo evil > h/pre-push; echo end",
+    );
+    assert_eq!(
+        std::fs::read(ws.join(".git/config")).unwrap(),
+        before,
+        "{}",
+        text(&o)
+    );
+    assert!(!ws.join(".git/hooks/pre-push").exists(), "{}", text(&o));
+}
+
+#[test]
+fn a_gitdir_pointer_file_cannot_be_swapped_for_a_directory_with_hooks() {
+    let main = Scratch::git("main");
+    let git = |dir: &Path, args: &[&str]| {
+        let ok = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(ok.status.success(), "{}", text(&ok));
+    };
+    git(
+        main.path(),
+        &["commit", "-q", "--allow-empty", "-m", "init"],
+    );
+    let wt_parent = Scratch::new("wt");
+    let wt = wt_parent.join("linked");
+    git(
+        main.path(),
+        &["worktree", "add", "-q", wt.to_str().unwrap()],
+    );
+    let pointer = std::fs::read(wt.join(".git")).unwrap();
+    let o = sh(
+        &wt,
+        WW,
+        "rm -f .git; mv .git .git-old; echo 'gitdir: /tmp/evil' > .git; echo fine > file; echo end",
+    );
+    let t = text(&o);
+    assert_eq!(std::fs::read(wt.join(".git")).unwrap(), pointer, "{t}");
+    assert!(wt.join("file").exists(), "{t}");
+    let _ = Command::new("git")
+        .args(["worktree", "remove", "--force"])
+        .arg(&wt)
+        .current_dir(main.path())
+        .output();
+}

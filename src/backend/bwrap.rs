@@ -53,6 +53,9 @@ pub enum Node {
     Dir,
     File,
     Symlink,
+    /// Someone else's entry in a sticky directory (/tmp): this uid can
+    /// neither remove nor rename it, so it needs no mount to stay put.
+    Foreign,
     /// An empty directory or file left by dcjail (marked with the xattr).
     Placeholder {
         dir: bool,
@@ -82,7 +85,9 @@ impl Host for RealHost {
             return Node::Missing;
         };
         let ft = m.file_type();
-        if ft.is_symlink() {
+        if ft.is_symlink() && foreign_in_sticky(p, &m) {
+            Node::Foreign
+        } else if ft.is_symlink() {
             Node::Symlink
         } else if ft.is_dir() {
             if is_marked(p) {
@@ -96,6 +101,17 @@ impl Host for RealHost {
             Node::File
         }
     }
+}
+
+fn foreign_in_sticky(p: &Path, m: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid never fails.
+    let me = unsafe { libc::geteuid() };
+    let sticky = p
+        .parent()
+        .and_then(|d| std::fs::metadata(d).ok())
+        .is_some_and(|d| d.mode() & 0o1000 != 0 && d.uid() != me);
+    sticky && m.uid() != me
 }
 
 fn is_marked(p: &Path) -> bool {
@@ -220,12 +236,15 @@ pub fn render(plan: &Plan, host: &dyn Host) -> Result<Rendered, String> {
 
     let mut out = Rendered::default();
     let mut points: Vec<Point> = Vec::new();
-    let add = |points: &mut Vec<Point>, path: &Path, node: Node, role: Role| {
-        if let Some(pt) = points.iter_mut().find(|pt| pt.path == path) {
-            if !pt.roles.contains(&role) {
-                pt.roles.push(role);
+    // Policies with thousands of paths stay linear.
+    let mut index: std::collections::HashMap<PathBuf, usize> = std::collections::HashMap::new();
+    let mut add = |points: &mut Vec<Point>, path: &Path, node: Node, role: Role| {
+        if let Some(&i) = index.get(path) {
+            if !points[i].roles.contains(&role) {
+                points[i].roles.push(role);
             }
         } else {
+            index.insert(path.to_path_buf(), points.len());
             points.push(Point {
                 path: path.to_path_buf(),
                 node,
@@ -269,6 +288,7 @@ pub fn render(plan: &Plan, host: &dyn Host) -> Result<Rendered, String> {
             let last = i + 1 == comps.len();
             let node = host.node(&cur);
             match node {
+                Node::Foreign => break,
                 Node::Symlink => {
                     return Err(format!(
                         "`{}` is a symlink inside the writable root `{}`: a mount cannot keep `{}` read-only through it",
@@ -1065,7 +1085,8 @@ fn run_bwrap(
         }
     };
     let err_w_raw = err_w.as_raw_fd();
-    let status = crate::exec::supervise_with(plan.timeout, &mut forward, || {
+    let teardown = crate::exec::Teardown::PidNamespace;
+    let status = crate::exec::supervise_with(plan.timeout, &mut forward, teardown, || {
         let argv_p: Vec<*const libc::c_char> = bargv
             .iter()
             .map(|a| a.as_ptr())
@@ -1588,6 +1609,15 @@ mod tests {
     }
 
     #[test]
+    fn another_users_symlink_in_a_sticky_tmp_needs_no_mount_and_is_no_refusal() {
+        let p = plan(SandboxMode::WorkspaceWrite, &["/tmp"], &["/tmp/.bashrc"]);
+        let host = fake(&[("/tmp", Node::Dir), ("/tmp/.bashrc", Node::Foreign)]);
+        let r = render(&p, &host).unwrap();
+        assert!(!words(&r).contains(&"/tmp/.bashrc".to_string()));
+        assert!(r.placeholders.is_empty());
+    }
+
+    #[test]
     fn protected_paths_outside_every_writable_root_need_no_mount() {
         let p = plan(
             SandboxMode::WorkspaceWrite,
@@ -1662,6 +1692,40 @@ mod tests {
         p.net.mode = NetMode::Allowlist;
         let w = words(&render(&p, &fake(&[])).unwrap());
         assert!(w.contains(&"--unshare-net".to_string()));
+    }
+
+    #[test]
+    fn globs_are_refused_not_dropped() {
+        let mut p = plan(SandboxMode::ReadOnly, &[], &[]);
+        p.fs.deny_read = vec![PathRule::Glob(crate::plan::Glob {
+            pattern: "**/.env".into(),
+            written: "**/.env".into(),
+            matcher: globset::Glob::new("**/.env").unwrap().compile_matcher(),
+        })];
+        assert!(render(&p, &fake(&[])).unwrap_err().contains("**/.env"));
+    }
+
+    #[test]
+    fn a_bwrap_planted_in_a_writable_root_is_never_trusted() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("dcjail-trust-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let dir = std::fs::canonicalize(&dir).unwrap();
+        let fake_bwrap = dir.join("bwrap");
+        std::fs::write(&fake_bwrap, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&fake_bwrap, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let mut p = plan(SandboxMode::WorkspaceWrite, &[dir.to_str().unwrap()], &[]);
+        p.workspace = dir.clone();
+        p.cwd = dir.clone();
+        assert!(!trusted(&fake_bwrap, Some(&p)));
+        p.fs.writable.clear();
+        assert!(!trusted(&fake_bwrap, Some(&p)), "inside the workspace");
+        p.workspace = "/elsewhere".into();
+        p.cwd = "/elsewhere".into();
+        assert!(trusted(&fake_bwrap, Some(&p)));
+        std::fs::set_permissions(&fake_bwrap, std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(!trusted(&fake_bwrap, Some(&p)), "world-writable");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
