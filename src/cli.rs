@@ -235,7 +235,17 @@ fn run_main(args: Vec<OsString>) -> i32 {
     if !plan.sandboxed && plan.worktree.is_none() && plan.mode == Mode::BypassPermissions {
         eprintln!("dcjail: warning: bypassPermissions with the sandbox off and no worktree: running unprotected");
     }
-    launch(&plan, choice)
+    let report = cli.policy.report.clone();
+    let run_value = report
+        .as_ref()
+        .map(|_| crate::explain::run_json(&plan, &choice));
+    let (status, denied) = launch(&plan, choice);
+    if let (Some(path), Some(mut v)) = (report, run_value) {
+        v["exit_status"] = status.into();
+        v["network_denied"] = denied.into();
+        crate::explain::write_report(&path, &v);
+    }
+    status
 }
 
 fn refuse(r: &Refusal, report: Option<&std::path::Path>) -> i32 {
@@ -247,18 +257,36 @@ fn refuse(r: &Refusal, report: Option<&std::path::Path>) -> i32 {
 }
 
 /// Starts the command as the chosen backend says; returns only on failure
-/// or, when supervising, with the command's status.
-fn launch(plan: &Plan, choice: Choice) -> i32 {
+/// or, when supervising, with the command's status and the destinations
+/// the allowlist proxy refused.
+fn launch(plan: &Plan, mut choice: Choice) -> (i32, Vec<String>) {
     let argv = match crate::exec::c_argv(&plan.argv) {
         Ok(a) => a,
-        Err(e) => return refuse(&Refusal::usage(e), None),
+        Err(e) => return (refuse(&Refusal::usage(e), None), Vec::new()),
     };
     if let Err(e) = crate::exec::enter_cwd(&plan.cwd) {
-        return refuse(&Refusal::policy(e), None);
+        return (refuse(&Refusal::policy(e), None), Vec::new());
     }
-    let envp = crate::exec::environment(plan, &choice, &[]);
+    let net = match crate::net::start_for(plan, &mut choice.launch) {
+        Ok(n) => n,
+        Err(e) => return (refuse(&Refusal::unavailable(e), None), Vec::new()),
+    };
+    let envp = crate::net::strip_internal(crate::exec::environment(plan, &choice, &net.env), &net);
+    let (status, mut later) = launch_with(plan, choice, argv, envp);
+    let mut denied = net.finish();
+    denied.append(&mut later);
+    (status, denied)
+}
+
+fn launch_with(
+    plan: &Plan,
+    choice: Choice,
+    argv: Vec<std::ffi::CString>,
+    envp: Vec<std::ffi::CString>,
+) -> (i32, Vec<String>) {
     let path_var = std::env::var_os("PATH");
-    match choice.launch {
+    // Only a fallback to another backend (its own proxy) adds denials here.
+    let status = match choice.launch {
         Launch::Unsandboxed => match plan.timeout {
             None => crate::exec::exec_command(&argv, &envp, path_var.as_deref()),
             Some(t) => crate::exec::supervise(Some(t), || {
@@ -269,7 +297,7 @@ fn launch(plan: &Plan, choice: Choice) -> i32 {
         Launch::Bwrap(l) => match crate::backend::bwrap::launch(plan, &l, &argv, &envp) {
             Ok(status) => status,
             Err(e) => match backend::fallback(plan, backend::Kind::Bwrap, e) {
-                Ok(next) => launch(plan, next),
+                Ok(next) => return launch(plan, next),
                 Err(r) => refuse(&r, None),
             },
         },
@@ -284,7 +312,8 @@ fn launch(plan: &Plan, choice: Choice) -> i32 {
             crate::exec::exec_command(&argv, &envp, path_var.as_deref())
         }),
         Launch::Seatbelt(r) => backend::seatbelt::launch(plan, &r, &envp),
-    }
+    };
+    (status, Vec::new())
 }
 
 fn explain_main(args: &[OsString]) -> i32 {

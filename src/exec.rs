@@ -54,6 +54,10 @@ pub fn exec_command(argv: &[CString], envp: &[CString], path_var: Option<&OsStr>
     let Some(cmd) = argv.first() else {
         return 127;
     };
+    // Rust starts with SIGPIPE ignored, and an ignored signal survives
+    // execve: without this, `yes | head -1` inside would complain of EPIPE.
+    // SAFETY: resetting one signal disposition before exec.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let name = cmd.as_bytes();
     let display = String::from_utf8_lossy(name).into_owned();
     if name.is_empty() {

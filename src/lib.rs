@@ -11,6 +11,7 @@ pub mod domain;
 pub mod error;
 pub mod exec;
 pub mod explain;
+pub mod net;
 pub mod plan;
 pub mod policy;
 pub mod walk;

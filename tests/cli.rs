@@ -773,3 +773,22 @@ fn every_help_option_is_in_the_man_page() {
         );
     }
 }
+
+#[test]
+fn the_command_gets_default_sigpipe_like_any_program() {
+    // `yes` must die quietly of SIGPIPE when `head` exits, as it would
+    // without dcjail, on every launch path.
+    for flags in [
+        vec!["--no-sandbox"],
+        vec!["--no-sandbox", "--timeout", "30"],
+        vec!["--backend", "landlock"],
+        vec!["--backend", "bwrap"],
+    ] {
+        let mut args = flags.clone();
+        args.extend(["--", "sh", "-c", "yes | head -1"]);
+        let o = Command::new(bin()).args(&args).output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{flags:?}: {}", stderr(&o));
+        assert_eq!(String::from_utf8_lossy(&o.stdout), "y\n", "{flags:?}");
+        assert!(o.stderr.is_empty(), "{flags:?}: {}", stderr(&o));
+    }
+}

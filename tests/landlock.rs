@@ -573,17 +573,6 @@ fn landlock_refuses_deny_write_inside_the_workspace() {
 }
 
 #[test]
-fn landlock_refuses_network_allowlist_until_the_proxy_exists() {
-    let s = Scratch::new("ref-allow");
-    let o = jailed(
-        &s.ws(),
-        &["--net", "allowlist", "--allow-domain", "example.com"],
-        &["true"],
-    );
-    refused(&o, &["allowlist", "proxy"]);
-}
-
-#[test]
 fn landlock_refuses_danger_full_access_that_would_expose_dcjail_itself() {
     let s = Scratch::new("ref-danger");
     let o = jailed(

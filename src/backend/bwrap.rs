@@ -214,11 +214,6 @@ fn refuse_globs(plan: &Plan) -> Result<(), String> {
 /// what exists; the result is the same for the same plan and host.
 pub fn render(plan: &Plan, host: &dyn Host) -> Result<Rendered, String> {
     refuse_globs(plan)?;
-    if plan.net.mode == NetMode::Allowlist {
-        return Err(
-            "network allowlist needs dcjail's proxy, which is not in this build".to_string(),
-        );
-    }
     let full_fs = plan.fs.access == SandboxMode::DangerFullAccess;
     let roots: Vec<&PathBuf> = plan
         .fs
@@ -667,7 +662,11 @@ pub struct BwrapLaunch {
 #[cfg(target_os = "linux")]
 fn layer_bytes(plan: &Plan) -> Result<Vec<u8>, String> {
     use super::landlock::{layer_spec_with, WriteSubtraction};
-    let spec = layer_spec_with(plan, WriteSubtraction::ByMounts)?;
+    let mut spec = layer_spec_with(plan, WriteSubtraction::ByMounts)?;
+    if plan.effective_net() == NetMode::Allowlist {
+        // The proxy's listener inside the namespace (net::session).
+        spec.tcp_connect_ports = vec![crate::net::session::SANDBOX_PROXY_PORT];
+    }
     spec.check_supported()?;
     Ok(spec.to_bytes())
 }
@@ -1252,7 +1251,9 @@ pub fn stage2_main(args: &[OsString]) -> i32 {
         Ok(a) => a,
         Err(e) => return fail(e),
     };
+    let proxy_fd = std::env::var_os(crate::net::STAGE2_VAR);
     let envp: Vec<std::ffi::CString> = std::env::vars_os()
+        .filter(|(k, _)| k != crate::net::STAGE2_VAR)
         .filter_map(|(k, v)| {
             let mut b = k.as_bytes().to_vec();
             b.push(b'=');
@@ -1261,6 +1262,17 @@ pub fn stage2_main(args: &[OsString]) -> i32 {
         })
         .collect();
     let path_var = std::env::var_os("PATH");
+    if let Some(v) = proxy_fd {
+        // Network allowlist: the proxy outside accepts on a socket bound
+        // in this namespace; it must exist before the command starts.
+        let fd = v.to_str().and_then(|s| s.parse::<i32>().ok());
+        let sent = fd
+            .ok_or_else(|| "bad proxy channel".to_string())
+            .and_then(crate::net::session::send_listener);
+        if let Err(e) = sent {
+            return fail(e);
+        }
+    }
     if let Err(e) = apply_layer(&bytes) {
         return fail(e);
     }
@@ -1379,7 +1391,7 @@ pub fn doctor() -> crate::doctor::BackendReport {
     match layer_bytes_for_default() {
         Ok(()) => {
             details.push("second stage: landlock + seccomp layer supported".to_string());
-            details.push("holds: all of SPEC §5 for read-only, workspace-write and danger-full-access (protected paths and deny_write by read-only mounts), network none/full; refuses: network allowlist (needs the proxy), globs in deny/allow lists (needs the launch-time walk)".to_string());
+            details.push("holds: all of SPEC §5 for read-only, workspace-write and danger-full-access (protected paths and deny_write by read-only mounts), network none/allowlist/full; refuses: globs in deny/allow lists (needs the launch-time walk)".to_string());
             report(true, details, None)
         }
         Err(e) => {
@@ -1675,10 +1687,15 @@ mod tests {
     }
 
     #[test]
-    fn globs_and_the_allowlist_are_refused_not_dropped() {
+    fn the_allowlist_keeps_a_private_network_namespace() {
         let mut p = plan(SandboxMode::ReadOnly, &[], &[]);
         p.net.mode = NetMode::Allowlist;
-        assert!(render(&p, &fake(&[])).unwrap_err().contains("proxy"));
+        let w = words(&render(&p, &fake(&[])).unwrap());
+        assert!(w.contains(&"--unshare-net".to_string()));
+    }
+
+    #[test]
+    fn globs_are_refused_not_dropped() {
         let mut p = plan(SandboxMode::ReadOnly, &[], &[]);
         p.fs.deny_read = vec![PathRule::Glob(crate::plan::Glob {
             pattern: "**/.env".into(),

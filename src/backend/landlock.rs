@@ -183,13 +183,16 @@ pub fn layer_spec_with(plan: &Plan, subtraction: WriteSubtraction) -> Result<Lay
                 inet: Inet::Allow,
             },
         ),
-        NetMode::Allowlist => {
-            return Err(
-                "network allowlist comes with dcjail's proxy, which the landlock \
-                        backend does not have yet (use --net none or --net full)"
-                    .into(),
-            )
-        }
+        // TCP only, and only to the proxy's port (added at launch, when the
+        // proxy has bound it): landlock filters connect by port, seccomp
+        // refuses every other kind of socket.
+        NetMode::Allowlist => (
+            true,
+            SocketRules {
+                allow_unix: plan.net.allow_unix_sockets,
+                inet: Inet::StreamOnly,
+            },
+        ),
     };
 
     let writable = writable_roots(plan, subtraction)?;
@@ -628,7 +631,7 @@ impl LayerSpec {
             (5, "device ioctl"),
         ];
         if self.restrict_tcp {
-            v.push((4, "TCP bind/connect rules (network none)"));
+            v.push((4, "TCP bind/connect rules (network none or allowlist)"));
         }
         if self.scopes != 0 {
             v.push((6, "signal and abstract-socket scoping"));
@@ -767,6 +770,13 @@ impl LayerSpec {
                 "deny_read is enforced by granting read on its complement: directories on the way \
                  to a denied path stay listable (names, not contents), and files created later \
                  directly in them are not readable",
+            );
+        }
+        if self.sockets.inet == Inet::StreamOnly {
+            notes.push(
+                "network allowlist: landlock filters TCP connect by port only, so the proxy's \
+                 port (chosen at launch) is reachable on any address; the bwrap backend confines \
+                 the command to a namespace where only the proxy is reachable",
             );
         }
         json!({
@@ -979,13 +989,12 @@ pub fn doctor() -> (bool, Vec<String>, Option<String>) {
     }
     if works {
         details.push(
-            "holds: read-only and workspace-write without protected paths, deny_read, network none/full, \
+            "holds: read-only and workspace-write without protected paths, deny_read, network none/allowlist/full, \
              no_new_privs, no capabilities, seccomp filter, signal/abstract-socket scoping"
                 .into(),
         );
         details.push(
-            "refuses: protected paths or deny_write inside writable roots (bwrap needed), network allowlist"
-                .into(),
+            "refuses: protected paths or deny_write inside writable roots (bwrap needed)".into(),
         );
     }
     (works, details, fix)
@@ -1137,13 +1146,16 @@ mod tests {
     }
 
     #[test]
-    fn allowlist_is_refused_until_the_proxy_exists() {
+    fn allowlist_restricts_tcp_and_allows_only_stream_sockets() {
         let ws = tempdir("spec-allow");
-        let e = layer_spec(&plan_with(&ws, |p| {
+        let s = layer_spec(&plan_with(&ws, |p| {
             p.sandbox.network.mode = NetMode::Allowlist;
         }))
-        .unwrap_err();
-        assert!(e.contains("proxy"), "{e}");
+        .unwrap();
+        assert!(s.restrict_tcp);
+        assert_eq!(s.sockets.inet, Inet::StreamOnly);
+        // The proxy's port is added at launch, once it is bound.
+        assert!(s.tcp_connect_ports.is_empty());
         std::fs::remove_dir_all(&ws).unwrap();
     }
 

@@ -160,6 +160,12 @@ fn prepare(kind: Kind, plan: &Plan) -> std::result::Result<Launch, String> {
         Kind::Bwrap => bwrap::prepare(plan).map(|l| Launch::Bwrap(Box::new(l))),
         #[cfg(target_os = "linux")]
         Kind::Landlock => {
+            // Landlock filters TCP connect by port only: a direct connection
+            // to another host on the proxy's port would get through, and the
+            // allowlist promises that a direct connection fails.
+            if plan.effective_net() == crate::policy::NetMode::Allowlist {
+                return Err("landlock filters TCP connect by port, not by address, so a direct connection to another host on the proxy's port would not fail; the network allowlist needs the bwrap backend".into());
+            }
             let spec = self::landlock::layer_spec(plan)?;
             spec.check_supported()?;
             Ok(Launch::Landlock(spec))

@@ -201,12 +201,19 @@ fn socket_entry(s: SocketRules) -> Option<Entry> {
                 for ty in (0..16u64).filter(|t| *t != SOCK_STREAM as u64) {
                     when.push(vec![Cmp::Eq(0, fam), Cmp::Masked(1, 0xf, ty)]);
                 }
+                // Landlock's TCP rules cover TCP only: an MPTCP or SCTP
+                // stream socket would connect anywhere. Protocol 0 or TCP.
+                when.push(vec![
+                    Cmp::Eq(0, fam),
+                    Cmp::Ne(2, 0),
+                    Cmp::Ne(2, libc::IPPROTO_TCP as u64),
+                ]);
             }
             let names: Vec<&str> = allowed.iter().map(|(_, n)| *n).collect();
             (
                 when,
                 format!(
-                    "family is not one of {}, or an AF_INET/AF_INET6 type is not SOCK_STREAM",
+                    "family is not one of {}, or an AF_INET/AF_INET6 type is not SOCK_STREAM, or its protocol is not TCP",
                     names.join(", ")
                 ),
             )

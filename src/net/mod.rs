@@ -1,0 +1,178 @@
+//! Network allowlist (`sandbox.network.mode = "allowlist"`): dcjail's own
+//! HTTP/SOCKS5 proxy ([`proxy`]), the wire parsers it trusts nothing
+//! without ([`parse`]), the byte relay and the loopback↔unix bridge
+//! ([`conn`]), and the per-run glue: the secret, the command's proxy
+//! environment, the exit report of refused destinations.
+//!
+//! This module never decides *whether* the command may use the network —
+//! the plan says so — and never runs an external program.
+
+pub mod conn;
+pub mod parse;
+pub mod proxy;
+#[cfg(target_os = "linux")]
+pub mod session;
+
+use crate::backend::Launch;
+use crate::plan::Plan;
+use crate::policy::NetMode;
+use std::ffi::{CString, OsString};
+
+/// A fresh per-run secret: 128 random bits, hex. The proxy serves only
+/// clients that present it, so another local process cannot use the
+/// sandbox's proxy to reach what the sandbox may reach.
+pub fn new_secret() -> Result<String, String> {
+    use std::io::Read;
+    let mut b = [0u8; 16];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut b))
+        .map_err(|e| format!("cannot get random bytes for the proxy secret: {e}"))?;
+    Ok(b.iter().map(|x| format!("{x:02x}")).collect())
+}
+
+/// Variables that make ordinary clients use the proxy: HTTP(S) through
+/// `http://dcjail:SECRET@HOST:PORT`, everything else through SOCKS5 with
+/// remote name resolution (the command has no DNS), and no exceptions.
+pub fn proxy_env(endpoint: &str, secret: &str) -> Vec<(OsString, OsString)> {
+    let user = proxy::PROXY_USER;
+    let http = format!("http://{user}:{secret}@{endpoint}");
+    let socks = format!("socks5h://{user}:{secret}@{endpoint}");
+    let mut out = Vec::new();
+    for (k, v) in [
+        ("HTTP_PROXY", &http),
+        ("HTTPS_PROXY", &http),
+        ("ALL_PROXY", &socks),
+        ("NO_PROXY", &String::new()),
+    ] {
+        out.push((OsString::from(k), OsString::from(v)));
+        out.push((OsString::from(k.to_ascii_lowercase()), OsString::from(v)));
+    }
+    out
+}
+
+/// The proxy side of one run, as the launcher sees it: nothing when the
+/// network is not an allowlist.
+#[derive(Default)]
+pub struct NetRun {
+    #[cfg(target_os = "linux")]
+    session: Option<session::Session>,
+    /// Variables for the command (and, for bwrap, stage 2).
+    pub env: Vec<(OsString, OsString)>,
+    /// Stage 2's end of the proxy socketpair, kept open until bwrap has it.
+    #[cfg(target_os = "linux")]
+    _chan: Option<std::os::fd::OwnedFd>,
+}
+
+impl NetRun {
+    /// At exit: prints `dcjail: network-denied:` lines, returns the list.
+    pub fn finish(&self) -> Vec<String> {
+        #[cfg(target_os = "linux")]
+        if let Some(s) = &self.session {
+            return s.report();
+        }
+        Vec::new()
+    }
+}
+
+/// Starts the allowlist proxy when the plan asks for one and wires the
+/// launch to it (the landlock port rule, the bwrap stage-2 channel).
+pub fn start_for(plan: &Plan, launch: &mut Launch) -> Result<NetRun, String> {
+    if plan.effective_net() != NetMode::Allowlist {
+        return Ok(NetRun::default());
+    }
+    #[cfg(target_os = "linux")]
+    {
+        match launch {
+            Launch::Landlock(spec) => {
+                let (s, port) = session::Session::start_tcp(plan)?;
+                spec.tcp_connect_ports = vec![port];
+                let env = s.env();
+                Ok(NetRun {
+                    session: Some(s),
+                    env,
+                    _chan: None,
+                })
+            }
+            Launch::Bwrap(_) => {
+                use std::os::fd::AsRawFd;
+                let (s, chan) = session::Session::start_netns(plan)?;
+                let mut env = s.env();
+                env.push((
+                    session::STAGE2_PROXY_FD.into(),
+                    chan.as_raw_fd().to_string().into(),
+                ));
+                Ok(NetRun {
+                    session: Some(s),
+                    env,
+                    _chan: Some(chan),
+                })
+            }
+            Launch::Unsandboxed => Err("network allowlist needs a sandbox backend".into()),
+            Launch::Seatbelt(_) => Err("the Seatbelt backend runs only on macOS".into()),
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = launch;
+        Err("network allowlist is not in this build for this OS".into())
+    }
+}
+
+/// Drops an inherited stage-2 channel variable that this run did not set:
+/// only dcjail itself may hand one to stage 2.
+pub fn strip_internal(envp: Vec<CString>, net: &NetRun) -> Vec<CString> {
+    let ours = net.env.iter().any(|(k, _)| k == STAGE2_VAR);
+    envp.into_iter()
+        .filter(|e| {
+            ours || !e
+                .as_bytes()
+                .starts_with(format!("{STAGE2_VAR}=").as_bytes())
+        })
+        .collect()
+}
+
+/// See `session::STAGE2_PROXY_FD`; defined here so every OS can strip it.
+pub const STAGE2_VAR: &str = "DCJAIL_STAGE2_PROXY_FD";
+
+/// The exit report's stderr lines, one per refused destination.
+pub fn denied_lines(denied: &[String]) -> Vec<String> {
+    denied
+        .iter()
+        .map(|d| format!("dcjail: network-denied: {}", crate::error::one_line(d)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_fresh_and_hex() {
+        let a = new_secret().unwrap();
+        let b = new_secret().unwrap();
+        assert_eq!(a.len(), 32);
+        assert!(a.bytes().all(|c| c.is_ascii_hexdigit()));
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn proxy_env_sets_every_variable_and_its_lower_case_twin() {
+        let env = proxy_env("127.0.0.1:4000", "s3");
+        let get = |k: &str| {
+            env.iter()
+                .find(|(n, _)| n == k)
+                .map(|(_, v)| v.to_string_lossy().into_owned())
+        };
+        for k in ["HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy"] {
+            assert_eq!(get(k).as_deref(), Some("http://dcjail:s3@127.0.0.1:4000"));
+        }
+        for k in ["ALL_PROXY", "all_proxy"] {
+            assert_eq!(
+                get(k).as_deref(),
+                Some("socks5h://dcjail:s3@127.0.0.1:4000")
+            );
+        }
+        assert_eq!(get("NO_PROXY").as_deref(), Some(""));
+        assert_eq!(get("no_proxy").as_deref(), Some(""));
+    }
+}

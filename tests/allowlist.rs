@@ -1,0 +1,689 @@
+//! `--net allowlist` on every Linux backend, through the real binary: the
+//! command reaches an allowed name only through dcjail's proxy (curl over
+//! HTTP, CONNECT and SOCKS5), a denied one gets 403 and is reported, and
+//! every way around the proxy — a direct TCP connection, UDP/DNS, MPTCP or
+//! SCTP sockets, the proxy without its secret — gets nowhere. Each test
+//! starts its own loopback origin and asserts what reached it.
+#![cfg(target_os = "linux")]
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, UdpSocket};
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::Duration;
+
+/// Landlock refuses the allowlist (see `landlock_refuses_the_allowlist_with_122`).
+const BACKENDS: [&str; 1] = ["bwrap"];
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_dcjail")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(tag: &str) -> Scratch {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        // Under the system temp dir: a workspace `nobody` can enter, and
+        // not `/` (a workspace of `/` would contain bwrap itself).
+        let d = std::env::temp_dir().join(format!(
+            "allowlist-{tag}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::SeqCst)
+        ));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        // Readable by `nobody` too.
+        Command::new("chmod")
+            .args(["0755"])
+            .arg(&d)
+            .status()
+            .unwrap();
+        Scratch(std::fs::canonicalize(&d).unwrap())
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A loopback HTTP origin: counts connections, answers with a marker body.
+struct Origin {
+    port: u16,
+    conns: Arc<AtomicUsize>,
+    heads: Arc<Mutex<Vec<String>>>,
+}
+
+fn origin() -> Origin {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let conns = Arc::new(AtomicUsize::new(0));
+    let heads = Arc::new(Mutex::new(Vec::new()));
+    let (c2, h2) = (conns.clone(), heads.clone());
+    thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(mut s) = s else { continue };
+            c2.fetch_add(1, Ordering::SeqCst);
+            let h3 = h2.clone();
+            thread::spawn(move || {
+                let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+                let mut buf = Vec::new();
+                let mut b = [0u8; 1024];
+                while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match s.read(&mut b) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => buf.extend_from_slice(&b[..n]),
+                    }
+                }
+                h3.lock().unwrap().push(text(&buf));
+                let body = "ORIGIN-MARKER-7f3a";
+                let _ = write!(
+                    s,
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            });
+        }
+    });
+    Origin { port, conns, heads }
+}
+
+/// `dcjail --backend B --net allowlist ARGS -- sh -c SCRIPT`, with the
+/// caller's own proxy variables removed (they would become the upstream).
+fn run(backend: &str, args: &[&str], script: &str, as_nobody: bool) -> Output {
+    let ws = Scratch::new("ws");
+    let mut cmd = if as_nobody {
+        let mut c = Command::new("setpriv");
+        c.args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--",
+            bin(),
+        ]);
+        c
+    } else {
+        Command::new(bin())
+    };
+    cmd.args(["--backend", backend, "--net", "allowlist"])
+        .args(args)
+        .args(["--", "sh", "-c", script])
+        .current_dir(&ws.0)
+        .env_remove("DCJAIL_POLICY")
+        .env("HOME", "/nonexistent")
+        .stdin(Stdio::null());
+    for k in [
+        "HTTP_PROXY",
+        "http_proxy",
+        "HTTPS_PROXY",
+        "https_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+        "NO_PROXY",
+        "no_proxy",
+    ] {
+        cmd.env_remove(k);
+    }
+    cmd.output().unwrap()
+}
+
+/// The backends these tests need must work: a skipped attack test proves
+/// nothing, so an unavailable backend fails the test instead.
+fn backend_works(backend: &str) -> bool {
+    let o = run(backend, &["--allow-domain", "localhost"], "true", false);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "backend {backend} cannot run the allowlist here: {}",
+        text(&o.stderr)
+    );
+    true
+}
+
+#[test]
+fn landlock_refuses_the_allowlist_with_122() {
+    let o = run(
+        "landlock",
+        &["--allow-domain", "localhost"],
+        "touch ran",
+        false,
+    );
+    assert_eq!(o.status.code(), Some(122), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("dcjail: sandbox-unavailable: "), "{err}");
+    assert!(err.contains("by port"), "{err}");
+}
+
+const CURL: &str = "curl -sS --max-time 10 -w ' code=%{http_code}\\n'";
+
+#[test]
+fn allowed_name_works_through_curl_over_http_connect_and_socks() {
+    for b in BACKENDS {
+        if !backend_works(b) {
+            continue;
+        }
+        let o = origin();
+        let url = format!("http://localhost:{}/path", o.port);
+        let script = format!("{CURL} {url}; {CURL} -p {url}; {CURL} -x \"$ALL_PROXY\" {url}");
+        let out = run(b, &["--allow-domain", "localhost"], &script, false);
+        let stdout = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{b}: {}", text(&out.stderr));
+        assert_eq!(
+            stdout.matches("ORIGIN-MARKER-7f3a code=200").count(),
+            3,
+            "{b}: {stdout}"
+        );
+        assert_eq!(settled(&o.conns, 3), 3, "{b}");
+        let heads = o.heads.lock().unwrap();
+        assert!(
+            heads
+                .iter()
+                .all(|h| !h.to_ascii_lowercase().contains("proxy-authorization")),
+            "{b}: credentials leaked to the origin: {heads:?}"
+        );
+        assert!(text(&out.stderr)
+            .lines()
+            .all(|l| !l.contains("network-denied")));
+    }
+}
+
+#[test]
+fn denied_destination_gets_403_and_is_reported_once() {
+    for b in BACKENDS {
+        if !backend_works(b) {
+            continue;
+        }
+        let o = origin();
+        let s = Scratch::new("report");
+        let report = s.0.join("report.json");
+        // An IP literal is not the allowed name; `*.localhost` does not
+        // cover `localhost` itself.
+        let script = format!(
+            "{CURL} http://127.0.0.1:{p}/; {CURL} http://127.0.0.1:{p}/again; {CURL} http://localhost:{p}/",
+            p = o.port
+        );
+        let out = run(
+            b,
+            &[
+                "--allow-domain",
+                "*.localhost",
+                "--report",
+                report.to_str().unwrap(),
+            ],
+            &script,
+            false,
+        );
+        let stdout = text(&out.stdout);
+        let stderr = text(&out.stderr);
+        assert_eq!(stdout.matches("code=403").count(), 3, "{b}: {stdout}");
+        assert!(stdout.contains(&format!("127.0.0.1:{}", o.port)) && stdout.contains("dcjail"));
+        assert!(!stdout.contains("ORIGIN-MARKER"));
+        assert_eq!(settled(&o.conns, 0), 0, "{b}");
+        let ip_line = format!("dcjail: network-denied: 127.0.0.1:{}", o.port);
+        let name_line = format!("dcjail: network-denied: localhost:{}", o.port);
+        assert_eq!(
+            stderr.lines().filter(|l| *l == ip_line).count(),
+            1,
+            "{b}: {stderr}"
+        );
+        assert_eq!(
+            stderr.lines().filter(|l| *l == name_line).count(),
+            1,
+            "{b}: {stderr}"
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+        assert_eq!(
+            v["network_denied"],
+            serde_json::json!([
+                format!("127.0.0.1:{}", o.port),
+                format!("localhost:{}", o.port)
+            ]),
+            "{b}"
+        );
+        assert_eq!(v["decision"], "run");
+    }
+}
+
+const DIRECT: &str = r#"
+import socket, sys
+p = int(sys.argv[1])
+for fam, host in ((socket.AF_INET, '127.0.0.1'), (socket.AF_INET6, '::1')):
+    try:
+        s = socket.socket(fam, socket.SOCK_STREAM); s.settimeout(3)
+        s.connect((host, p)); s.sendall(b'DIRECT'); s.close(); print('SENT', host)
+    except OSError as e:
+        print('FAILED', host, e)
+# MPTCP (262) and SCTP (132) stream sockets: landlock's TCP rules do not cover them.
+for proto in (262, 132):
+    try:
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, proto); s.settimeout(3)
+        s.connect(('127.0.0.1', p)); s.sendall(b'OTHER'); print('SENT proto', proto)
+    except OSError as e:
+        print('FAILED proto', proto, e)
+"#;
+
+#[test]
+fn direct_connections_around_the_proxy_fail() {
+    for b in BACKENDS {
+        if !backend_works(b) {
+            continue;
+        }
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let script = format!("python3 -c \"$0\" {port}");
+        let mut cmd_args = vec!["--allow-domain", "localhost"];
+        let port_rule = format!("127.0.0.1:{port}");
+        // Even with the destination allowed, it is reachable only through the proxy.
+        cmd_args.extend(["--allow-domain", &port_rule]);
+        let out = Command::new(bin())
+            .args(["--backend", b, "--net", "allowlist"])
+            .args(&cmd_args)
+            .args(["--", "sh", "-c", &script, DIRECT])
+            .current_dir(&Scratch::new("direct").0)
+            .env_remove("DCJAIL_POLICY")
+            .output()
+            .unwrap();
+        let stdout = text(&out.stdout);
+        assert!(!stdout.contains("SENT"), "{b}: {stdout}");
+        assert_eq!(
+            stdout.matches("FAILED").count(),
+            4,
+            "{b}: {stdout} {}",
+            text(&out.stderr)
+        );
+        // MPTCP is refused at socket() (EPERM), not by a missing listener.
+        assert!(
+            stdout.contains("FAILED proto 262 [Errno 1]"),
+            "{b}: {stdout}"
+        );
+        l.set_nonblocking(true).unwrap();
+        assert!(l.accept().is_err(), "{b}: a direct connection arrived");
+    }
+}
+
+#[test]
+fn control_the_direct_attacks_work_with_full_network() {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let out = Command::new(bin())
+        .args(["--backend", "landlock", "--net", "full"])
+        .args([
+            "--",
+            "sh",
+            "-c",
+            &format!("python3 -c \"$0\" {port}"),
+            DIRECT,
+        ])
+        .current_dir(&Scratch::new("control").0)
+        .env_remove("DCJAIL_POLICY")
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    if out.status.code() != Some(0) {
+        eprintln!("note: landlock unavailable, skipped: {}", text(&out.stderr));
+        return;
+    }
+    assert!(stdout.contains("SENT 127.0.0.1"), "{stdout}");
+    if std::fs::read_to_string("/proc/sys/net/mptcp/enabled").is_ok_and(|v| v.trim() == "1") {
+        assert!(stdout.contains("SENT proto 262"), "{stdout}");
+    }
+}
+
+const UDP: &str = "import socket,sys\n\
+q=b'\\x12\\x34\\x01\\x00\\x00\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x07example\\x03com\\x00\\x00\\x01\\x00\\x01'\n\
+try:\n s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM); s.sendto(q,('127.0.0.1',int(sys.argv[1]))); print('SENT')\n\
+except OSError as e: print('FAILED',e)\n\
+try:\n socket.getaddrinfo('example.com',80); print('RESOLVED')\n\
+except OSError as e: print('NO-DNS',e)\n";
+
+#[test]
+fn udp_and_dns_fail_under_the_allowlist() {
+    for b in BACKENDS {
+        if !backend_works(b) {
+            continue;
+        }
+        let u = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let port = u.local_addr().unwrap().port();
+        let out = Command::new(bin())
+            .args([
+                "--backend",
+                b,
+                "--net",
+                "allowlist",
+                "--allow-domain",
+                "example.com",
+            ])
+            .args(["--", "sh", "-c", &format!("python3 -c \"$0\" {port}"), UDP])
+            .current_dir(&Scratch::new("udp").0)
+            .env_remove("DCJAIL_POLICY")
+            .output()
+            .unwrap();
+        let stdout = text(&out.stdout);
+        assert!(
+            stdout.contains("FAILED") && stdout.contains("NO-DNS"),
+            "{b}: {stdout} {}",
+            text(&out.stderr)
+        );
+        u.set_read_timeout(Some(Duration::from_millis(300)))
+            .unwrap();
+        let mut buf = [0u8; 512];
+        assert!(u.recv(&mut buf).is_err(), "{b}: a datagram arrived");
+    }
+}
+
+#[test]
+fn the_proxy_refuses_requests_without_the_runs_secret() {
+    for b in BACKENDS {
+        if !backend_works(b) {
+            continue;
+        }
+        let o = origin();
+        // Strip the credentials from the proxy URL the sandbox was given.
+        let script = format!(
+            "bare=$(echo \"$HTTP_PROXY\" | sed 's#//[^@]*@#//#'); \
+             {CURL} -x \"$bare\" http://localhost:{p}/; \
+             {CURL} -x \"$(echo \"$HTTP_PROXY\" | sed 's#:[0-9a-f]*@#:wrong@#')\" http://localhost:{p}/; \
+             {CURL} -x \"$(echo \"$ALL_PROXY\" | sed 's#:[0-9a-f]*@#:wrong@#')\" http://localhost:{p}/",
+            p = o.port
+        );
+        let out = run(b, &["--allow-domain", "localhost"], &script, false);
+        let stdout = text(&out.stdout);
+        assert_eq!(stdout.matches("code=407").count(), 2, "{b}: {stdout}");
+        assert!(!stdout.contains("ORIGIN-MARKER"), "{b}: {stdout}");
+        assert_eq!(settled(&o.conns, 0), 0, "{b}");
+    }
+}
+
+#[test]
+fn allowlist_works_and_denies_as_an_unprivileged_user() {
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("note: not root, cannot switch to nobody; skipped");
+        return;
+    }
+    for b in BACKENDS {
+        let probe = run(b, &["--allow-domain", "localhost"], "true", true);
+        if probe.status.code() != Some(0) {
+            eprintln!(
+                "note: {b} unavailable as nobody, skipped: {}",
+                text(&probe.stderr)
+            );
+            continue;
+        }
+        let o = origin();
+        let script = format!(
+            "id -u; {CURL} http://localhost:{p}/; {CURL} http://127.0.0.1:{p}/",
+            p = o.port
+        );
+        let out = run(b, &["--allow-domain", "localhost"], &script, true);
+        let stdout = text(&out.stdout);
+        assert!(stdout.starts_with("65534\n"), "{b}: {stdout}");
+        assert!(
+            stdout.contains("ORIGIN-MARKER-7f3a code=200"),
+            "{b}: {stdout} {}",
+            text(&out.stderr)
+        );
+        assert!(stdout.contains("code=403"), "{b}: {stdout}");
+        assert_eq!(settled(&o.conns, 1), 1, "{b}");
+    }
+}
+
+#[test]
+fn explain_shows_the_proxy_port_rule_and_stream_only_sockets() {
+    let out = Command::new(bin())
+        .args([
+            "explain",
+            "--backend",
+            "bwrap",
+            "--net",
+            "allowlist",
+            "--allow-domain",
+            "*.example.com",
+        ])
+        .args(["--", "true"])
+        .current_dir("/")
+        .env_remove("DCJAIL_POLICY")
+        .output()
+        .unwrap();
+    if out.status.code() != Some(0) {
+        eprintln!("note: landlock unavailable, skipped: {}", text(&out.stdout));
+        return;
+    }
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["plan"]["network"]["mode"], "allowlist");
+    assert_eq!(
+        v["plan"]["network"]["allow_domains"],
+        serde_json::json!(["*.example.com"])
+    );
+    let s = v["launch"].to_string();
+    assert!(s.contains("not SOCK_STREAM"), "{s}");
+}
+
+#[test]
+fn sigterm_reaches_the_command_while_the_proxy_runs() {
+    for b in BACKENDS {
+        if !backend_works(b) {
+            continue;
+        }
+        let ws = Scratch::new("sig");
+        let child = Command::new(bin())
+            .args([
+                "--backend",
+                b,
+                "--net",
+                "allowlist",
+                "--allow-domain",
+                "localhost",
+            ])
+            .args([
+                "--",
+                "sh",
+                "-c",
+                "trap 'echo GOT-TERM; exit 7' TERM; sleep 30 & wait",
+            ])
+            .current_dir(&ws.0)
+            .env_remove("DCJAIL_POLICY")
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        thread::sleep(Duration::from_millis(700));
+        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        let t = std::time::Instant::now();
+        let out = child.wait_with_output().unwrap();
+        assert!(t.elapsed() < Duration::from_secs(10), "{b}");
+        // The command's trap ran: the signal went to it, not to a proxy thread.
+        assert_eq!(out.status.code(), Some(7), "{b}: {}", text(&out.stdout));
+        assert!(text(&out.stdout).contains("GOT-TERM"));
+    }
+}
+
+/// A stand-in for a corporate proxy: answers CONNECT, records the request
+/// line, then tunnels to the loopback port named in it.
+fn fake_upstream() -> (u16, Arc<Mutex<Vec<String>>>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s2 = seen.clone();
+    thread::spawn(move || {
+        for c in l.incoming() {
+            let Ok(mut c) = c else { continue };
+            let seen = s2.clone();
+            thread::spawn(move || {
+                let mut head = Vec::new();
+                let mut b = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") {
+                    if c.read(&mut b).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    head.push(b[0]);
+                }
+                let head = text(&head);
+                seen.lock().unwrap().push(head.clone());
+                let target = head.split(' ').nth(1).unwrap_or("").to_string();
+                let p: u16 = target
+                    .rsplit(':')
+                    .next()
+                    .and_then(|p| p.parse().ok())
+                    .unwrap_or(0);
+                let Ok(up) = std::net::TcpStream::connect(("127.0.0.1", p)) else {
+                    return;
+                };
+                c.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                    .unwrap();
+                let (mut a, mut u2) = (c.try_clone().unwrap(), up.try_clone().unwrap());
+                let t = thread::spawn(move || {
+                    let _ = std::io::copy(&mut u2, &mut a);
+                    let _ = a.shutdown(std::net::Shutdown::Write);
+                });
+                let (mut c, mut up) = (c, up);
+                let _ = std::io::copy(&mut c, &mut up);
+                let _ = up.shutdown(std::net::Shutdown::Write);
+                let _ = t.join();
+            });
+        }
+    });
+    (port, seen)
+}
+
+#[test]
+fn the_callers_own_https_proxy_becomes_the_upstream() {
+    for b in BACKENDS {
+        if !backend_works(b) {
+            continue;
+        }
+        let o = origin();
+        let (up_port, seen) = fake_upstream();
+        let ws = Scratch::new("upstream");
+        let out = Command::new(bin())
+            .args([
+                "--backend",
+                b,
+                "--net",
+                "allowlist",
+                "--allow-domain",
+                "localhost",
+            ])
+            .args(["--", "sh", "-c"])
+            .arg(format!(
+                "{CURL} http://localhost:{p}/a; {CURL} http://127.0.0.1:{p}/b",
+                p = o.port
+            ))
+            .current_dir(&ws.0)
+            .env_remove("DCJAIL_POLICY")
+            .env("HTTPS_PROXY", format!("http://corp:pw@127.0.0.1:{up_port}"))
+            .env_remove("https_proxy")
+            .env_remove("NO_PROXY")
+            .env_remove("no_proxy")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stdout = text(&out.stdout);
+        assert!(
+            stdout.contains("ORIGIN-MARKER-7f3a code=200"),
+            "{b}: {stdout} {}",
+            text(&out.stderr)
+        );
+        assert!(stdout.contains("code=403"), "{b}: {stdout}");
+        let seen = seen.lock().unwrap();
+        // Only the allowed destination went to the upstream, with the
+        // upstream's own credentials, never the sandbox's secret.
+        assert_eq!(seen.len(), 1, "{b}: {seen:?}");
+        assert!(
+            seen[0].starts_with(&format!("CONNECT localhost:{} HTTP/1.1", o.port)),
+            "{b}: {seen:?}"
+        );
+        assert!(
+            seen[0].contains("Proxy-Authorization: Basic Y29ycDpwdw=="),
+            "{b}: {seen:?}"
+        );
+        assert!(!seen[0].contains("dcjail"), "{b}: {seen:?}");
+        // The command itself sees dcjail's proxy, not the caller's.
+        assert_eq!(settled(&o.conns, 1), 1);
+    }
+}
+
+#[test]
+fn timeout_kills_the_command_and_still_reports_denials() {
+    for b in BACKENDS {
+        if !backend_works(b) {
+            continue;
+        }
+        let s = Scratch::new("timeout");
+        let report = s.0.join("r.json");
+        let out = run(
+            b,
+            &[
+                "--allow-domain",
+                "localhost",
+                "--timeout",
+                "2",
+                "--report",
+                report.to_str().unwrap(),
+            ],
+            &format!("{CURL} http://denied.invalid:9/; sleep 30"),
+            false,
+        );
+        assert_eq!(out.status.code(), Some(124), "{b}: {}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains("dcjail: network-denied: denied.invalid:9"),
+            "{b}"
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+        assert_eq!(v["exit_status"], 124);
+        assert_eq!(v["network_denied"], serde_json::json!(["denied.invalid:9"]));
+    }
+}
+
+#[test]
+fn a_stage2_channel_variable_from_the_caller_is_never_honoured() {
+    if !backend_works("bwrap") {
+        return;
+    }
+    let ws = Scratch::new("stage2var");
+    for net in ["none", "allowlist"] {
+        let out = Command::new(bin())
+            .args([
+                "--backend",
+                "bwrap",
+                "--net",
+                net,
+                "--allow-domain",
+                "localhost",
+            ])
+            .args(["--", "sh", "-c", "env | grep -c DCJAIL_STAGE2 || true"])
+            .current_dir(&ws.0)
+            .env_remove("DCJAIL_POLICY")
+            .env("DCJAIL_STAGE2_PROXY_FD", "1")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{net}: {}", text(&out.stderr));
+        assert_eq!(text(&out.stdout).trim(), "0", "{net}");
+    }
+}
+
+/// The origin counts connections on its own thread: wait for the count to
+/// settle (briefly for 0, so a late connection is not missed).
+fn settled(n: &std::sync::atomic::AtomicUsize, want: usize) -> usize {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    if want == 0 {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    loop {
+        let v = n.load(std::sync::atomic::Ordering::SeqCst);
+        if v == want || std::time::Instant::now() > deadline {
+            return v;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}

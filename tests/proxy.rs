@@ -1,0 +1,697 @@
+//! The allowlist proxy, driven over real loopback sockets: every test starts
+//! its own origin servers and its own proxy, and asserts what reached the
+//! origin (bytes, Host header) — or that nothing did.
+
+use dcjail::domain::{DomainRule, Rules};
+use dcjail::net::conn::{spawn_bridge, Endpoint, Listener};
+use dcjail::net::proxy::{base64, Config, Proxy, Resolver, Upstream};
+use std::io::{Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::os::unix::net::UnixListener;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::Duration;
+
+const SECRET: &str = "0123456789abcdef0123456789abcdef";
+
+/// An origin the test owns: counts connections, remembers request heads,
+/// answers HTTP with the Host it saw, or echoes raw bytes.
+struct Origin {
+    port: u16,
+    conns: Arc<AtomicUsize>,
+    heads: Arc<Mutex<Vec<String>>>,
+}
+
+fn origin(http: bool) -> Origin {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let conns = Arc::new(AtomicUsize::new(0));
+    let heads = Arc::new(Mutex::new(Vec::new()));
+    let (c2, h2) = (conns.clone(), heads.clone());
+    thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(mut s) = s else { continue };
+            c2.fetch_add(1, Ordering::SeqCst);
+            let h3 = h2.clone();
+            thread::spawn(move || {
+                if http {
+                    let mut buf = Vec::new();
+                    let mut b = [0u8; 1024];
+                    while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+                        match s.read(&mut b) {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => buf.extend_from_slice(&b[..n]),
+                        }
+                    }
+                    let head = String::from_utf8_lossy(&buf).into_owned();
+                    let host = head
+                        .lines()
+                        .find_map(|l| l.strip_prefix("Host: "))
+                        .unwrap_or("")
+                        .to_string();
+                    h3.lock().unwrap().push(head);
+                    let body = format!("hello from origin, host={host}");
+                    let _ = write!(
+                        s,
+                        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                } else {
+                    let mut r = s.try_clone().unwrap();
+                    let _ = std::io::copy(&mut r, &mut s);
+                }
+            });
+        }
+    });
+    Origin { port, conns, heads }
+}
+
+/// Names ending in `.test` resolve to loopback (or to what their first
+/// label says), without /etc/hosts.
+fn test_resolver() -> Resolver {
+    Arc::new(|name: &str, port: u16| {
+        let ip = match name {
+            "meta.test" | "sneaky.allowed.test" => "169.254.169.254",
+            "v6.test" => "::1",
+            n if n.ends_with(".test") || n == "test" => "127.0.0.1",
+            _ => return Err(std::io::Error::other("test resolver: unknown name")),
+        };
+        Ok(vec![SocketAddr::new(ip.parse().unwrap(), port)])
+    })
+}
+
+fn rules(allow: &[&str], deny: &[&str]) -> Rules {
+    Rules {
+        allow: allow
+            .iter()
+            .map(|r| DomainRule::parse(r).unwrap())
+            .collect(),
+        deny: deny.iter().map(|r| DomainRule::parse(r).unwrap()).collect(),
+    }
+}
+
+fn start(allow: &[&str], deny: &[&str]) -> (Proxy, SocketAddr) {
+    let mut c = Config::new(rules(allow, deny), Some(SECRET.into()));
+    c.resolver = test_resolver();
+    start_with(c)
+}
+
+fn start_with(c: Config) -> (Proxy, SocketAddr) {
+    let p = Proxy::new(c);
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    p.spawn(Listener::Tcp(l)).unwrap();
+    (p, addr)
+}
+
+fn auth() -> String {
+    format!(
+        "Proxy-Authorization: Basic {}\r\n",
+        base64(format!("dcjail:{SECRET}").as_bytes())
+    )
+}
+
+fn connect(proxy: SocketAddr) -> TcpStream {
+    let s = TcpStream::connect(proxy).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s
+}
+
+/// Sends a request head, returns everything the proxy answered until close.
+fn http_exchange(proxy: SocketAddr, head: impl AsRef<[u8]>) -> String {
+    let mut s = connect(proxy);
+    s.write_all(head.as_ref()).unwrap();
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// CONNECT, then one echo round trip; returns the proxy's status line.
+fn connect_echo(proxy: SocketAddr, target: &str, headers: &str) -> (String, Option<Vec<u8>>) {
+    let mut s = connect(proxy);
+    write!(
+        s,
+        "CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n{headers}\r\n"
+    )
+    .unwrap();
+    let mut head = Vec::new();
+    let mut b = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        match s.read(&mut b) {
+            Ok(1) => head.push(b[0]),
+            _ => break,
+        }
+    }
+    let head = String::from_utf8_lossy(&head).into_owned();
+    let status = head.lines().next().unwrap_or("").to_string();
+    if !status.contains(" 200 ") {
+        return (status, None);
+    }
+    s.write_all(b"ping through the tunnel").unwrap();
+    s.shutdown(Shutdown::Write).unwrap();
+    let mut echoed = Vec::new();
+    s.read_to_end(&mut echoed).unwrap();
+    (status, Some(echoed))
+}
+
+/// SOCKS5 handshake with user/pass; returns the reply code (or the failing
+/// stage) and, on success, the echoed bytes.
+fn socks_echo(
+    proxy: SocketAddr,
+    user: &str,
+    pass: &str,
+    addr: &[u8],
+    port: u16,
+) -> Result<Vec<u8>, String> {
+    let mut s = connect(proxy);
+    s.write_all(&[5, 1, 2]).unwrap();
+    let mut r = [0u8; 2];
+    s.read_exact(&mut r).map_err(|e| format!("greeting: {e}"))?;
+    if r != [5, 2] {
+        return Err(format!("method {:#x}", r[1]));
+    }
+    let mut up = vec![1, user.len() as u8];
+    up.extend_from_slice(user.as_bytes());
+    up.push(pass.len() as u8);
+    up.extend_from_slice(pass.as_bytes());
+    s.write_all(&up).unwrap();
+    s.read_exact(&mut r).map_err(|e| format!("auth: {e}"))?;
+    if r != [1, 0] {
+        return Err("auth refused".into());
+    }
+    let mut req = vec![5, 1, 0];
+    req.extend_from_slice(addr);
+    req.extend_from_slice(&port.to_be_bytes());
+    s.write_all(&req).unwrap();
+    let mut rep = [0u8; 10];
+    s.read_exact(&mut rep).map_err(|e| format!("reply: {e}"))?;
+    if rep[1] != 0 {
+        return Err(format!("reply {:#04x}", rep[1]));
+    }
+    s.write_all(b"ping via socks").unwrap();
+    s.shutdown(Shutdown::Write).unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).unwrap();
+    Ok(out)
+}
+
+fn socks_name(n: &str) -> Vec<u8> {
+    let mut v = vec![3, n.len() as u8];
+    v.extend_from_slice(n.as_bytes());
+    v
+}
+
+#[test]
+fn allowed_name_tunnels_through_http_connect() {
+    let o = origin(false);
+    let (_p, proxy) = start(&["allowed.test"], &[]);
+    let (status, echoed) = connect_echo(proxy, &format!("allowed.test:{}", o.port), &auth());
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    assert_eq!(echoed.as_deref(), Some(&b"ping through the tunnel"[..]));
+    assert_eq!(settled(&o.conns, 1), 1);
+}
+
+#[test]
+fn absolute_uri_get_is_forwarded_with_host_rewritten_and_credentials_dropped() {
+    let o = origin(true);
+    let (_p, proxy) = start(&["Allowed.TEST"], &[]);
+    let resp = http_exchange(
+        proxy,
+        format!(
+            "GET http://allowed.test:{}/some/path?q=1 HTTP/1.1\r\nHost: evil.example\r\n{}Proxy-Connection: keep-alive\r\n\r\n",
+            o.port,
+            auth()
+        ),
+    );
+    assert!(resp.starts_with("HTTP/1.1 200"), "{resp}");
+    assert!(
+        resp.ends_with(&format!("host=allowed.test:{}", o.port)),
+        "{resp}"
+    );
+    let heads = o.heads.lock().unwrap();
+    assert_eq!(heads.len(), 1);
+    assert!(
+        heads[0].starts_with("GET /some/path?q=1 HTTP/1.1\r\n"),
+        "{}",
+        heads[0]
+    );
+    assert!(
+        !heads[0].contains(SECRET) && !heads[0].to_ascii_lowercase().contains("proxy-"),
+        "{}",
+        heads[0]
+    );
+    assert!(!heads[0].contains("evil.example"));
+}
+
+#[test]
+fn allowed_name_works_through_socks5_domain_and_ip_address_types() {
+    let o = origin(false);
+    let (_p, proxy) = start(&["allowed.test", "127.0.0.1"], &[]);
+    assert_eq!(
+        socks_echo(proxy, "dcjail", SECRET, &socks_name("allowed.test"), o.port).unwrap(),
+        b"ping via socks"
+    );
+    assert_eq!(
+        socks_echo(proxy, "dcjail", SECRET, &[1, 127, 0, 0, 1], o.port).unwrap(),
+        b"ping via socks"
+    );
+    // ATYP 4 with an IPv4-mapped address is the same IP.
+    let mut v6 = vec![4];
+    v6.extend_from_slice(
+        &"::ffff:127.0.0.1"
+            .parse::<std::net::Ipv6Addr>()
+            .unwrap()
+            .octets(),
+    );
+    assert_eq!(
+        socks_echo(proxy, "dcjail", SECRET, &v6, o.port).unwrap(),
+        b"ping via socks"
+    );
+    assert_eq!(settled(&o.conns, 3), 3);
+}
+
+#[test]
+fn denied_name_gets_403_naming_host_and_dcjail_and_nothing_reaches_the_origin() {
+    let o = origin(true);
+    let (p, proxy) = start(&["allowed.test"], &[]);
+    let resp = http_exchange(
+        proxy,
+        format!(
+            "GET http://other.test:{}/ HTTP/1.1\r\n{}\r\n",
+            o.port,
+            auth()
+        ),
+    );
+    assert!(resp.starts_with("HTTP/1.1 403"), "{resp}");
+    assert!(
+        resp.contains(&format!("other.test:{}", o.port)) && resp.contains("dcjail"),
+        "{resp}"
+    );
+    let (status, _) = connect_echo(proxy, &format!("other.test:{}", o.port), &auth());
+    assert!(status.starts_with("HTTP/1.1 403"), "{status}");
+    assert_eq!(
+        socks_echo(proxy, "dcjail", SECRET, &socks_name("other.test"), o.port),
+        Err("reply 0x02".into())
+    );
+    assert_eq!(settled(&o.conns, 0), 0);
+    // Collected once for the exit report.
+    assert_eq!(p.denied(), vec![format!("other.test:{}", o.port)]);
+}
+
+#[test]
+fn deny_rule_beats_allow_rule() {
+    let o = origin(false);
+    let (_p, proxy) = start(&["*.allowed.test"], &["secret.allowed.test"]);
+    let (status, _) = connect_echo(proxy, &format!("secret.allowed.test:{}", o.port), &auth());
+    assert!(status.starts_with("HTTP/1.1 403"), "{status}");
+    let (status, _) = connect_echo(proxy, &format!("www.allowed.test:{}", o.port), &auth());
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    assert_eq!(settled(&o.conns, 1), 1);
+}
+
+#[test]
+fn wildcard_does_not_match_the_apex() {
+    let o = origin(false);
+    let (_p, proxy) = start(&["*.wild.test"], &[]);
+    let (status, _) = connect_echo(proxy, &format!("wild.test:{}", o.port), &auth());
+    assert!(status.starts_with("HTTP/1.1 403"), "{status}");
+    let (status, echoed) = connect_echo(proxy, &format!("a.wild.test:{}", o.port), &auth());
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    assert!(echoed.is_some());
+    assert_eq!(settled(&o.conns, 1), 1);
+}
+
+#[test]
+fn ip_literal_spellings_do_not_pass_a_name_rule() {
+    let o = origin(false);
+    let (_p, proxy) = start(&["allowed.test", "localhost"], &[]);
+    for host in [
+        "127.0.0.1",
+        "2130706433",
+        "0x7f.1",
+        "0177.0.0.1",
+        "127.1",
+        "0x7f000001",
+        "[::ffff:127.0.0.1]",
+        "[::1]",
+        "127.0.0.1.",
+    ] {
+        let (status, _) = connect_echo(proxy, &format!("{host}:{}", o.port), &auth());
+        assert!(status.starts_with("HTTP/1.1 403"), "{host}: {status}");
+        let resp = http_exchange(
+            proxy,
+            format!("GET http://{host}:{}/ HTTP/1.1\r\n{}\r\n", o.port, auth()),
+        );
+        assert!(resp.starts_with("HTTP/1.1 403"), "{host}: {resp}");
+    }
+    for name in ["2130706433", "0x7f.1", "127.1"] {
+        assert_eq!(
+            socks_echo(proxy, "dcjail", SECRET, &socks_name(name), o.port),
+            Err("reply 0x02".into()),
+            "{name}"
+        );
+    }
+    assert_eq!(
+        socks_echo(proxy, "dcjail", SECRET, &[1, 127, 0, 0, 1], o.port),
+        Err("reply 0x02".into())
+    );
+    // Host-splitting tricks are refused, not guessed at.
+    for target in [
+        "allowed.test%00.evil",
+        "allowed.test@127.0.0.1",
+        "allowed.test\t",
+    ] {
+        let (status, _) = connect_echo(proxy, &format!("{target}:{}", o.port), &auth());
+        assert!(!status.contains(" 200 "), "{target:?}: {status}");
+    }
+    assert_eq!(settled(&o.conns, 0), 0);
+}
+
+#[test]
+fn names_resolving_to_metadata_addresses_are_refused_unless_the_ip_is_allowed() {
+    let (_p, proxy) = start(
+        &["meta.test", "*.allowed.test", "metadata.google.internal"],
+        &[],
+    );
+    for host in [
+        "meta.test",
+        "sneaky.allowed.test",
+        "metadata.google.internal",
+    ] {
+        let (status, _) = connect_echo(proxy, &format!("{host}:80"), &auth());
+        assert!(status.starts_with("HTTP/1.1 403"), "{host}: {status}");
+    }
+    let resp = http_exchange(
+        proxy,
+        format!("GET http://meta.test/latest HTTP/1.1\r\n{}\r\n", auth()),
+    );
+    assert!(resp.contains("169.254.169.254"), "{resp}");
+}
+
+#[test]
+fn missing_or_wrong_secret_is_refused_before_any_connection() {
+    let o = origin(false);
+    let (p, proxy) = start(&["allowed.test"], &[]);
+    let target = format!("allowed.test:{}", o.port);
+    let (status, _) = connect_echo(proxy, &target, "");
+    assert!(status.starts_with("HTTP/1.1 407"), "{status}");
+    let wrong = format!(
+        "Proxy-Authorization: Basic {}\r\n",
+        base64(b"dcjail:not-the-secret")
+    );
+    let (status, _) = connect_echo(proxy, &target, &wrong);
+    assert!(status.starts_with("HTTP/1.1 407"), "{status}");
+    let wrong_user = format!(
+        "Proxy-Authorization: Basic {}\r\n",
+        base64(format!("root:{SECRET}").as_bytes())
+    );
+    let (status, _) = connect_echo(proxy, &target, &wrong_user);
+    assert!(status.starts_with("HTTP/1.1 407"), "{status}");
+    let resp = http_exchange(proxy, format!("GET http://{target}/ HTTP/1.1\r\n\r\n"));
+    assert!(resp.starts_with("HTTP/1.1 407"), "{resp}");
+    // SOCKS: no-auth only is not acceptable; a wrong password is refused.
+    let mut s = connect(proxy);
+    s.write_all(&[5, 1, 0]).unwrap();
+    let mut r = [0u8; 2];
+    s.read_exact(&mut r).unwrap();
+    assert_eq!(r, [5, 0xff]);
+    assert_eq!(
+        socks_echo(
+            proxy,
+            "dcjail",
+            "wrong",
+            &socks_name("allowed.test"),
+            o.port
+        ),
+        Err("auth refused".into())
+    );
+    assert_eq!(settled(&o.conns, 0), 0);
+    // Credential failures are not destinations.
+    assert!(p.denied().is_empty());
+}
+
+#[test]
+fn malformed_oversized_and_slow_requests_are_closed() {
+    let mut c = Config::new(rules(&["allowed.test"], &[]), Some(SECRET.into()));
+    c.resolver = test_resolver();
+    c.handshake_timeout = Duration::from_millis(300);
+    let (_p, proxy) = start_with(c);
+    let resp = http_exchange(
+        proxy,
+        "GET /origin-form HTTP/1.1\r\nHost: allowed.test\r\n\r\n",
+    );
+    assert!(resp.starts_with("HTTP/1.1 400"), "{resp}");
+    let big = format!(
+        "GET http://allowed.test/ HTTP/1.1\r\nX: {}\r\n\r\n",
+        "a".repeat(70_000)
+    );
+    let mut s = connect(proxy);
+    let _ = s.write_all(big.as_bytes());
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    assert!(String::from_utf8_lossy(&out).starts_with("HTTP/1.1 431"));
+    // A client that never finishes its head is dropped at the deadline.
+    let mut s = connect(proxy);
+    s.write_all(b"CONNECT allowed.test:1 HTTP/1.1\r\n").unwrap();
+    let t = std::time::Instant::now();
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    assert!(t.elapsed() < Duration::from_secs(5));
+    assert!(out.is_empty());
+    // Binary garbage and SOCKS4 get no tunnel.
+    let resp = http_exchange(
+        proxy,
+        b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n",
+    );
+    assert!(resp.starts_with("HTTP/1.1 400"), "{resp}");
+    let resp = http_exchange(proxy, b"\x04\x01\x00\x50\x7f\x00\x00\x01\x00");
+    assert_eq!(resp.as_bytes().get(1), Some(&0x5b));
+}
+
+#[test]
+fn connections_beyond_the_cap_are_closed_at_once() {
+    let mut c = Config::new(rules(&["allowed.test"], &[]), Some(SECRET.into()));
+    c.resolver = test_resolver();
+    c.max_connections = 2;
+    let (p, proxy) = start_with(c);
+    let _a = connect(proxy);
+    let _b = connect(proxy);
+    for _ in 0..100 {
+        if p.active() == 2 {
+            break;
+        }
+        thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(p.active(), 2);
+    let mut third = connect(proxy);
+    let mut buf = [0u8; 1];
+    let t = std::time::Instant::now();
+    assert_eq!(third.read(&mut buf).unwrap_or(0), 0);
+    assert!(t.elapsed() < Duration::from_secs(5));
+}
+
+/// A minimal upstream HTTP proxy: records CONNECT lines, then tunnels to
+/// the loopback port named in the target.
+fn fake_upstream() -> (u16, Arc<Mutex<Vec<String>>>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s2 = seen.clone();
+    thread::spawn(move || {
+        for c in l.incoming() {
+            let Ok(mut c) = c else { continue };
+            let seen = s2.clone();
+            thread::spawn(move || {
+                let mut head = Vec::new();
+                let mut b = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") {
+                    if c.read(&mut b).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    head.push(b[0]);
+                }
+                let head = String::from_utf8_lossy(&head).into_owned();
+                seen.lock().unwrap().push(head.clone());
+                let target = head.split(' ').nth(1).unwrap_or("");
+                let port: u16 = target
+                    .rsplit(':')
+                    .next()
+                    .unwrap_or("0")
+                    .parse()
+                    .unwrap_or(0);
+                let Ok(up) = TcpStream::connect(("127.0.0.1", port)) else {
+                    return;
+                };
+                c.write_all(b"HTTP/1.1 200 OK\r\n\r\n").unwrap();
+                let (mut a, mut b2) = (c.try_clone().unwrap(), up.try_clone().unwrap());
+                let (mut c, mut up) = (c, up);
+                let t = thread::spawn(move || {
+                    let _ = std::io::copy(&mut b2, &mut a);
+                    let _ = a.shutdown(Shutdown::Write);
+                });
+                let _ = std::io::copy(&mut c, &mut up);
+                let _ = up.shutdown(Shutdown::Write);
+                let _ = t.join();
+            });
+        }
+    });
+    (port, seen)
+}
+
+#[test]
+fn the_parents_proxy_is_used_as_upstream() {
+    let o = origin(false);
+    let (up_port, seen) = fake_upstream();
+    let mut c = Config::new(rules(&["far.away.example"], &[]), Some(SECRET.into()));
+    // The name resolves only at the upstream: the local resolver fails.
+    c.resolver = Arc::new(|_: &str, _: u16| Err(std::io::Error::other("no local DNS")));
+    c.upstream = Some(
+        Upstream::from_env(|k| {
+            (k == "HTTPS_PROXY").then(|| format!("http://u:p@127.0.0.1:{up_port}"))
+        })
+        .unwrap()
+        .unwrap(),
+    );
+    let (_p, proxy) = start_with(c);
+    let (status, echoed) = connect_echo(proxy, &format!("far.away.example:{}", o.port), &auth());
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    assert_eq!(echoed.as_deref(), Some(&b"ping through the tunnel"[..]));
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 1);
+    assert!(seen[0].starts_with(&format!("CONNECT far.away.example:{} HTTP/1.1\r\n", o.port)));
+    assert!(seen[0].contains(&format!("Proxy-Authorization: Basic {}", base64(b"u:p"))));
+    assert!(!seen[0].contains(SECRET));
+    // Denied names never reach the upstream either.
+    drop(seen);
+    let (status, _) = connect_echo(proxy, &format!("other.example:{}", o.port), &auth());
+    assert!(status.starts_with("HTTP/1.1 403"));
+}
+
+fn scratch_dir(tag: &str) -> PathBuf {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let d = std::env::temp_dir().join(format!(
+        "dcjail-proxy-test-{}-{}-{tag}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    ));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn bridge_from_loopback_reaches_the_proxy_on_a_unix_socket() {
+    let o = origin(false);
+    let dir = scratch_dir("bridge");
+    let sock = dir.join("proxy.sock");
+    let mut c = Config::new(rules(&["allowed.test"], &[]), Some(SECRET.into()));
+    c.resolver = test_resolver();
+    let p = Proxy::new(c);
+    p.spawn(Listener::Unix(UnixListener::bind(&sock).unwrap()))
+        .unwrap();
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let bridge_addr = l.local_addr().unwrap();
+    spawn_bridge(Listener::Tcp(l), Endpoint::Unix(sock.clone()), 64).unwrap();
+    let (status, echoed) = connect_echo(bridge_addr, &format!("allowed.test:{}", o.port), &auth());
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    assert_eq!(echoed.as_deref(), Some(&b"ping through the tunnel"[..]));
+    let (status, _) = connect_echo(bridge_addr, &format!("other.test:{}", o.port), &auth());
+    assert!(status.starts_with("HTTP/1.1 403"), "{status}");
+    assert_eq!(
+        socks_echo(
+            bridge_addr,
+            "dcjail",
+            SECRET,
+            &socks_name("allowed.test"),
+            o.port
+        )
+        .unwrap(),
+        b"ping via socks"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// curl, the client most agents use, through the proxy as the environment
+/// would configure it; names that really resolve (`localhost`).
+#[test]
+fn curl_reaches_an_allowed_name_and_gets_403_for_another() {
+    if std::process::Command::new("curl")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("note: curl not installed; skipping");
+        return;
+    }
+    let o = origin(true);
+    let mut c = Config::new(rules(&["localhost"], &[]), Some(SECRET.into()));
+    c.resolver = dcjail::net::proxy::system_resolver();
+    let (p, proxy) = start_with(c);
+    let curl = |args: &[&str]| {
+        let out = std::process::Command::new("curl")
+            .args(["-sS", "--max-time", "10", "-w", "\n%{http_code}"])
+            .args(args)
+            .env_remove("http_proxy")
+            .env_remove("HTTPS_PROXY")
+            .env_remove("https_proxy")
+            .env_remove("ALL_PROXY")
+            .env_remove("all_proxy")
+            .env_remove("NO_PROXY")
+            .env_remove("no_proxy")
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let http_proxy = format!("http://dcjail:{SECRET}@{proxy}");
+    let socks = format!("socks5h://dcjail:{SECRET}@{proxy}");
+    let url = format!("http://localhost:{}/x", o.port);
+    let out = curl(&["-x", &http_proxy, &url]);
+    assert!(
+        out.ends_with("\n200") && out.contains("host=localhost:"),
+        "{out}"
+    );
+    let out = curl(&["-x", &http_proxy, "-p", &url]);
+    assert!(out.ends_with("\n200"), "CONNECT: {out}");
+    let out = curl(&["-x", &socks, &url]);
+    assert!(out.ends_with("\n200"), "socks: {out}");
+    let denied = format!("http://127.0.0.1:{}/x", o.port);
+    let out = curl(&["-x", &http_proxy, &denied]);
+    assert!(out.ends_with("\n403") && out.contains("dcjail"), "{out}");
+    let out = curl(&["-x", &format!("http://{proxy}"), &url]);
+    assert!(out.ends_with("\n407"), "{out}");
+    assert_eq!(settled(&o.conns, 3), 3);
+    assert_eq!(p.denied(), vec![format!("127.0.0.1:{}", o.port)]);
+}
+
+#[test]
+fn a_head_sent_byte_by_byte_is_parsed_once_complete() {
+    let o = origin(false);
+    let (_p, proxy) = start(&["allowed.test"], &[]);
+    let mut s = connect(proxy);
+    s.set_nodelay(true).unwrap();
+    let head = format!("CONNECT allowed.test:{} HTTP/1.1\r\n{}\r\n", o.port, auth());
+    for b in head.as_bytes() {
+        s.write_all(&[*b]).unwrap();
+    }
+    let mut got = [0u8; 12];
+    s.read_exact(&mut got).unwrap();
+    assert_eq!(&got, b"HTTP/1.1 200");
+    assert_eq!(settled(&o.conns, 1), 1);
+}
+
+/// The origin counts connections on its own thread: wait for the count to
+/// settle (briefly for 0, so a late connection is not missed).
+fn settled(n: &std::sync::atomic::AtomicUsize, want: usize) -> usize {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    if want == 0 {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    loop {
+        let v = n.load(std::sync::atomic::Ordering::SeqCst);
+        if v == want || std::time::Instant::now() > deadline {
+            return v;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
