@@ -989,12 +989,14 @@ pub fn doctor() -> (bool, Vec<String>, Option<String>) {
     }
     if works {
         details.push(
-            "holds: read-only and workspace-write without protected paths, deny_read, network none/allowlist/full, \
+            "holds: read-only and workspace-write without protected paths, deny_read, network none/full, \
              no_new_privs, no capabilities, seccomp filter, signal/abstract-socket scoping"
                 .into(),
         );
         details.push(
-            "refuses: protected paths or deny_write inside writable roots (bwrap needed)".into(),
+            "refuses: protected paths or deny_write inside writable roots, danger-full-access, \
+             the network allowlist (connect is filtered by port, not address); bwrap enforces them"
+                .into(),
         );
     }
     (works, details, fix)
