@@ -792,3 +792,17 @@ fn the_command_gets_default_sigpipe_like_any_program() {
         assert!(o.stderr.is_empty(), "{flags:?}: {}", stderr(&o));
     }
 }
+
+#[test]
+fn an_absurd_timeout_is_a_policy_error_not_a_crash() {
+    let t = Tmp::new("bigtimeout");
+    let marker = t.path("m");
+    let o = run_touch(
+        &t.0,
+        &["--no-sandbox", "--timeout", "18446744073709551615"],
+        &marker,
+    );
+    assert_refused(&o, 125, "policy-error");
+    assert!(stderr(&o).contains("sandbox.timeout"), "{}", stderr(&o));
+    assert!(!marker.exists());
+}
