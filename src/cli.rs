@@ -39,7 +39,7 @@ pub struct PolicyArgs {
     #[arg(long = "path", value_name = "P")]
     pub paths: Vec<PathBuf>,
     /// Run inside this git worktree (it becomes the cwd)
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_hint = clap::ValueHint::DirPath)]
     pub worktree: Option<PathBuf>,
     /// Append plan-blocked calls to this file
     #[arg(long, value_name = "FILE")]
@@ -54,7 +54,7 @@ pub struct PolicyArgs {
     #[arg(long, value_name = "NAME")]
     pub backend: Option<BackendChoice>,
     /// Workspace root (default: the current directory)
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_hint = clap::ValueHint::DirPath)]
     pub workspace: Option<PathBuf>,
     /// Re-allow reading P inside a deny_read path (repeatable)
     #[arg(long, value_name = "P")]
