@@ -35,7 +35,7 @@
 
 use crate::error::Refusal;
 use crate::plan::{resolve_lenient, Glob, PathRule, Plan};
-use globset::GlobBuilder;
+use globset::{Candidate, GlobBuilder, GlobSet, GlobSetBuilder};
 use std::collections::BTreeSet;
 use std::ffi::OsStr;
 use std::io::ErrorKind;
@@ -352,10 +352,26 @@ fn run(
         }
     }
     let jobs = fold(jobs);
+    // One set for all globs: globset matches a basename or extension glob
+    // (`**/.env`, `**/*.lock`) by hash lookup, without running a regex per
+    // entry. Same options as the plan's matchers, so the same meaning.
+    let mut builder = GlobSetBuilder::new();
+    for (g, _) in globs {
+        builder.add(
+            GlobBuilder::new(&g.pattern)
+                .literal_separator(true)
+                .backslash_escape(true)
+                .build()
+                .map_err(|e| format!("bad glob `{}`: {}", g.written, e.kind()))?,
+        );
+    }
+    let set = builder
+        .build()
+        .map_err(|e| format!("cannot compile the globs: {e}"))?;
 
     let mut budget = Budget { left: limit, limit };
     for job in &jobs {
-        walk(job, globs, &mut budget, &mut found)?;
+        walk(job, globs, &set, &mut budget, &mut found)?;
     }
     Ok((found, limit - budget.left))
 }
@@ -398,19 +414,22 @@ struct Budget {
 fn walk(
     job: &Job,
     globs: &[(&Glob, List)],
+    set: &GlobSet,
     budget: &mut Budget,
     found: &mut [BTreeSet<PathBuf>],
 ) -> Result<(), String> {
     let lists: u8 = job.wants.iter().fold(0, |m, &i| m | globs[i].1.bit());
-    // Tests `p` against the globs whose list does not already cover it (a
-    // matched ancestor); returns the lists covering `p` from now on.
+    let mut hits: Vec<usize> = Vec::new();
+    // Tests `p` against the job's globs whose list does not already cover
+    // it (a matched ancestor); returns the lists covering `p` from now on.
     let mut test = |p: &Path, covered: u8| -> u8 {
         let mut now = covered;
-        for &i in &job.wants {
-            let (g, list) = globs[i];
-            if covered & list.bit() == 0 && g.matcher.is_match(p) {
+        set.matches_candidate_into(&Candidate::new(p), &mut hits);
+        for &i in &hits {
+            let bit = globs[i].1.bit();
+            if covered & bit == 0 && job.wants.contains(&i) {
                 found[i].insert(p.to_path_buf());
-                now |= list.bit();
+                now |= bit;
             }
         }
         now
