@@ -264,3 +264,43 @@ pub fn doctor_report() -> Vec<crate::doctor::BackendReport> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_glob_walk_runs_only_for_a_backend_that_needs_literal_paths() {
+        let ws = std::env::temp_dir().join(format!("dcjail-expand-globs-{}", std::process::id()));
+        std::fs::create_dir_all(ws.join("a")).unwrap();
+        std::fs::write(ws.join("a/.env"), "x").unwrap();
+        let ws = std::fs::canonicalize(&ws).unwrap();
+        let facts = crate::plan::Facts {
+            cwd: ws.clone(),
+            home: None,
+            tmpdir: None,
+            exe: None,
+        };
+        let mut policy = crate::policy::Policy::default();
+        policy.sandbox.filesystem.deny_read = vec!["**/.env".into()];
+        let plan = crate::plan::build(&policy, vec!["true".into()], &facts).unwrap();
+        // Seatbelt matches globs as regexes: nothing is walked for it.
+        assert_eq!(expand_globs(&plan, &[Kind::Seatbelt]).unwrap(), None);
+        for list in [
+            &[Kind::Bwrap][..],
+            &[Kind::Landlock],
+            &[Kind::Bwrap, Kind::Landlock],
+        ] {
+            let c = expand_globs(&plan, list).unwrap().unwrap();
+            assert_eq!(
+                c.paths(crate::walk::List::DenyRead),
+                vec![ws.join("a/.env")]
+            );
+        }
+        // No glob, no walk.
+        policy.sandbox.filesystem.deny_read = vec!["a/.env".into()];
+        let plan = crate::plan::build(&policy, vec!["true".into()], &facts).unwrap();
+        assert_eq!(expand_globs(&plan, &[Kind::Bwrap]).unwrap(), None);
+        std::fs::remove_dir_all(&ws).unwrap();
+    }
+}
