@@ -449,3 +449,63 @@ fn no_glob_means_no_walk() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert!(text(&o.stdout).contains("SIBLING-OK-41b2"));
 }
+
+#[test]
+fn a_symlink_to_a_matched_file_reads_nothing_and_a_matched_symlink_hides_its_target() {
+    each_backend(|b| {
+        let s = Scratch::new("links");
+        s.put("a/b/c/.env", "LINKED-SECRET-7a");
+        s.put("real/secret.txt", "TARGET-SECRET-8b");
+        std::os::unix::fs::symlink("a/b/c/.env", s.ws().join("alias")).unwrap();
+        std::os::unix::fs::symlink("../real/secret.txt", s.ws().join("a/.env")).unwrap();
+        let script = "cat alias; cat a/.env; cat real/secret.txt";
+        let o = jailed(&s, b, &[], script);
+        assert!(text(&o.stdout).contains("TARGET-SECRET-8b"), "{b} control");
+        let o = jailed(&s, b, &["--deny-read", "**/.env"], script);
+        let out = text(&o.stdout) + &text(&o.stderr);
+        assert!(!out.contains("LINKED-SECRET-7a"), "{b}: {out}");
+        assert!(!out.contains("TARGET-SECRET-8b"), "{b}: {out}");
+    });
+}
+
+/// A file created inside a matched directory after launch is covered (bwrap
+/// masks the directory, landlock denies the whole tree); the command waits
+/// for the test to create it.
+#[test]
+fn a_file_created_later_inside_a_matched_directory_stays_unreadable() {
+    each_backend(|b| {
+        for rule in [false, true] {
+            let s = Scratch::new("late");
+            s.put("x/secrets/early", "EARLY");
+            s.put("x/plain", "PLAIN-LATE-OK");
+            let script =
+                "i=0; while [ ! -e go ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; \
+                          cat x/plain x/secrets/late";
+            let mut flags = vec!["--backend", b];
+            if rule {
+                flags.extend_from_slice(&["--deny-read", "**/secrets"]);
+            }
+            flags.extend_from_slice(&["--", "sh", "-c", script]);
+            let mut c = Command::new(bin());
+            c.args(&flags)
+                .current_dir(s.ws())
+                .env_remove("DCJAIL_POLICY")
+                .env_remove("DCJAIL_WALK_LIMIT")
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            let child = c.spawn().unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            s.put("x/secrets/late", "LATE-SECRET-9c");
+            s.put("go", "");
+            let o = child.wait_with_output().unwrap();
+            let out = text(&o.stdout) + &text(&o.stderr);
+            assert!(out.contains("PLAIN-LATE-OK"), "{b} rule={rule}: {out}");
+            assert_eq!(
+                out.contains("LATE-SECRET-9c"),
+                !rule,
+                "{b} rule={rule}: {out}"
+            );
+        }
+    });
+}
