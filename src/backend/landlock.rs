@@ -457,8 +457,19 @@ fn visit(
         c.sort();
         c
     };
+    // A child only needs the entries on its own path (ancestors, for
+    // `covered`) or below it: handing down just those keeps a wide tree with
+    // many denied files (a glob's matches) linear instead of
+    // files × rules.
+    let on_path = |list: &[PathBuf], child: &Path| -> Vec<PathBuf> {
+        list.iter()
+            .filter(|x| child.starts_with(x) || x.starts_with(child))
+            .cloned()
+            .collect()
+    };
     for child in children {
-        visit(&child, deny, allow, out, budget)?;
+        let (d, a) = (on_path(deny, &child), on_path(allow, &child));
+        visit(&child, &d, &a, out, budget)?;
     }
     Ok(())
 }
