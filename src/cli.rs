@@ -296,7 +296,7 @@ fn launch_with(
         #[cfg(target_os = "linux")]
         Launch::Bwrap(l) => match crate::backend::bwrap::launch(plan, &l, &argv, &envp) {
             Ok(status) => status,
-            Err(e) => match backend::fallback(plan, backend::Kind::Bwrap, e) {
+            Err(e) => match backend::fallback(plan, choice.globs, backend::Kind::Bwrap, e) {
                 Ok(next) => return launch(plan, next),
                 Err(r) => refuse(&r, None),
             },

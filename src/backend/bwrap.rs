@@ -194,6 +194,9 @@ fn depth(p: &Path) -> usize {
     p.components().count()
 }
 
+/// Globs are expanded once per launch by `walk::expand_plan` (in
+/// `backend::select`), which hands the renderer a plan of literal paths; a
+/// glob reaching this point was not expanded, and is refused, never dropped.
 fn refuse_globs(plan: &Plan) -> Result<(), String> {
     for (key, list) in [
         ("deny_read", &plan.fs.deny_read),
@@ -202,7 +205,7 @@ fn refuse_globs(plan: &Plan) -> Result<(), String> {
     ] {
         if let Some(PathRule::Glob(g)) = list.iter().find(|r| r.literal().is_none()) {
             return Err(format!(
-                "the glob `{}` in {key} needs the launch-time walk, which is not in this build",
+                "the glob `{}` in {key} reached the bwrap renderer without the launch-time walk",
                 g.written
             ));
         }
@@ -1491,7 +1494,7 @@ pub fn doctor() -> crate::doctor::BackendReport {
     match layer_bytes_for_default() {
         Ok(()) => {
             details.push("second stage: landlock + seccomp layer supported".to_string());
-            details.push("holds: all of SPEC §5 for read-only, workspace-write and danger-full-access (protected paths and deny_write by read-only mounts), network none/allowlist/full; refuses: globs in deny/allow lists (needs the launch-time walk)".to_string());
+            details.push("holds: all of SPEC §5 for read-only, workspace-write and danger-full-access (protected paths and deny_write by read-only mounts), network none/allowlist/full; globs in deny/allow lists cover what they match at launch (a matched directory whole)".to_string());
             report(true, details, None)
         }
         Err(e) => {
