@@ -22,6 +22,14 @@ pub fn policy(data: &[u8]) {
             assert_eq!(r.reason, Reason::PolicyError, "{r:?}");
             assert!(!r.message.is_empty());
             assert!(r.message.starts_with("fuzz.toml"), "{:?}", r.message);
+            // `fuzz.toml:N:` must name a line the text has.
+            if let Some(rest) = r.message.strip_prefix("fuzz.toml:") {
+                let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                if let Ok(line) = digits.parse::<usize>() {
+                    let lines = 1 + text.matches('\n').count();
+                    assert!(line >= 1 && line <= lines, "line {line} of {lines}");
+                }
+            }
             assert!(!r.line().contains('\n'), "{:?}", r.line());
             return;
         }
@@ -282,7 +290,18 @@ pub fn http_request(data: &[u8]) {
             for hop in ["proxy-authorization:", "proxy-connection:", "upgrade:"] {
                 assert!(!lines.iter().any(|l| l.starts_with(hop)), "{hop} forwarded");
             }
-            assert_eq!(lines.iter().filter(|l| l.starts_with("host:")).count(), 1);
+            // The origin is told the host the rules were checked against.
+            let hosts: Vec<&&str> = lines.iter().filter(|l| l.starts_with("host:")).collect();
+            assert_eq!(hosts.len(), 1);
+            let want = match (host.contains(':'), req.target.port()) {
+                (true, 80) => format!("host: [{host}]"),
+                (true, p) => format!("host: [{host}]:{p}"),
+                (false, 80) => format!("host: {host}"),
+                (false, p) => format!("host: {host}:{p}"),
+            };
+            assert_eq!(*hosts[0], want.to_ascii_lowercase());
+            // The request line is `METHOD PATH VERSION`, nothing more.
+            assert_eq!(lines[0].matches(' ').count(), 2, "{:?}", lines[0]);
             assert!(text.ends_with("connection: close\r\n\r\n"));
         }
     }
