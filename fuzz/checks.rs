@@ -91,24 +91,48 @@ fn host_round_trips(h: &Host) {
     }
 }
 
+/// The libc crate binds neither; every Unix C library has both.
+#[cfg(unix)]
+mod c_lib {
+    extern "C" {
+        pub fn inet_aton(cp: *const libc::c_char, inp: *mut libc::in_addr) -> libc::c_int;
+        pub fn inet_pton(
+            af: libc::c_int,
+            src: *const libc::c_char,
+            dst: *mut libc::c_void,
+        ) -> libc::c_int;
+    }
+}
+
 /// What the C library makes of `s` as an IPv4 address, if anything. Any
 /// string it accepts is an address to some client, so dcjail must never take
 /// it for a name.
 #[cfg(unix)]
 fn inet_aton(s: &str) -> Option<Ipv4Addr> {
-    extern "C" {
-        // The libc crate does not bind it; the C library has it everywhere.
-        fn inet_aton(cp: *const libc::c_char, inp: *mut libc::in_addr) -> libc::c_int;
-    }
     let c = std::ffi::CString::new(s).ok()?;
     let mut a = libc::in_addr { s_addr: 0 };
     // SAFETY: `c` is NUL-terminated and `a` a valid out-parameter.
-    let ok = unsafe { inet_aton(c.as_ptr(), &mut a) };
+    let ok = unsafe { c_lib::inet_aton(c.as_ptr(), &mut a) };
     (ok != 0).then(|| Ipv4Addr::from(u32::from_be(a.s_addr)))
 }
 
 #[cfg(not(unix))]
 fn inet_aton(_: &str) -> Option<Ipv4Addr> {
+    None
+}
+
+/// What the C library makes of `s` as an IPv6 address, if anything.
+#[cfg(unix)]
+fn inet_pton6(s: &str) -> Option<std::net::Ipv6Addr> {
+    let c = std::ffi::CString::new(s).ok()?;
+    let mut a = [0u8; 16];
+    // SAFETY: `c` is NUL-terminated; AF_INET6 writes 16 bytes into `a`.
+    let ok = unsafe { c_lib::inet_pton(libc::AF_INET6, c.as_ptr(), a.as_mut_ptr().cast()) };
+    (ok == 1).then(|| std::net::Ipv6Addr::from(a))
+}
+
+#[cfg(not(unix))]
+fn inet_pton6(_: &str) -> Option<std::net::Ipv6Addr> {
     None
 }
 
@@ -145,6 +169,14 @@ pub fn domain(data: &[u8]) {
                         assert_eq!(*got, v4, "{s:?}: libc reads {v4}, dcjail {got}")
                     }
                     Ok(other) => panic!("{s:?} is {v4} to libc but {other:?} to dcjail"),
+                    Err(_) => {}
+                }
+            }
+            if let Some(v6) = inet_pton6(s) {
+                let want = dcjail::domain::canonical_ip(IpAddr::V6(v6));
+                match &host {
+                    Ok(Host::Ip(got)) => assert_eq!(*got, want, "{s:?}"),
+                    Ok(other) => panic!("{s:?} is {v6} to libc but {other:?} to dcjail"),
                     Err(_) => {}
                 }
             }
