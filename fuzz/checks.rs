@@ -172,6 +172,18 @@ pub fn domain(data: &[u8]) {
                     Err(_) => {}
                 }
             }
+            // The loose IPv4 reader takes only inet_aton's alphabet, and
+            // where the C library reads an address, it reads the same one.
+            if let Some(v4) = dcjail::domain::parse_ipv4_loose(s) {
+                assert!(
+                    s.bytes()
+                        .all(|b| b.is_ascii_hexdigit() || b"xX.".contains(&b)),
+                    "{s:?} read as {v4}"
+                );
+                if let Some(c) = inet_aton(s) {
+                    assert_eq!(c, v4, "{s:?}");
+                }
+            }
             if let Some(v6) = inet_pton6(s) {
                 let want = dcjail::domain::canonical_ip(IpAddr::V6(v6));
                 match &host {
