@@ -50,6 +50,10 @@ if [ "$#" -gt 0 ]; then
 else
   mapfile -t targets < <(cd fuzz && cargo fuzz list)
 fi
+if [ "${#targets[@]}" -eq 0 ]; then
+  echo "fuzz-smoke: no fuzz target found (cargo fuzz list)" >&2
+  exit 1
+fi
 
 echo "== fuzz build (${targets[*]})"
 start=$(date +%s)
@@ -68,7 +72,8 @@ for t in "${targets[@]}"; do
   echo "== fuzz $t (${secs}s)"
   if ! (cd fuzz && cargo fuzz run "${build_flags[@]}" "$t" "$work/$t" "$root/fuzz/corpus/$t" -- "${args[@]}") \
     >"$work/$t.log" 2>&1; then
-    tail -n 60 "$work/$t.log" >&2
+    grep -m1 -A3 'panicked at' "$work/$t.log" >&2 || true
+    grep -E '^(==[0-9]+==|SUMMARY|artifact_prefix|Test unit)' "$work/$t.log" >&2 || tail -n 40 "$work/$t.log" >&2
     echo "fuzz-smoke: $t FAILED; the input is in fuzz/artifacts/$t/" >&2
     exit 1
   fi
