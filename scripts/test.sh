@@ -6,9 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # The attack tests drive real tools: bubblewrap, curl, python3, git, setpriv;
-# the completion tests load the scripts in zsh and fish.
+# the completion tests load the scripts in zsh and fish; libFuzzer needs g++.
 need=()
-for t in bwrap:bubblewrap curl:curl python3:python3 git:git setpriv:util-linux flock:util-linux zsh:zsh fish:fish; do
+for t in bwrap:bubblewrap curl:curl python3:python3 git:git setpriv:util-linux flock:util-linux zsh:zsh fish:fish g++:g++; do
   command -v "${t%%:*}" >/dev/null 2>&1 || need+=("${t#*:}")
 done
 if [ "${#need[@]}" -gt 0 ]; then

@@ -213,9 +213,16 @@ fn parse_number_part(p: &str) -> Option<u64> {
         if hex.is_empty() {
             return Some(0);
         }
+        // from_str_radix alone would also take a leading `+` (`0x+7f`).
+        if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
         return u64::from_str_radix(hex, 16).ok();
     }
     if p.len() > 1 && p.starts_with('0') {
+        if !p[1..].bytes().all(|b| (b'0'..=b'7').contains(&b)) {
+            return None;
+        }
         return u64::from_str_radix(&p[1..], 8).ok();
     }
     if p.bytes().all(|b| b.is_ascii_digit()) {
@@ -449,6 +456,12 @@ mod tests {
             Host::parse("2852039166"),
             Ok(Host::Ip("169.254.169.254".parse().unwrap()))
         );
+        // A sign is not a digit: inet_aton refuses these, and so must we
+        // (found by the `domain` fuzz target).
+        for s in ["0+27.1", "0x+7f.1", "127.0x+0.0.1", "0+177.0.0.1"] {
+            assert_eq!(parse_ipv4_loose(s), None, "{s}");
+            assert!(Host::parse(s).is_err(), "{s}");
+        }
     }
 
     #[test]
