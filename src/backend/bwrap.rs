@@ -677,8 +677,8 @@ pub fn prepare(plan: &Plan) -> Result<BwrapLaunch, String> {
     let bwrap = probe(plan)?;
     let rendered = render(plan, &RealHost)?;
     let layer = layer_bytes(plan)?;
-    let exe = std::env::current_exe()
-        .map_err(|e| format!("cannot find dcjail's own binary for the second stage: {e}"))?;
+    let exe = crate::plan::own_exe()
+        .ok_or("cannot find dcjail's own binary for the second stage (/proc/self/exe)")?;
     Ok(BwrapLaunch {
         bwrap,
         rendered,
