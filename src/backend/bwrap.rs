@@ -114,6 +114,13 @@ fn foreign_in_sticky(p: &Path, m: &std::fs::Metadata) -> bool {
     sticky && m.uid() != me
 }
 
+/// Placeholders exist only where bwrap runs.
+#[cfg(not(target_os = "linux"))]
+fn is_marked(_p: &Path) -> bool {
+    false
+}
+
+#[cfg(target_os = "linux")]
 fn is_marked(p: &Path) -> bool {
     let Ok(c) = std::ffi::CString::new(p.as_os_str().as_bytes()) else {
         return false;
