@@ -48,11 +48,13 @@ pub fn own_exe() -> Option<PathBuf> {
 }
 
 impl Facts {
-    /// `gather`, minus what only a sandboxed run uses (dcjail's own path,
-    /// kept unwritable from inside).
+    /// `gather`, minus what this policy cannot use: dcjail's own path only
+    /// matters when something is writable (it is kept unwritable from
+    /// inside), so a read-only or unsandboxed run does not resolve it.
     pub fn gather_for(policy: &Policy) -> Result<Facts> {
         let mut f = Facts::gather_base()?;
-        if policy.sandbox.enabled {
+        let writable = policy.tool != Tool::Read && policy.sandbox.mode != SandboxMode::ReadOnly;
+        if policy.sandbox.enabled && writable {
             f.exe = own_exe();
         }
         Ok(f)

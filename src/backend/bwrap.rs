@@ -43,6 +43,9 @@ pub const STAGE2: &str = "__stage2";
 /// (and stdin) cannot feed it a layer of their own.
 pub const STAGE2_MEMFD: &str = "dcjail-stage2";
 
+/// dcjail's own binary, as the second stage is started from it.
+const SELF_EXE: &str = "/proc/self/exe";
+
 /// The extended attribute that marks a placeholder dcjail created.
 pub const PLACEHOLDER_XATTR: &str = "user.dcjail.placeholder";
 
@@ -684,8 +687,10 @@ pub fn prepare(plan: &Plan) -> Result<BwrapLaunch, String> {
     let bwrap = probe(plan)?;
     let rendered = render(plan, &RealHost)?;
     let layer = layer_bytes(plan)?;
-    let exe = crate::plan::own_exe()
-        .ok_or("cannot find dcjail's own binary for the second stage (/proc/self/exe)")?;
+    // Opened through the magic link at launch: no readlink (its path walk
+    // contends with every mount namespace being set up or torn down on the
+    // machine), and no window in which the path could name another file.
+    let exe = PathBuf::from(SELF_EXE);
     Ok(BwrapLaunch {
         bwrap,
         rendered,
@@ -710,7 +715,12 @@ pub fn describe(l: &BwrapLaunch) -> serde_json::Value {
             "adopted": p.adopt,
         })).collect::<Vec<_>>(),
         "stage2": {
-            "exe": l.exe.to_string_lossy(),
+            "exe": if l.exe == Path::new(SELF_EXE) {
+                crate::plan::own_exe().unwrap_or_else(|| l.exe.clone())
+            } else {
+                l.exe.clone()
+            }
+            .to_string_lossy(),
             "layer": layer_json(&l.layer),
         },
         "notes": l.rendered.notes,
