@@ -1010,7 +1010,6 @@ fn run_bwrap(
     held: &mut Vec<Held>,
 ) -> Result<i32, String> {
     use std::ffi::CString;
-    use std::io::Read;
     use std::os::fd::{AsRawFd, FromRawFd};
     for ph in &l.rendered.placeholders {
         held.push(make_placeholder(ph)?);
@@ -1134,8 +1133,7 @@ fn run_bwrap(
     drop(layer_fd);
     drop(saved);
     drop(exe_fd);
-    let mut said = Vec::new();
-    let _ = std::fs::File::from(err_r).read_to_end(&mut said);
+    let said = bwrap_said(std::fs::File::from(err_r));
     if let Some(i) = said.windows(STARTED.len()).position(|w| w == STARTED) {
         use std::io::Write;
         let mut e = std::io::stderr();
@@ -1159,6 +1157,42 @@ fn run_bwrap(
             text
         }
     ))
+}
+
+/// What bwrap (and stage 2, up to its mark) wrote on the stderr pipe, read
+/// once the supervisor is done. Whatever reached the pipe is in it by then;
+/// when stage 2's mark is there, what is still to come could only be
+/// bwrap's init speaking on its way out, and waiting for the pipe's end
+/// would wait for that init to exit, which waits for the teardown of the
+/// whole pid namespace (it already has SIGKILL pending). Without the mark
+/// bwrap failed: then its last words are waited for.
+#[cfg(target_os = "linux")]
+fn bwrap_said(mut f: std::fs::File) -> Vec<u8> {
+    use std::io::Read;
+    use std::os::fd::AsRawFd;
+    let fd = f.as_raw_fd();
+    let mut said = Vec::new();
+    // SAFETY: fcntl on a descriptor we own.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    // SAFETY: as above.
+    if flags >= 0 && unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } == 0 {
+        let mut buf = [0u8; 4096];
+        loop {
+            match f.read(&mut buf) {
+                Ok(0) => return said,
+                Ok(n) => said.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        if said.windows(STARTED.len()).any(|w| w == STARTED) {
+            return said;
+        }
+        // SAFETY: as above.
+        unsafe { libc::fcntl(fd, libc::F_SETFL, flags) };
+    }
+    let _ = f.read_to_end(&mut said);
+    said
 }
 
 /// Applies the serialized layer (stage 2, inside the sandbox).
