@@ -353,7 +353,7 @@ fn spawn<F: FnOnce() -> i32>(mask: &libc::sigset_t, child: F) -> libc::pid_t {
     // backed once touched. The lowest page is a guard.
     const STACK: usize = 1 << 20;
     const GUARD: usize = 1 << 16;
-    // SAFETY: a fresh private anonymous mapping, unmapped below.
+    // SAFETY: a fresh private anonymous mapping, never unmapped (see below).
     let base = unsafe {
         libc::mmap(
             std::ptr::null_mut(),
@@ -385,13 +385,9 @@ fn spawn<F: FnOnce() -> i32>(mask: &libc::sigset_t, child: F) -> libc::pid_t {
             (&mut st as *mut Start<'_, F>).cast(),
         )
     };
-    let e = errno();
-    // SAFETY: the child no longer runs on this stack (see above).
-    unsafe { libc::munmap(base, STACK) };
-    if pid < 0 {
-        // SAFETY: restoring clone's errno for the caller's message.
-        unsafe { *libc::__errno_location() = e };
-    }
+    // The stack stays mapped: unmapping it costs a TLB shootdown on the CPU
+    // the child ran on, and dcjail only waits for the command and exits
+    // (at most one more launch, an `auto` fallback, maps another).
     pid
 }
 

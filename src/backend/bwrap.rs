@@ -465,8 +465,12 @@ pub fn parse_version(text: &str) -> Option<(u32, u32, u32)> {
 /// writable by nobody else, and outside every writable root of the plan.
 fn trusted(p: &Path, plan: Option<&Plan>) -> bool {
     use std::os::unix::fs::MetadataExt;
-    let Ok(canon) = std::fs::canonicalize(p) else {
-        return false;
+    let (canon, meta) = match without_symlinks(p) {
+        Some((c, m)) => (c, Some(m)),
+        None => match std::fs::canonicalize(p) {
+            Ok(c) => (c, None),
+            Err(_) => return false,
+        },
     };
     if let Some(plan) = plan {
         let inside = plan
@@ -481,12 +485,59 @@ fn trusted(p: &Path, plan: Option<&Plan>) -> bool {
             return false;
         }
     }
-    let Ok(m) = std::fs::metadata(&canon) else {
+    let Some(m) = meta.or_else(|| std::fs::metadata(&canon).ok()) else {
         return false;
     };
     // SAFETY: getuid never fails.
     let me = unsafe { libc::getuid() };
     m.is_file() && (m.uid() == 0 || m.uid() == me) && m.mode() & 0o022 == 0 && m.mode() & 0o111 != 0
+}
+
+/// `p` itself when it is absolute, plain (no `.`, `..`, `//`) and no
+/// component of it is a symlink: then it is its own canonical path. One path
+/// walk (openat2 with RESOLVE_NO_SYMLINKS) instead of realpath's one per
+/// component, on every launch. None means "find out the slow way".
+#[cfg(target_os = "linux")]
+fn without_symlinks(p: &Path) -> Option<(PathBuf, std::fs::Metadata)> {
+    let plain = p.is_absolute()
+        && p.components()
+            .skip(1)
+            .all(|c| matches!(c, std::path::Component::Normal(_)))
+        && !p.as_os_str().as_bytes().windows(2).any(|w| w == b"//")
+        && !p.as_os_str().as_bytes().ends_with(b"/");
+    if !plain {
+        return None;
+    }
+    let c = std::ffi::CString::new(p.as_os_str().as_bytes()).ok()?;
+    // SAFETY: open_how is plain data.
+    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+    how.flags = (libc::O_PATH | libc::O_CLOEXEC) as u64;
+    how.resolve = libc::RESOLVE_NO_SYMLINKS;
+    // SAFETY: valid C string and open_how of the size given.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            &how as *const libc::open_how,
+            std::mem::size_of::<libc::open_how>(),
+        )
+    };
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: the fd was just opened and is owned from here.
+    let f = std::fs::File::from(unsafe {
+        <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd as i32)
+    });
+    // fstat works on an O_PATH descriptor: the metadata of what was opened.
+    let m = f.metadata().ok()?;
+    Some((p.to_path_buf(), m))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn without_symlinks(_p: &Path) -> Option<(PathBuf, std::fs::Metadata)> {
+    None
 }
 
 /// The distribution's install command for bubblewrap, from /etc/os-release.
@@ -1777,6 +1828,36 @@ mod tests {
         std::fs::set_permissions(&fake_bwrap, std::fs::Permissions::from_mode(0o777)).unwrap();
         assert!(!trusted(&fake_bwrap, Some(&p)), "world-writable");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_bwrap_reached_through_a_symlinked_directory_in_the_workspace_is_never_trusted() {
+        use std::os::unix::fs::PermissionsExt;
+        let ws = std::env::temp_dir().join(format!("dcjail-trust-link-{}", std::process::id()));
+        let out = std::env::temp_dir().join(format!("dcjail-trust-out-{}", std::process::id()));
+        std::fs::create_dir_all(ws.join("real")).unwrap();
+        std::fs::create_dir_all(&out).unwrap();
+        let ws = std::fs::canonicalize(&ws).unwrap();
+        let out = std::fs::canonicalize(&out).unwrap();
+        let fake_bwrap = ws.join("real").join("bwrap");
+        std::fs::write(&fake_bwrap, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&fake_bwrap, std::fs::Permissions::from_mode(0o755)).unwrap();
+        // A path outside the workspace whose directory is a symlink into it.
+        let link = out.join("bin");
+        std::os::unix::fs::symlink(ws.join("real"), &link).unwrap();
+        let via_link = link.join("bwrap");
+        assert!(
+            without_symlinks(&via_link).is_none(),
+            "a symlinked path is not its own canonical path"
+        );
+        assert!(without_symlinks(&fake_bwrap).is_some());
+        let mut p = plan(SandboxMode::ReadOnly, &[], &[]);
+        p.workspace = ws.clone();
+        p.cwd = ws.clone();
+        assert!(!trusted(&via_link, Some(&p)), "resolves into the workspace");
+        std::fs::remove_file(&link).unwrap();
+        std::fs::remove_dir(&out).unwrap();
+        std::fs::remove_dir_all(&ws).unwrap();
     }
 
     #[test]
