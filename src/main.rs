@@ -5,18 +5,20 @@
 //! decides. What dcjail relies on from that start-up is done here instead:
 //! fds 0–2 are never left closed, and SIGPIPE is ignored (a proxy thread
 //! writing to a closed socket must get EPIPE, not kill the supervisor).
-#![no_main]
-
-use std::ffi::{CStr, OsString};
-use std::os::unix::ffi::OsStringExt;
+// The unit-test harness (`cargo test --all-targets` builds one for this
+// binary too) brings its own `main`.
+#![cfg_attr(not(test), no_main)]
 
 /// Taken from the C runtime byte-exact, so it does not depend on how std
 /// captures argv on this platform (without Rust's `main` some do not).
 ///
 /// # Safety
 /// Called by the C runtime with `argc` valid C strings in `argv`.
+#[cfg(not(test))]
 #[no_mangle]
 pub unsafe extern "C" fn main(argc: libc::c_int, argv: *const *const libc::c_char) -> libc::c_int {
+    use std::ffi::{CStr, OsString};
+    use std::os::unix::ffi::OsStringExt;
     let mut args = Vec::with_capacity(usize::try_from(argc).unwrap_or(0));
     for i in 0..usize::try_from(argc).unwrap_or(0) {
         // SAFETY: the C runtime passes `argc` valid NUL-terminated strings.
@@ -36,6 +38,7 @@ pub unsafe extern "C" fn main(argc: libc::c_int, argv: *const *const libc::c_cha
 
 /// A closed fd 0, 1 or 2 gets /dev/null, as Rust's runtime would do: else
 /// the first file dcjail opens would become the command's stdout.
+#[cfg(not(test))]
 fn standard_fds() {
     let mut fds = [0, 1, 2].map(|fd| libc::pollfd {
         fd,
