@@ -3,7 +3,12 @@
 //! it several times, and prints one line with the timings. For
 //! `scripts/bench.sh`:
 //!
-//!     cargo run --release --example walk_bench -- [FILES] [RUNS]
+//!     cargo run --release --example walk_bench -- [FILES] [RUNS] [KEEP_DIR]
+//!
+//! With KEEP_DIR (a path that does not exist yet) the tree is built there
+//! and left in place, so the launch cost with a glob can then be measured
+//! on it (`cd KEEP_DIR && hyperfine 'dcjail --deny-read "**/.env" -- true'`);
+//! the caller removes it.
 //!
 //! The tree: 10 × 10 × 10 directories, the files spread evenly over the
 //! leaves, a `.env` in every tenth leaf (so matches sit at depth 4).
@@ -15,13 +20,25 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let files: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(100_000);
     let runs: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(5).max(1);
-    let root = std::env::temp_dir().join(format!("dcjail-walk-bench-{}", std::process::id()));
+    let keep = args.next().map(PathBuf::from);
+    if keep.as_ref().is_some_and(|k| k.exists()) {
+        eprintln!("walk_bench: KEEP_DIR must not exist yet");
+        std::process::exit(1);
+    }
+    let root = keep.clone().unwrap_or_else(|| {
+        std::env::temp_dir().join(format!("dcjail-walk-bench-{}", std::process::id()))
+    });
+    let cleanup = |root: &std::path::Path| {
+        if keep.is_none() {
+            let _ = std::fs::remove_dir_all(root);
+        }
+    };
     if let Err(e) = build(&root, files) {
         eprintln!(
             "walk_bench: cannot build the tree in {}: {e}",
             root.display()
         );
-        let _ = std::fs::remove_dir_all(&root);
+        cleanup(&root);
         std::process::exit(1);
     }
     let glob = match dcjail::walk::compile("**/.env") {
@@ -45,13 +62,13 @@ fn main() {
             Ok(v) => matches = v.len(),
             Err(e) => {
                 eprintln!("walk_bench: {e}");
-                let _ = std::fs::remove_dir_all(&root);
+                cleanup(&root);
                 std::process::exit(1);
             }
         }
         times.push(t.elapsed());
     }
-    let _ = std::fs::remove_dir_all(&root);
+    cleanup(&root);
     times.sort();
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     println!(

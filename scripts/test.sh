@@ -1,8 +1,27 @@
 #!/usr/bin/env bash
-# The whole test suite, as CI runs it: formatting, lints, every test.
+# The whole test suite, as CI runs it: formatting, lints, every test (unit,
+# integration, attack and escape tests), and a short fuzz run when present.
 # Usage: scripts/test.sh            (from anywhere inside the checkout)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# The attack tests drive real tools: bubblewrap, curl, python3, git, setpriv;
+# the completion tests load the scripts in zsh and fish.
+need=()
+for t in bwrap:bubblewrap curl:curl python3:python3 git:git setpriv:util-linux flock:util-linux zsh:zsh fish:fish; do
+  command -v "${t%%:*}" >/dev/null 2>&1 || need+=("${t#*:}")
+done
+if [ "${#need[@]}" -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "== installing ${need[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq "${need[@]}" </dev/null
+  else
+    echo "scripts/test.sh: missing ${need[*]}; install with: sudo apt-get install -y ${need[*]}" >&2
+    exit 1
+  fi
+fi
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check

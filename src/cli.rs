@@ -39,7 +39,7 @@ pub struct PolicyArgs {
     #[arg(long = "path", value_name = "P")]
     pub paths: Vec<PathBuf>,
     /// Run inside this git worktree (it becomes the cwd)
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_hint = clap::ValueHint::DirPath)]
     pub worktree: Option<PathBuf>,
     /// Append plan-blocked calls to this file
     #[arg(long, value_name = "FILE")]
@@ -54,7 +54,7 @@ pub struct PolicyArgs {
     #[arg(long, value_name = "NAME")]
     pub backend: Option<BackendChoice>,
     /// Workspace root (default: the current directory)
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_hint = clap::ValueHint::DirPath)]
     pub workspace: Option<PathBuf>,
     /// Re-allow reading P inside a deny_read path (repeatable)
     #[arg(long, value_name = "P")]
@@ -122,7 +122,7 @@ impl PolicyArgs {
     name = "dcjail",
     version,
     about = "Run COMMAND inside an OS sandbox under a resolved agent policy",
-    override_usage = "dcjail [OPTIONS] [--] COMMAND [ARG]...\n       dcjail explain [OPTIONS] [--] COMMAND [ARG]...\n       dcjail doctor [--json]\n       dcjail worktree enter [--base BRANCH] [--json]\n       dcjail worktree exit PATH [--json]",
+    override_usage = "dcjail [OPTIONS] [--] COMMAND [ARG]...\n       dcjail explain [OPTIONS] [--] COMMAND [ARG]...\n       dcjail doctor [--json]\n       dcjail worktree enter [--base BRANCH] [--json] [--policy FILE] [--mode MODE] [--plan-card FILE]\n       dcjail worktree exit PATH [--json]",
     after_help = "Exit status: the command's own (128+N on signal N); 124 timeout; 120 refused; 121 approval required; 122 sandbox unavailable; 125 usage or policy error; 126 not executable; 127 not found."
 )]
 pub struct RunCli {
@@ -300,7 +300,7 @@ fn launch_with(
         #[cfg(target_os = "linux")]
         Launch::Bwrap(l) => match crate::backend::bwrap::launch(plan, &l, &argv, &envp) {
             Ok(status) => status,
-            Err(e) => match backend::fallback(plan, backend::Kind::Bwrap, e) {
+            Err(e) => match backend::fallback(plan, choice.globs, backend::Kind::Bwrap, e) {
                 Ok(next) => return launch(plan, next),
                 Err(r) => refuse(&r, None),
             },

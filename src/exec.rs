@@ -275,7 +275,8 @@ pub fn supervise_with<F: FnOnce() -> i32>(
         eprintln!("dcjail: cannot fork: {}", std::io::Error::last_os_error());
         return 125;
     }
-    let deadline = timeout.map(|t| Instant::now() + t);
+    // Policy validation bounds the timeout; an overflow still means "none".
+    let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
     let mut status: Option<i32> = None;
     while status.is_none() {
         let wait = match deadline {

@@ -50,7 +50,7 @@ pub fn refusal_json(r: &Refusal) -> Value {
 }
 
 pub fn run_json(plan: &Plan, choice: &Choice) -> Value {
-    json!({
+    let mut v = json!({
         "decision": "run",
         "reason": Value::Null,
         "gate": Value::Null,
@@ -60,7 +60,10 @@ pub fn run_json(plan: &Plan, choice: &Choice) -> Value {
         "passed_over": choice.passed_over.iter().map(|(k, why)| json!({"backend": k.name(), "why": why})).collect::<Vec<_>>(),
         "plan": plan_json(plan),
         "launch": backend::describe(plan, choice),
-    })
+    });
+    v["plan"]["filesystem"]["glob_walk"] =
+        crate::walk::describe(choice.globs.as_ref(), choice.kind.map(|k| k.name()));
+    v
 }
 
 fn s(p: &Path) -> String {

@@ -5,6 +5,7 @@
 pub mod backend;
 pub mod card;
 pub mod cli;
+pub mod completions;
 pub mod decide;
 pub mod doctor;
 pub mod domain;

@@ -11,6 +11,9 @@ use std::path::{Path, PathBuf};
 /// Largest policy file accepted; anything bigger is refused rather than parsed.
 pub const MAX_POLICY_BYTES: u64 = 8 * 1024 * 1024;
 
+/// Largest `sandbox.timeout`: beyond it a deadline cannot be represented.
+pub const MAX_TIMEOUT_SECS: u64 = 10 * 365 * 24 * 3600;
+
 /// The embedded default policy, used when no policy file is given.
 pub const DEFAULT_PROFILE: &str = include_str!("../profiles/default.toml");
 
@@ -457,6 +460,13 @@ impl Policy {
                     self.source_name()
                 )));
             }
+        }
+        if self.sandbox.timeout > MAX_TIMEOUT_SECS {
+            return Err(Refusal::policy(format!(
+                "{}: `sandbox.timeout` is {} seconds; the largest accepted is {MAX_TIMEOUT_SECS} (ten years)",
+                self.source_name(),
+                self.sandbox.timeout
+            )));
         }
         let net = &self.sandbox.network;
         for (key, list) in [

@@ -1,27 +1,41 @@
 //! Glob expansion at launch: finds the existing files and directories that the
 //! globs of `deny_read` / `deny_write` / `allow_read` match, so that backends
 //! which only understand literal paths (bind mounts, landlock rules) can be
-//! given them.
+//! given them. `backend::select` calls `expand_plan` once, after the gate
+//! chain said run, and only when a glob is present and a Linux backend is a
+//! candidate (Seatbelt matches globs itself, as regexes).
 //!
 //! The walk is bounded and fast: it reads directories with `getdents` only
-//! (no `stat` per entry), starts an anchored glob at its literal prefix and
-//! stops at the depth the glob can reach, walks the policy's roots only for
-//! unanchored `**/…` globs, never descends into a symlink (so loops cost
-//! nothing) nor into `/proc`, `/sys` or `/dev`, and does not descend into a
-//! directory that already matched (a rule on a directory covers what is in
-//! it). With no glob it touches nothing at all.
+//! (no `stat` per entry), walks every glob of the plan in one pass, starts an
+//! anchored glob at its literal prefix and stops at the depth the glob can
+//! reach, walks the policy's roots only for unanchored `**/…` globs, never
+//! descends into a symlink (so loops cost nothing) nor into `/proc`, `/sys`
+//! or `/dev`, and does not descend into a directory that already matched a
+//! glob of every list being looked for (a rule on a directory covers what is
+//! in it). With no glob it touches nothing at all.
+//!
+//! Roots of an unanchored glob (`**/.env`, "every root the policy grants",
+//! see `walk_roots`): the workspace, the worktree root and every writable
+//! root (`allow_write`, `/tmp`, `$TMPDIR` in workspace-write), but never `/`.
+//! A read-only plan grants reads of the whole filesystem, yet `**/.env` is
+//! taken to mean the project's `.env` files, not a search of the disk: its
+//! roots are the workspace and the worktree. The same holds for
+//! danger-full-access (whose writable root is `/`). The git metadata a linked
+//! worktree is granted (objects, refs, logs of the main repository) holds
+//! only git-named files and is not walked. A glob that must reach elsewhere
+//! is written anchored (`/srv/**/.env`, `~/**/*.pem`) and walks its prefix.
 //!
 //! What it must never do: return fewer paths than the globs match under the
 //! walked roots without saying so. Hitting the entry bound, or a directory it
 //! can enter but not list, is an `Err`; the caller refuses with 122.
 //! Paths are returned as found (a matching symlink is returned as the link,
-//! not its target): the caller resolves them before handing them to a
-//! backend. A directory reached only through a symlink is not walked: files
-//! created there, or later anywhere, are not covered by this expansion.
+//! not its target): `expand_plan` resolves them for the backends. A directory
+//! reached only through a symlink is not walked: files created there, or
+//! later anywhere, are not covered by this expansion.
 
 use crate::error::Refusal;
 use crate::plan::{resolve_lenient, Glob, PathRule, Plan};
-use globset::{GlobBuilder, GlobMatcher};
+use globset::{Candidate, GlobBuilder, GlobSet, GlobSetBuilder};
 use std::collections::BTreeSet;
 use std::ffi::OsStr;
 use std::io::ErrorKind;
@@ -29,6 +43,11 @@ use std::path::{Path, PathBuf};
 
 /// Default bound on directory entries examined per launch.
 pub const DEFAULT_LIMIT: usize = 1_000_000;
+
+/// Environment variable that sets the bound (a positive integer). Any bound
+/// is safe: the walk either covers everything the globs match or refuses,
+/// so a small one only makes dcjail refuse sooner (tests use it).
+pub const LIMIT_ENV: &str = "DCJAIL_WALK_LIMIT";
 
 /// Pseudo filesystems that are never entered: they are huge or infinite,
 /// and walking them has side effects on some kernels.
@@ -50,65 +69,229 @@ pub fn compile(pattern: &str) -> Result<Glob, String> {
     })
 }
 
-/// The literal paths the globs of a plan's filesystem rules match now,
-/// resolved (symlinks followed) as backends need them. Literal rules are not
-/// repeated here.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Expanded {
-    pub deny_read: Vec<PathBuf>,
-    pub allow_read: Vec<PathBuf>,
-    pub deny_write: Vec<PathBuf>,
+/// The filesystem list a glob comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum List {
+    DenyRead,
+    AllowRead,
+    DenyWrite,
 }
 
-/// Expands the glob rules of `plan` under the roots it grants (workspace,
-/// worktree, writable roots). With no glob rule nothing is read. A walk that
-/// cannot be completed is a `sandbox-unavailable` refusal (122): the rule
-/// would otherwise cover less than it says.
-pub fn expand_plan(plan: &Plan, limit: usize) -> Result<Expanded, Refusal> {
-    let globs = |rules: &[PathRule]| -> Vec<Glob> {
-        rules
-            .iter()
-            .filter_map(|r| match r {
-                PathRule::Glob(g) => Some(g.clone()),
-                PathRule::Literal(_) => None,
-            })
-            .collect()
-    };
-    let (dr, ar, dw) = (
-        globs(&plan.fs.deny_read),
-        globs(&plan.fs.allow_read),
-        globs(&plan.fs.deny_write),
-    );
-    if dr.is_empty() && ar.is_empty() && dw.is_empty() {
-        return Ok(Expanded::default());
+impl List {
+    pub fn key(self) -> &'static str {
+        match self {
+            List::DenyRead => "deny_read",
+            List::AllowRead => "allow_read",
+            List::DenyWrite => "deny_write",
+        }
     }
-    let mut roots = vec![plan.workspace.clone()];
-    roots.extend(plan.worktree.iter().cloned());
-    roots.extend(plan.fs.writable.iter().cloned());
-    let run = |gs: &[Glob]| -> Result<Vec<PathBuf>, Refusal> {
-        let refs: Vec<&Glob> = gs.iter().collect();
-        let mut out: Vec<PathBuf> = expand(&refs, &roots, limit)
-            .map_err(Refusal::unavailable)?
+
+    fn bit(self) -> u8 {
+        match self {
+            List::DenyRead => 1,
+            List::AllowRead => 2,
+            List::DenyWrite => 4,
+        }
+    }
+}
+
+/// What one glob covered at launch.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Covered {
+    pub list: List,
+    pub written: String,
+    pub pattern: String,
+    /// The existing paths it matches, resolved, sorted. A path inside a
+    /// directory matched by a glob of the same list is not repeated.
+    pub paths: Vec<PathBuf>,
+}
+
+/// The result of the launch-time walk for a plan with globs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cover {
+    /// Where unanchored globs were looked for.
+    pub roots: Vec<PathBuf>,
+    pub limit: usize,
+    /// Directory entries examined.
+    pub entries: usize,
+    pub globs: Vec<Covered>,
+}
+
+impl Cover {
+    /// The paths the globs of one list cover, sorted, without duplicates.
+    pub fn paths(&self, list: List) -> Vec<PathBuf> {
+        let mut out: Vec<PathBuf> = self
+            .globs
             .iter()
-            .map(|p| resolve_lenient(p))
+            .filter(|c| c.list == list)
+            .flat_map(|c| c.paths.iter().cloned())
             .collect();
         out.sort();
         out.dedup();
-        Ok(out)
+        out
+    }
+
+    /// `plan` with every glob rule replaced by the literal paths it matched:
+    /// what backends that only understand literal paths are given.
+    pub fn literal_plan(&self, plan: &Plan) -> Plan {
+        let mut p = plan.clone();
+        for (list, rules) in [
+            (List::DenyRead, &mut p.fs.deny_read),
+            (List::AllowRead, &mut p.fs.allow_read),
+            (List::DenyWrite, &mut p.fs.deny_write),
+        ] {
+            rules.retain(|r| matches!(r, PathRule::Literal(_)));
+            for path in self.paths(list) {
+                if !rules.iter().any(|r| r.literal() == Some(path.as_path())) {
+                    rules.push(PathRule::Literal(path));
+                }
+            }
+        }
+        p
+    }
+}
+
+/// Whether any filesystem rule of the plan is a glob (a few comparisons:
+/// this is all a launch without globs pays).
+pub fn has_globs(plan: &Plan) -> bool {
+    [&plan.fs.deny_read, &plan.fs.allow_read, &plan.fs.deny_write]
+        .iter()
+        .any(|l| l.iter().any(|r| matches!(r, PathRule::Glob(_))))
+}
+
+/// The bound from `DCJAIL_WALK_LIMIT`, or `DEFAULT_LIMIT`.
+pub fn limit_from_env() -> Result<usize, Refusal> {
+    match std::env::var_os(LIMIT_ENV) {
+        None => Ok(DEFAULT_LIMIT),
+        Some(v) if v.is_empty() => Ok(DEFAULT_LIMIT),
+        Some(v) => v
+            .to_str()
+            .and_then(|s| s.parse::<usize>().ok())
+            .filter(|n| *n > 0)
+            .ok_or_else(|| {
+                Refusal::policy(format!(
+                    "{LIMIT_ENV} must be a positive number of directory entries, not `{}`",
+                    v.to_string_lossy()
+                ))
+            }),
+    }
+}
+
+/// The roots an unanchored glob is looked for under (see the module doc):
+/// the workspace, the worktree, the writable roots but `/` and the main
+/// repository's git metadata granted to a linked worktree.
+pub fn walk_roots(plan: &Plan) -> Vec<PathBuf> {
+    let mut roots = vec![plan.workspace.clone()];
+    roots.extend(plan.worktree.iter().cloned());
+    let git_meta: Vec<PathBuf> = roots
+        .iter()
+        .flat_map(|r| crate::plan::git_dirs(&r.join(".git")))
+        .collect();
+    for w in &plan.fs.writable {
+        let inside_git = git_meta.iter().any(|g| w.starts_with(g));
+        if w.as_path() != Path::new("/") && !inside_git && !roots.contains(w) {
+            roots.push(w.clone());
+        }
+    }
+    roots
+}
+
+/// Expands the glob rules of `plan` under `walk_roots(plan)` in one walk.
+/// `None` when the plan has no glob: then nothing is read. A walk that
+/// cannot be completed is a `sandbox-unavailable` refusal (122): the rule
+/// would otherwise cover less than it says.
+///
+/// Matches are resolved (symlinks followed) for the deny lists, so the file
+/// a `.env` link reaches is what gets denied. A symlink matched by an
+/// `allow_read` glob is dropped instead: following it would re-open whatever
+/// it points at, and a link left in the workspace by an earlier run could
+/// point into a denied tree.
+pub fn expand_plan(plan: &Plan, limit: usize) -> Result<Option<Cover>, Refusal> {
+    if !has_globs(plan) {
+        return Ok(None);
+    }
+    let mut globs: Vec<(&Glob, List)> = Vec::new();
+    for (list, rules) in [
+        (List::DenyRead, &plan.fs.deny_read),
+        (List::AllowRead, &plan.fs.allow_read),
+        (List::DenyWrite, &plan.fs.deny_write),
+    ] {
+        for r in rules {
+            if let PathRule::Glob(g) = r {
+                globs.push((g, list));
+            }
+        }
+    }
+    let roots = walk_roots(plan);
+    let (found, entries) = run(&globs, &roots, limit).map_err(Refusal::unavailable)?;
+    let covered = globs
+        .iter()
+        .zip(found)
+        .map(|((g, list), paths)| {
+            let mut paths: Vec<PathBuf> = paths
+                .into_iter()
+                .filter(|p| {
+                    *list != List::AllowRead
+                        || !std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink())
+                })
+                .map(|p| resolve_lenient(&p))
+                .collect();
+            paths.sort();
+            paths.dedup();
+            Covered {
+                list: *list,
+                written: g.written.clone(),
+                pattern: g.pattern.clone(),
+                paths,
+            }
+        })
+        .collect();
+    Ok(Some(Cover {
+        roots: outermost(&roots),
+        limit,
+        entries,
+        globs: covered,
+    }))
+}
+
+/// At most this many matched paths per glob are listed by `describe`.
+const SHOWN: usize = 1000;
+
+/// `explain`'s account of the walk: whether it ran, where, at what cost,
+/// and for each glob what it covered, with what a backend covers later.
+pub fn describe(cover: Option<&Cover>, backend: Option<&str>) -> serde_json::Value {
+    use serde_json::json;
+    let later = match backend {
+        Some("bwrap") => "matches are found when dcjail starts: a file created later that matches a glob is not covered; a matched directory is masked (deny_read), bound read-only (deny_write) or re-opened (allow_read) whole, so files created inside it later are covered",
+        Some("landlock") => "matches are found when dcjail starts: a file created later that matches a glob is not covered, except inside a matched deny_read directory, which stays unreadable whole; deny_write globs inside a writable root are refused",
+        _ => "",
     };
-    Ok(Expanded {
-        deny_read: run(&dr)?,
-        allow_read: run(&ar)?,
-        deny_write: run(&dw)?,
+    let Some(c) = cover else {
+        return json!({ "walked": false, "entries": 0, "globs": [] });
+    };
+    json!({
+        "walked": true,
+        "roots": c.roots.iter().map(|r| r.to_string_lossy()).collect::<Vec<_>>(),
+        "entries": c.entries,
+        "limit": c.limit,
+        "globs": c.globs.iter().map(|g| json!({
+            "list": g.list.key(),
+            "glob": g.written,
+            "pattern": g.pattern,
+            "count": g.paths.len(),
+            "matched": g.paths.iter().take(SHOWN).map(|p| p.to_string_lossy()).collect::<Vec<_>>(),
+            "matched_truncated": g.paths.len() > SHOWN,
+        })).collect::<Vec<_>>(),
+        "created_later": later,
     })
 }
 
 /// One walk: a start directory, how deep the globs can reach below it
-/// (`None`: any depth), and the globs tested there.
-struct Job<'a> {
+/// (`None`: any depth), and the globs (indices) tested there.
+struct Job {
     start: PathBuf,
     depth: Option<usize>,
-    globs: Vec<&'a GlobMatcher>,
+    wants: Vec<usize>,
 }
 
 /// Expands `globs` into the existing paths they match. Anchored globs (an
@@ -116,12 +299,26 @@ struct Job<'a> {
 /// (`**/x`) under each of `roots`. At most `limit` directory entries are
 /// examined in total; reaching the bound is an error.
 pub fn expand(globs: &[&Glob], roots: &[PathBuf], limit: usize) -> Result<Vec<PathBuf>, String> {
+    let tagged: Vec<(&Glob, List)> = globs.iter().map(|g| (*g, List::DenyRead)).collect();
+    let (found, _) = run(&tagged, roots, limit)?;
+    let all: BTreeSet<PathBuf> = found.into_iter().flatten().collect();
+    Ok(all.into_iter().collect())
+}
+
+/// The one walk behind `expand` and `expand_plan`: the matches of each glob
+/// (same order) and the number of entries examined.
+fn run(
+    globs: &[(&Glob, List)],
+    roots: &[PathBuf],
+    limit: usize,
+) -> Result<(Vec<BTreeSet<PathBuf>>, usize), String> {
+    let mut found: Vec<BTreeSet<PathBuf>> = vec![BTreeSet::new(); globs.len()];
     if globs.is_empty() {
-        return Ok(Vec::new());
+        return Ok((found, 0));
     }
     let mut jobs: Vec<Job> = Vec::new();
-    let mut unanchored: Vec<&GlobMatcher> = Vec::new();
-    for g in globs {
+    let mut unanchored: Vec<usize> = Vec::new();
+    for (i, (g, _)) in globs.iter().enumerate() {
         match literal_prefix(&g.pattern) {
             Some((start, depth)) => {
                 if let Some(p) = PSEUDO.iter().find(|p| start.starts_with(p)) {
@@ -134,15 +331,15 @@ pub fn expand(globs: &[&Glob], roots: &[PathBuf], limit: usize) -> Result<Vec<Pa
                     .iter_mut()
                     .find(|j| j.start == start && j.depth == depth)
                 {
-                    Some(j) => j.globs.push(&g.matcher),
+                    Some(j) => j.wants.push(i),
                     None => jobs.push(Job {
                         start,
                         depth,
-                        globs: vec![&g.matcher],
+                        wants: vec![i],
                     }),
                 }
             }
-            None => unanchored.push(&g.matcher),
+            None => unanchored.push(i),
         }
     }
     if !unanchored.is_empty() {
@@ -150,17 +347,63 @@ pub fn expand(globs: &[&Glob], roots: &[PathBuf], limit: usize) -> Result<Vec<Pa
             jobs.push(Job {
                 start: root,
                 depth: None,
-                globs: unanchored.clone(),
+                wants: unanchored.clone(),
             });
         }
     }
+    let jobs = fold(jobs);
+    // One set for all globs: globset matches a basename or extension glob
+    // (`**/.env`, `**/*.lock`) by hash lookup, without running a regex per
+    // entry. Same options as the plan's matchers, so the same meaning.
+    let mut builder = GlobSetBuilder::new();
+    for (g, _) in globs {
+        builder.add(
+            GlobBuilder::new(&g.pattern)
+                .literal_separator(true)
+                .backslash_escape(true)
+                .build()
+                .map_err(|e| format!("bad glob `{}`: {}", g.written, e.kind()))?,
+        );
+    }
+    let set = builder
+        .build()
+        .map_err(|e| format!("cannot compile the globs: {e}"))?;
 
-    let mut found = BTreeSet::new();
     let mut budget = Budget { left: limit, limit };
     for job in &jobs {
-        walk(job, &mut budget, &mut found)?;
+        walk(job, globs, &set, &mut budget, &mut found)?;
     }
-    Ok(found.into_iter().collect())
+    Ok((found, limit - budget.left))
+}
+
+/// Folds a job whose start lies inside another job's start that has no
+/// depth bound into that one, so no directory is read twice. Only a start
+/// that is its own canonical path is folded: the outer walk does not follow
+/// symlinks, so it would miss a start reached through one.
+fn fold(mut jobs: Vec<Job>) -> Vec<Job> {
+    jobs.sort_by_key(|j| (j.start.components().count(), j.depth.is_some()));
+    let mut out: Vec<Job> = Vec::new();
+    for j in jobs {
+        let host = out
+            .iter()
+            .position(|k| k.depth.is_none() && k.start != j.start && j.start.starts_with(&k.start))
+            .or_else(|| {
+                out.iter()
+                    .position(|k| k.depth.is_none() && k.start == j.start)
+            })
+            .filter(|_| std::fs::canonicalize(&j.start).is_ok_and(|c| c == j.start));
+        match host {
+            Some(k) => {
+                for w in j.wants {
+                    if !out[k].wants.contains(&w) {
+                        out[k].wants.push(w);
+                    }
+                }
+            }
+            None => out.push(j),
+        }
+    }
+    out
 }
 
 struct Budget {
@@ -168,22 +411,40 @@ struct Budget {
     limit: usize,
 }
 
-fn walk(job: &Job, budget: &mut Budget, found: &mut BTreeSet<PathBuf>) -> Result<(), String> {
-    let matches = |p: &Path| job.globs.iter().any(|g| g.is_match(p));
+fn walk(
+    job: &Job,
+    globs: &[(&Glob, List)],
+    set: &GlobSet,
+    budget: &mut Budget,
+    found: &mut [BTreeSet<PathBuf>],
+) -> Result<(), String> {
+    let lists: u8 = job.wants.iter().fold(0, |m, &i| m | globs[i].1.bit());
+    let mut hits: Vec<usize> = Vec::new();
+    // Tests `p` against the job's globs whose list does not already cover
+    // it (a matched ancestor); returns the lists covering `p` from now on.
+    let mut test = |p: &Path, covered: u8| -> u8 {
+        let mut now = covered;
+        set.matches_candidate_into(&Candidate::new(p), &mut hits);
+        for &i in &hits {
+            let bit = globs[i].1.bit();
+            if covered & bit == 0 && job.wants.contains(&i) {
+                found[i].insert(p.to_path_buf());
+                now |= bit;
+            }
+        }
+        now
+    };
     // The start is reached the way the command would reach it: through
     // symlinks in the prefix. Only entries met during the walk are not followed.
     let Ok(meta) = std::fs::metadata(&job.start) else {
         return Ok(());
     };
-    if matches(&job.start) {
-        found.insert(job.start.clone());
+    let covered = test(&job.start, 0);
+    if covered == lists || !meta.is_dir() || job.depth == Some(0) {
         return Ok(());
     }
-    if !meta.is_dir() || job.depth == Some(0) {
-        return Ok(());
-    }
-    let mut stack: Vec<(PathBuf, usize)> = vec![(job.start.clone(), 0)];
-    while let Some((dir, depth)) = stack.pop() {
+    let mut stack: Vec<(PathBuf, usize, u8)> = vec![(job.start.clone(), 0, covered)];
+    while let Some((dir, depth, covered)) = stack.pop() {
         let entries = match std::fs::read_dir(&dir) {
             Ok(e) => e,
             Err(e) => match unlistable(&dir, &e) {
@@ -201,15 +462,15 @@ fn walk(job: &Job, budget: &mut Budget, found: &mut BTreeSet<PathBuf>) -> Result
             };
             if budget.left == 0 {
                 return Err(format!(
-                    "glob expansion stopped after {} directory entries (under {}); narrow the glob or the writable roots",
+                    "glob expansion stopped after {} directory entries (under {}); narrow the glob or the writable roots, or raise {LIMIT_ENV}",
                     budget.limit,
                     job.start.display()
                 ));
             }
             budget.left -= 1;
             let path = entry.path();
-            if matches(&path) {
-                found.insert(path);
+            let now = test(&path, covered);
+            if now == lists {
                 continue;
             }
             let child_depth = depth + 1;
@@ -219,13 +480,12 @@ fn walk(job: &Job, budget: &mut Budget, found: &mut BTreeSet<PathBuf>) -> Result
             // `file_type` comes from getdents: a symlink is never a dir here.
             let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
             if is_dir && !PSEUDO.iter().any(|p| path == Path::new(p)) {
-                stack.push((path, child_depth));
+                stack.push((path, child_depth, now));
             }
         }
     }
     Ok(())
 }
-
 /// Why a directory that could not be listed makes the expansion incomplete,
 /// or `None` when nothing in it is reachable anyway (it vanished, or it
 /// cannot be entered by this user, hence not by the sandboxed command).
@@ -525,13 +785,32 @@ mod tests {
         std::os::unix::fs::symlink(t.0.join("real-secret"), t.0.join("a/.env")).unwrap();
         touch(&t.0.join("literal"));
         let plan = plan_with(&t.0, &["**/.env", "literal"]);
-        let e = expand_plan(&plan, 1000).unwrap();
+        let c = expand_plan(&plan, 1000).unwrap().unwrap();
         // The symlink is resolved to what it reaches.
         assert_eq!(
-            e.deny_read,
+            c.paths(List::DenyRead),
             vec![t.0.join("a/b/c/.env"), t.0.join("real-secret")]
         );
-        assert!(e.allow_read.is_empty() && e.deny_write.is_empty());
+        assert!(c.paths(List::AllowRead).is_empty() && c.paths(List::DenyWrite).is_empty());
+        assert_eq!(c.globs.len(), 1);
+        assert_eq!(c.globs[0].written, "**/.env");
+        assert_eq!(c.roots, vec![t.0.clone()]);
+        // The literal plan keeps the literal rule and gains the matches.
+        let lit = c.literal_plan(&plan);
+        let got: Vec<PathBuf> = lit
+            .fs
+            .deny_read
+            .iter()
+            .map(|r| r.literal().unwrap().to_path_buf())
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                t.0.join("literal"),
+                t.0.join("a/b/c/.env"),
+                t.0.join("real-secret")
+            ]
+        );
     }
 
     #[test]
@@ -544,9 +823,90 @@ mod tests {
         let r = expand_plan(&plan, 10).unwrap_err();
         assert_eq!(r.reason, crate::error::Reason::SandboxUnavailable);
         assert_eq!(r.exit_code(), 122);
+        assert!(r.message.contains(LIMIT_ENV), "{}", r.message);
         // Without globs there is nothing to walk, whatever the bound.
         let plan = plan_with(&t.0, &["literal/.env"]);
-        assert_eq!(expand_plan(&plan, 0).unwrap(), Expanded::default());
+        assert!(!has_globs(&plan));
+        assert_eq!(expand_plan(&plan, 0).unwrap(), None);
+    }
+
+    #[test]
+    fn three_lists_are_expanded_in_one_walk() {
+        let t = Tmp::new("onewalk");
+        touch(&t.0.join("secrets/a"));
+        touch(&t.0.join("secrets/pub.txt"));
+        touch(&t.0.join("x.lock"));
+        touch(&t.0.join("sub/y.lock"));
+        let mut plan = plan_with(&t.0, &["**/secrets"]);
+        let more = plan_with(&t.0, &["**/secrets/*.txt", "**/*.lock"]);
+        plan.fs.allow_read = vec![more.fs.deny_read[0].clone()];
+        plan.fs.deny_write = vec![more.fs.deny_read[1].clone()];
+        let c = expand_plan(&plan, 1000).unwrap().unwrap();
+        // secrets, x.lock, sub, secrets/a, secrets/pub.txt, sub/y.lock:
+        // every entry read once, not once per list.
+        assert_eq!(c.entries, 6);
+        assert_eq!(c.paths(List::DenyRead), vec![t.0.join("secrets")]);
+        assert_eq!(c.paths(List::AllowRead), vec![t.0.join("secrets/pub.txt")]);
+        assert_eq!(
+            c.paths(List::DenyWrite),
+            vec![t.0.join("sub/y.lock"), t.0.join("x.lock")]
+        );
+    }
+
+    #[test]
+    fn anchored_glob_inside_a_walked_root_is_not_walked_again() {
+        let t = Tmp::new("fold");
+        touch(&t.0.join("sub/deep/k.pem"));
+        touch(&t.0.join("sub/.env"));
+        touch(&t.0.join("other"));
+        let pat = format!("{}/sub/**/*.pem", globset::escape(&t.0.to_string_lossy()));
+        let plan = plan_with(&t.0, &["**/.env", &pat]);
+        let c = expand_plan(&plan, 1000).unwrap().unwrap();
+        // sub, other, sub/deep, sub/.env, sub/deep/k.pem
+        assert_eq!(c.entries, 5);
+        assert_eq!(
+            c.paths(List::DenyRead),
+            vec![t.0.join("sub/.env"), t.0.join("sub/deep/k.pem")]
+        );
+    }
+
+    #[test]
+    fn a_symlink_matched_by_allow_read_reopens_nothing() {
+        let t = Tmp::new("allowlink");
+        touch(&t.0.join("secrets/pub.txt"));
+        touch(&t.0.join("elsewhere/key"));
+        std::os::unix::fs::symlink(t.0.join("elsewhere/key"), t.0.join("secrets/key.txt")).unwrap();
+        let mut plan = plan_with(&t.0, &["**/secrets"]);
+        let more = plan_with(&t.0, &["**/secrets/*.txt"]);
+        plan.fs.allow_read = more.fs.deny_read.clone();
+        let c = expand_plan(&plan, 1000).unwrap().unwrap();
+        assert_eq!(c.paths(List::AllowRead), vec![t.0.join("secrets/pub.txt")]);
+    }
+
+    #[test]
+    fn roots_are_what_the_policy_grants_but_never_slash() {
+        let t = Tmp::new("roots");
+        let mut policy = crate::policy::Policy::default();
+        let facts = crate::plan::Facts {
+            cwd: t.0.clone(),
+            home: None,
+            tmpdir: None,
+            exe: None,
+        };
+        let ro = crate::plan::build(&policy, vec!["true".into()], &facts).unwrap();
+        assert_eq!(walk_roots(&ro), vec![t.0.clone()]);
+        policy.sandbox.mode = crate::policy::SandboxMode::DangerFullAccess;
+        let dfa = crate::plan::build(&policy, vec!["true".into()], &facts).unwrap();
+        assert_eq!(walk_roots(&dfa), vec![t.0.clone()]);
+        policy.sandbox.mode = crate::policy::SandboxMode::WorkspaceWrite;
+        let ww = crate::plan::build(&policy, vec!["true".into()], &facts).unwrap();
+        let roots = walk_roots(&ww);
+        assert_eq!(roots[0], t.0);
+        assert!(
+            roots.contains(&fs::canonicalize("/tmp").unwrap()),
+            "{roots:?}"
+        );
+        assert!(!roots.contains(&PathBuf::from("/")));
     }
 
     #[test]

@@ -95,12 +95,17 @@ enum Cmd {
     /// it (and its branch) when nothing changed
     Exit {
         /// The worktree, as `enter` printed it
-        #[arg(value_name = "PATH")]
+        #[arg(value_name = "PATH", value_hint = clap::ValueHint::DirPath)]
         path: PathBuf,
         /// Print {path, branch, committed, commit, files, removed, branch_kept} as JSON
         #[arg(long)]
         json: bool,
     },
+}
+
+/// The `worktree` parser, for the completion generator.
+pub fn command() -> clap::Command {
+    <WorktreeCli as clap::CommandFactory>::command()
 }
 
 /// A failure after git ran: exit 1, one last line of our own.

@@ -732,39 +732,130 @@ fn usage_errors_are_one_line() {
     assert!(String::from_utf8_lossy(&o.stdout).contains("--policy"));
 }
 
+/// The options (long and short) listed in the Options section of a help text.
+fn help_options(args: &[&str]) -> Vec<String> {
+    let o = Command::new(bin()).args(args).output().unwrap();
+    assert!(o.status.success(), "dcjail {args:?} --help failed");
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let t = line.trim_start();
+        // Option lines are indented and start with a dash; the usage line
+        // and the descriptions are not.
+        if !t.starts_with('-') || line.len() == t.len() {
+            continue;
+        }
+        for word in t.split(|c: char| c.is_whitespace() || c == ',') {
+            let name = word.trim_start_matches('-');
+            if word.starts_with('-')
+                && !name.is_empty()
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+            {
+                out.push(word.to_string());
+            }
+        }
+    }
+    assert!(
+        out.iter().any(|o| o == "--help"),
+        "no options parsed from dcjail {args:?}"
+    );
+    out
+}
+
+/// The words of the man page's option entries: the line after each `.TP`
+/// in the OPTIONS section, with the roff dashes made plain.
+fn man_option_entries(man: &str) -> Vec<String> {
+    let sec = man
+        .split("\n.SH ")
+        .find(|s| s.starts_with("OPTIONS"))
+        .expect("man page has an OPTIONS section");
+    let lines: Vec<&str> = sec.lines().collect();
+    let mut out = Vec::new();
+    for w in lines.windows(2) {
+        if w[0].trim() == ".TP" && w[1].starts_with(".B") {
+            out.extend(
+                w[1].replace("\\-", "-")
+                    .split(|c: char| c.is_whitespace() || c == '"' || c == ',')
+                    .filter(|x| x.starts_with('-'))
+                    .map(str::to_string),
+            );
+        }
+    }
+    out
+}
+
+/// The SYNOPSIS form that starts with `.B <head>`, up to the next `.br`.
+fn man_synopsis(man: &str, head: &str) -> String {
+    let sec = man
+        .split("\n.SH ")
+        .find(|s| s.starts_with("SYNOPSIS"))
+        .expect("man page has a SYNOPSIS section");
+    let mut out = String::new();
+    let mut inside = false;
+    for line in sec.lines() {
+        if line.starts_with(".B ") {
+            inside = line.trim_end() == format!(".B {head}");
+        } else if line.starts_with(".br") {
+            inside = false;
+        } else if inside {
+            out.push_str(
+                &line
+                    .replace("\\-", "-")
+                    .replace("\\fB", " ")
+                    .replace("\\fR", " "),
+            );
+            out.push(' ');
+        }
+    }
+    assert!(!out.is_empty(), "no SYNOPSIS form for `{head}`");
+    out
+}
+
 #[test]
 fn every_help_option_is_in_the_man_page() {
     let man =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/man/dcjail.1")).unwrap();
-    let man = man.replace("\\-", "-");
-    let mut help = String::new();
-    for args in [
-        vec!["--help"],
-        vec!["explain", "--help"],
-        vec!["doctor", "--help"],
-        vec!["worktree", "--help"],
-    ] {
-        let o = Command::new(bin()).args(&args).output().unwrap();
-        help.push_str(&String::from_utf8_lossy(&o.stdout));
-    }
+    let entries = man_option_entries(&man);
     let mut missing = Vec::new();
-    for word in help.split(|c: char| {
-        c.is_whitespace() || c == ',' || c == '[' || c == ']' || c == '=' || c == '<'
-    }) {
-        if let Some(opt) = word.strip_prefix("--") {
-            if !opt.is_empty()
-                && opt.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
-                && !man.contains(&format!("--{opt}"))
-            {
-                missing.push(format!("--{opt}"));
+    // Every option of every parser has its own entry under OPTIONS.
+    for args in [
+        &["--help"][..],
+        &["explain", "--help"],
+        &["doctor", "--help"],
+        &["worktree", "--help"],
+        &["worktree", "enter", "--help"],
+        &["worktree", "exit", "--help"],
+    ] {
+        for opt in help_options(args) {
+            if !entries.contains(&opt) {
+                missing.push(format!("{args:?}: {opt} has no OPTIONS entry"));
             }
         }
     }
-    missing.dedup();
+    // The subcommands that take only a few options list them all in their
+    // SYNOPSIS form (run and explain say [OPTIONS]).
+    for (head, args) in [
+        ("dcjail doctor", &["doctor", "--help"][..]),
+        ("dcjail worktree enter", &["worktree", "enter", "--help"]),
+        ("dcjail worktree exit", &["worktree", "exit", "--help"]),
+    ] {
+        let syn = man_synopsis(&man, head);
+        for opt in help_options(args) {
+            if opt.starts_with("--")
+                && opt != "--help"
+                && !syn
+                    .split(|c: char| c.is_whitespace() || c == '[' || c == ']')
+                    .any(|w| w == opt)
+            {
+                missing.push(format!("{head}: {opt} not in its SYNOPSIS"));
+            }
+        }
+    }
     assert!(
         missing.is_empty(),
-        "options in --help but not in man/dcjail.1: {missing:?}"
+        "man/dcjail.1 is out of sync with --help: {missing:#?}"
     );
+    let man = man.replace("\\-", "-");
     for reason in dcjail::error::Reason::ALL {
         assert!(
             man.contains(reason.word()),
@@ -791,4 +882,18 @@ fn the_command_gets_default_sigpipe_like_any_program() {
         assert_eq!(String::from_utf8_lossy(&o.stdout), "y\n", "{flags:?}");
         assert!(o.stderr.is_empty(), "{flags:?}: {}", stderr(&o));
     }
+}
+
+#[test]
+fn an_absurd_timeout_is_a_policy_error_not_a_crash() {
+    let t = Tmp::new("bigtimeout");
+    let marker = t.path("m");
+    let o = run_touch(
+        &t.0,
+        &["--no-sandbox", "--timeout", "18446744073709551615"],
+        &marker,
+    );
+    assert_refused(&o, 125, "policy-error");
+    assert!(stderr(&o).contains("sandbox.timeout"), "{}", stderr(&o));
+    assert!(!marker.exists());
 }

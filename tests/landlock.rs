@@ -585,10 +585,21 @@ fn landlock_refuses_danger_full_access_that_would_expose_dcjail_itself() {
 }
 
 #[test]
-fn landlock_refuses_an_unanchored_deny_read_glob() {
+fn landlock_enforces_an_unanchored_deny_read_glob() {
+    // Expanded at launch by the glob walk (tests/globs.rs has the rest).
     let s = Scratch::new("ref-glob");
-    let o = jailed(&s.ws(), &["--deny-read", "**/.env"], &["true"]);
-    refused(&o, &["unanchored", "**/.env"]);
+    let ws = s.ws();
+    std::fs::create_dir_all(ws.join("a/b")).unwrap();
+    std::fs::write(ws.join("a/b/.env"), "ENV-SECRET").unwrap();
+    std::fs::write(ws.join("a/b/ok"), "ENV-SIBLING").unwrap();
+    let o = jailed(
+        &ws,
+        &["--deny-read", "**/.env"],
+        &["sh", "-c", "cat a/b/ok a/b/.env"],
+    );
+    let out = text(&o.stdout);
+    assert!(out.contains("ENV-SIBLING"), "{out} {}", text(&o.stderr));
+    assert!(!out.contains("ENV-SECRET"), "{out}");
 }
 
 #[test]

@@ -204,6 +204,9 @@ fn depth(p: &Path) -> usize {
     p.components().count()
 }
 
+/// Globs are expanded once per launch by `walk::expand_plan` (in
+/// `backend::select`), which hands the renderer a plan of literal paths; a
+/// glob reaching this point was not expanded, and is refused, never dropped.
 fn refuse_globs(plan: &Plan) -> Result<(), String> {
     for (key, list) in [
         ("deny_read", &plan.fs.deny_read),
@@ -212,7 +215,7 @@ fn refuse_globs(plan: &Plan) -> Result<(), String> {
     ] {
         if let Some(PathRule::Glob(g)) = list.iter().find(|r| r.literal().is_none()) {
             return Err(format!(
-                "the glob `{}` in {key} needs the launch-time walk, which is not in this build",
+                "the glob `{}` in {key} reached the bwrap renderer without the launch-time walk",
                 g.written
             ));
         }
@@ -852,35 +855,35 @@ fn make_placeholder(ph: &Placeholder) -> Result<Held, String> {
             crate::policy::io_words(&std::io::Error::last_os_error())
         )
     };
-    for _ in 0..3 {
-        let created = if ph.dir {
-            // SAFETY: valid C string.
-            unsafe { libc::mkdir(c.as_ptr(), 0o755) == 0 }
-        } else {
-            // SAFETY: valid C string; the fd is closed at once.
-            let fd = unsafe {
-                libc::open(
-                    c.as_ptr(),
-                    libc::O_CREAT
-                        | libc::O_EXCL
-                        | libc::O_WRONLY
-                        | libc::O_NOFOLLOW
-                        | libc::O_CLOEXEC,
-                    0o644,
-                )
-            };
-            if fd >= 0 {
-                // SAFETY: our fd.
-                unsafe { libc::close(fd) };
+    // Each retry means another run removed the placeholder in between;
+    // a few are plenty even with hundreds of runs on one root.
+    for _ in 0..10 {
+        let created = match create_marked(ph) {
+            Ok(Some(created)) => created,
+            Ok(None) => {
+                let made = create_in_place(ph, &c);
+                if !made && crate::exec::errno() != libc::EEXIST {
+                    return Err(fail("create"));
+                }
+                made
             }
-            fd >= 0
+            Err(e) => {
+                return Err(format!(
+                    "cannot create the placeholder that keeps `{}` uncreatable: {}",
+                    ph.path.display(),
+                    crate::policy::io_words(&e)
+                ))
+            }
         };
-        if !created && crate::exec::errno() != libc::EEXIST {
-            return Err(fail("create"));
-        }
         let Some(fd) = lock_shared(&ph.path) else {
             if created {
                 return Err(fail("lock"));
+            }
+            // The run that made it removed it between our attempt and our
+            // open: make it again.
+            if matches!(std::fs::symlink_metadata(&ph.path), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
+            {
+                continue;
             }
             // Something else appeared there (a symlink, a socket): bwrap would
             // follow or fail; refuse rather than guess.
@@ -907,6 +910,106 @@ fn make_placeholder(ph: &Placeholder) -> Result<Held, String> {
         }
     }
     Err(fail("settle"))
+}
+
+/// Creates the placeholder already carrying its mark: made under a private
+/// name, marked, then renamed into place without replacing anything. A run
+/// that saw it unmarked would take it for the user's own file, hold it as
+/// such and never remove it; with concurrent runs on one workspace that
+/// left placeholders behind. `Some(false)`: something is there already;
+/// `None`: this filesystem cannot rename without
+/// replacing, create in place instead.
+#[cfg(target_os = "linux")]
+fn create_marked(ph: &Placeholder) -> std::io::Result<Option<bool>> {
+    let (Some(dir), Some(name)) = (ph.path.parent(), ph.path.file_name()) else {
+        return Ok(None);
+    };
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".dcjail-ph-{}", std::process::id()));
+    let tmp = dir.join(tmp_name);
+    let t = cpath(&tmp).map_err(std::io::Error::other)?;
+    let to = cpath(&ph.path).map_err(std::io::Error::other)?;
+    let remove_tmp = || {
+        // SAFETY: valid C string.
+        unsafe {
+            if ph.dir {
+                libc::rmdir(t.as_ptr());
+            } else {
+                libc::unlink(t.as_ptr());
+            }
+        }
+    };
+    // A leftover of a killed process with this pid.
+    remove_tmp();
+    // SAFETY: valid C strings; the file's fd is closed at once.
+    unsafe {
+        if ph.dir {
+            if libc::mkdir(t.as_ptr(), 0o755) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        } else {
+            let fd = libc::open(
+                t.as_ptr(),
+                libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+                0o644,
+            );
+            if fd < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            libc::close(fd);
+        }
+        // A filesystem without user xattrs only loses the cleanup.
+        libc::lsetxattr(
+            t.as_ptr(),
+            c"user.dcjail.placeholder".as_ptr(),
+            b"1".as_ptr().cast(),
+            1,
+            0,
+        );
+        let r = libc::syscall(
+            libc::SYS_renameat2,
+            libc::AT_FDCWD,
+            t.as_ptr(),
+            libc::AT_FDCWD,
+            to.as_ptr(),
+            libc::RENAME_NOREPLACE,
+        );
+        if r == 0 {
+            return Ok(Some(true));
+        }
+        let e = std::io::Error::last_os_error();
+        remove_tmp();
+        match e.raw_os_error() {
+            Some(libc::EEXIST) => Ok(Some(false)),
+            Some(libc::EINVAL) | Some(libc::ENOSYS) => Ok(None),
+            _ => Err(e),
+        }
+    }
+}
+
+/// Creates the placeholder at its path directly, unmarked until the caller
+/// marks it; false (errno set) when that fails.
+#[cfg(target_os = "linux")]
+fn create_in_place(ph: &Placeholder, c: &std::ffi::CStr) -> bool {
+    if ph.dir {
+        // SAFETY: valid C string.
+        unsafe { libc::mkdir(c.as_ptr(), 0o755) == 0 }
+    } else {
+        // SAFETY: valid C string; the fd is closed at once.
+        let fd = unsafe {
+            libc::open(
+                c.as_ptr(),
+                libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+                0o644,
+            )
+        };
+        if fd >= 0 {
+            // SAFETY: our fd.
+            unsafe { libc::close(fd) };
+        }
+        fd >= 0
+    }
 }
 
 #[cfg(target_os = "linux")]
@@ -1493,7 +1596,7 @@ pub fn doctor() -> crate::doctor::BackendReport {
     match layer_bytes_for_default() {
         Ok(()) => {
             details.push("second stage: landlock + seccomp layer supported".to_string());
-            details.push("holds: all of SPEC §5 for read-only, workspace-write and danger-full-access (protected paths and deny_write by read-only mounts), network none/allowlist/full; refuses: globs in deny/allow lists (needs the launch-time walk)".to_string());
+            details.push("holds: all of SPEC §5 for read-only, workspace-write and danger-full-access (protected paths and deny_write by read-only mounts), network none/allowlist/full; globs in deny/allow lists cover what they match at launch (a matched directory whole)".to_string());
             report(true, details, None)
         }
         Err(e) => {

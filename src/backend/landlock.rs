@@ -23,7 +23,12 @@
 //!   directory stay listable, and new files created directly in those
 //!   directories are not readable (narrower, never wider).
 //! - write subtraction (`deny_write`, protected paths inside a writable
-//!   root) has no complement that keeps the root usable: refused (122).
+//!   root) has no complement that keeps the root usable: refused (122),
+//!   a `deny_write` glob too when it could match inside a writable root.
+//! - globs: the layer takes literal paths only. `backend::select` expands
+//!   the plan's globs once with `walk::expand_plan` and gives this layer the
+//!   paths they match at launch; a file created later that matches is not
+//!   covered, except inside a matched `deny_read` directory.
 
 use super::seccomp::{self, Inet, SocketRules};
 use crate::plan::{PathRule, Plan};
@@ -241,14 +246,7 @@ pub fn layer_spec_with(plan: &Plan, subtraction: WriteSubtraction) -> Result<Lay
 /// protected path is simply not granted: that is exactly the policy.
 fn writable_roots(plan: &Plan, subtraction: WriteSubtraction) -> Result<Vec<PathBuf>, String> {
     let fs = &plan.fs;
-    let hidden = |w: &Path| {
-        fs.protected.iter().any(|p| w.starts_with(p))
-            || fs
-                .deny_write
-                .iter()
-                .any(|r| r.literal().is_some_and(|d| w.starts_with(d)))
-    };
-    let roots: Vec<PathBuf> = fs.writable.iter().filter(|w| !hidden(w)).cloned().collect();
+    let roots = grantable_roots(plan);
     if subtraction == WriteSubtraction::ByMounts {
         return Ok(roots);
     }
@@ -268,25 +266,56 @@ fn writable_roots(plan: &Plan, subtraction: WriteSubtraction) -> Result<Vec<Path
         }
     }
     for r in &fs.deny_write {
-        let inside = match r {
-            PathRule::Literal(d) => roots.iter().find(|w| d.starts_with(w)),
-            PathRule::Glob(g) => match glob_prefix(&g.pattern) {
-                None => roots.first(),
-                Some(pre) => roots
-                    .iter()
-                    .find(|w| pre.starts_with(w) || w.starts_with(&pre)),
-            },
-        };
-        if let Some(w) = inside {
-            return Err(format!(
-                "landlock cannot enforce deny_write `{}` inside the writable root `{}` \
-                 (rights cannot be subtracted inside a granted tree); use --backend bwrap",
-                rule_text(r),
-                w.display()
-            ));
-        }
+        refuse_deny_write_in(r, &roots)?;
     }
     Ok(roots)
+}
+
+/// The refusal of a `deny_write` glob that could match inside a writable
+/// root. Checked on the plan as written, before its globs are replaced by
+/// what they match now: a glob that matches nothing yet is still a write
+/// subtraction landlock cannot make.
+pub fn refuse_glob_write_subtraction(plan: &Plan) -> Result<(), String> {
+    let roots = grantable_roots(plan);
+    for r in plan.fs.deny_write.iter().filter(|r| r.literal().is_none()) {
+        refuse_deny_write_in(r, &roots)?;
+    }
+    Ok(())
+}
+
+/// The writable roots but those lying inside a protected or literal
+/// `deny_write` path.
+fn grantable_roots(plan: &Plan) -> Vec<PathBuf> {
+    let fs = &plan.fs;
+    let hidden = |w: &Path| {
+        fs.protected.iter().any(|p| w.starts_with(p))
+            || fs
+                .deny_write
+                .iter()
+                .any(|r| r.literal().is_some_and(|d| w.starts_with(d)))
+    };
+    fs.writable.iter().filter(|w| !hidden(w)).cloned().collect()
+}
+
+fn refuse_deny_write_in(r: &PathRule, roots: &[PathBuf]) -> Result<(), String> {
+    let inside = match r {
+        PathRule::Literal(d) => roots.iter().find(|w| d.starts_with(w)),
+        PathRule::Glob(g) => match glob_prefix(&g.pattern) {
+            None => roots.first(),
+            Some(pre) => roots
+                .iter()
+                .find(|w| pre.starts_with(w) || w.starts_with(&pre)),
+        },
+    };
+    match inside {
+        Some(w) => Err(format!(
+            "landlock cannot enforce deny_write `{}` inside the writable root `{}` \
+             (rights cannot be subtracted inside a granted tree); use --backend bwrap",
+            rule_text(r),
+            w.display()
+        )),
+        None => Ok(()),
+    }
 }
 
 fn rule_text(r: &PathRule) -> String {
@@ -312,61 +341,25 @@ fn glob_prefix(pattern: &str) -> Option<PathBuf> {
     Some(pre)
 }
 
-/// Budget for directory entries read while expanding globs and computing
-/// complements: past it the policy is refused rather than half-enforced.
+/// Budget for directory entries read while computing the `deny_read`
+/// complement: past it the policy is refused rather than half-enforced.
 const WALK_BUDGET: usize = 200_000;
 
-/// Literal paths for a list of rules: globs expanded against the filesystem.
+/// Literal paths for a list of rules. Globs are expanded once per launch by
+/// `walk::expand_plan` (in `backend::select`), which hands this layer a plan
+/// of literal paths; a glob reaching this point was not expanded, and is
+/// refused rather than dropped.
 fn expand(rules: &[PathRule], key: &str) -> Result<Vec<PathBuf>, String> {
-    let mut out = Vec::new();
-    let mut budget = WALK_BUDGET;
-    for r in rules {
-        match r {
-            PathRule::Literal(p) => out.push(p.clone()),
-            PathRule::Glob(g) => {
-                let Some(pre) = glob_prefix(&g.pattern) else {
-                    return Err(format!(
-                        "landlock cannot enforce the unanchored {key} glob `{}` (it would have to walk \
-                         the whole filesystem); anchor it to a directory or use --backend bwrap",
-                        g.written
-                    ));
-                };
-                let deep = g.pattern.contains("**");
-                let depth = g.pattern.split('/').filter(|s| !s.is_empty()).count();
-                let mut stack = vec![pre];
-                while let Some(dir) = stack.pop() {
-                    if g.matcher.is_match(&dir) {
-                        out.push(dir);
-                        continue;
-                    }
-                    let here = dir.components().count().saturating_sub(1);
-                    if !deep && here >= depth {
-                        continue;
-                    }
-                    let Ok(rd) = std::fs::read_dir(&dir) else {
-                        continue;
-                    };
-                    for e in rd.flatten() {
-                        budget = budget.checked_sub(1).ok_or_else(|| {
-                            format!(
-                                "the {key} glob `{}` covers too many files to expand for landlock; \
-                                 narrow it or use --backend bwrap",
-                                g.written
-                            )
-                        })?;
-                        let Ok(ft) = e.file_type() else { continue };
-                        let p = e.path();
-                        if ft.is_dir() {
-                            stack.push(p);
-                        } else if !ft.is_symlink() && g.matcher.is_match(&p) {
-                            out.push(p);
-                        }
-                    }
-                }
-            }
-        }
-    }
-    Ok(out)
+    rules
+        .iter()
+        .map(|r| match r {
+            PathRule::Literal(p) => Ok(p.clone()),
+            PathRule::Glob(g) => Err(format!(
+                "the {key} glob `{}` reached the landlock layer without the launch-time walk",
+                g.written
+            )),
+        })
+        .collect()
 }
 
 /// Block devices under /dev (two levels deep).
@@ -464,8 +457,19 @@ fn visit(
         c.sort();
         c
     };
+    // A child only needs the entries on its own path (ancestors, for
+    // `covered`) or below it: handing down just those keeps a wide tree with
+    // many denied files (a glob's matches) linear instead of
+    // files × rules.
+    let on_path = |list: &[PathBuf], child: &Path| -> Vec<PathBuf> {
+        list.iter()
+            .filter(|x| child.starts_with(x) || x.starts_with(child))
+            .cloned()
+            .collect()
+    };
     for child in children {
-        visit(&child, deny, allow, out, budget)?;
+        let (d, a) = (on_path(deny, &child), on_path(allow, &child));
+        visit(&child, &d, &a, out, budget)?;
     }
     Ok(())
 }
@@ -989,12 +993,14 @@ pub fn doctor() -> (bool, Vec<String>, Option<String>) {
     }
     if works {
         details.push(
-            "holds: read-only and workspace-write without protected paths, deny_read, network none/allowlist/full, \
+            "holds: read-only and workspace-write without protected paths, deny_read, network none/full, \
              no_new_privs, no capabilities, seccomp filter, signal/abstract-socket scoping"
                 .into(),
         );
         details.push(
-            "refuses: protected paths or deny_write inside writable roots (bwrap needed)".into(),
+            "refuses: protected paths or deny_write inside writable roots, danger-full-access, \
+             the network allowlist (connect is filtered by port, not address); bwrap enforces them"
+                .into(),
         );
     }
     (works, details, fix)

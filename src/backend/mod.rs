@@ -55,6 +55,8 @@ pub struct Choice {
     pub kind: Option<Kind>,
     pub launch: Launch,
     pub passed_over: Vec<(Kind, String)>,
+    /// What the launch-time glob walk found; `None` when nothing was walked.
+    pub globs: Option<crate::walk::Cover>,
 }
 
 impl Choice {
@@ -89,6 +91,7 @@ pub fn select(plan: &Plan) -> Result<Choice> {
             kind: None,
             launch: Launch::Unsandboxed,
             passed_over: Vec::new(),
+            globs: None,
         });
     }
     let mut passed_over = Vec::new();
@@ -99,13 +102,16 @@ pub fn select(plan: &Plan) -> Result<Choice> {
             std::env::consts::OS
         )));
     }
+    let globs = expand_globs(plan, &list)?;
+    let literal = globs.as_ref().map(|c| c.literal_plan(plan));
     for kind in list {
-        match prepare(kind, plan) {
+        match prepare(kind, plan, literal.as_ref()) {
             Ok(launch) => {
                 return Ok(Choice {
                     kind: Some(kind),
                     launch,
                     passed_over,
+                    globs,
                 })
             }
             Err(why) => passed_over.push((kind, why)),
@@ -121,21 +127,40 @@ pub fn select(plan: &Plan) -> Result<Choice> {
     )))
 }
 
+/// The launch-time glob walk (`walk::expand_plan`), once per launch and
+/// only when a glob is present and a candidate needs literal paths (bwrap,
+/// landlock); Seatbelt matches globs itself. A walk over its bound refuses
+/// the run whichever backend would have been chosen.
+fn expand_globs(plan: &Plan, list: &[Kind]) -> Result<Option<crate::walk::Cover>> {
+    if !crate::walk::has_globs(plan) || !list.iter().any(|k| *k != Kind::Seatbelt) {
+        return Ok(None);
+    }
+    crate::walk::expand_plan(plan, crate::walk::limit_from_env()?)
+}
+
 /// A backend failed at launch, before any of the command ran (bwrap could
 /// not build its namespaces here): under `auto` the next candidate is
-/// chosen, otherwise the run is refused, naming why.
-pub fn fallback(plan: &Plan, failed: Kind, why: String) -> Result<Choice> {
+/// chosen, otherwise the run is refused, naming why. `globs` is the failed
+/// choice's walk, reused rather than walked again.
+pub fn fallback(
+    plan: &Plan,
+    globs: Option<crate::walk::Cover>,
+    failed: Kind,
+    why: String,
+) -> Result<Choice> {
     let mut passed_over = vec![(failed, why)];
     if plan.backend == BackendChoice::Auto {
         let list = candidates(plan.backend);
+        let literal = globs.as_ref().map(|c| c.literal_plan(plan));
         let rest = list.iter().skip_while(|k| **k != failed).skip(1);
         for kind in rest {
-            match prepare(*kind, plan) {
+            match prepare(*kind, plan, literal.as_ref()) {
                 Ok(launch) => {
                     return Ok(Choice {
                         kind: Some(*kind),
                         launch,
                         passed_over,
+                        globs,
                     })
                 }
                 Err(why) => passed_over.push((*kind, why)),
@@ -153,11 +178,13 @@ pub fn fallback(plan: &Plan, failed: Kind, why: String) -> Result<Choice> {
 }
 
 /// Probes one backend for this plan and renders its launch, or says why not.
-fn prepare(kind: Kind, plan: &Plan) -> std::result::Result<Launch, String> {
-    let _ = plan;
+/// `literal` is `plan` with its globs replaced by the paths the walk found:
+/// what bwrap and landlock enforce.
+fn prepare(kind: Kind, plan: &Plan, literal: Option<&Plan>) -> std::result::Result<Launch, String> {
+    let _ = (plan, literal);
     match kind {
         #[cfg(target_os = "linux")]
-        Kind::Bwrap => bwrap::prepare(plan).map(|l| Launch::Bwrap(Box::new(l))),
+        Kind::Bwrap => bwrap::prepare(literal.unwrap_or(plan)).map(|l| Launch::Bwrap(Box::new(l))),
         #[cfg(target_os = "linux")]
         Kind::Landlock => {
             // Landlock filters TCP connect by port only: a direct connection
@@ -166,7 +193,10 @@ fn prepare(kind: Kind, plan: &Plan) -> std::result::Result<Launch, String> {
             if plan.effective_net() == crate::policy::NetMode::Allowlist {
                 return Err("landlock filters TCP connect by port, not by address, so a direct connection to another host on the proxy's port would not fail; the network allowlist needs the bwrap backend".into());
             }
-            let spec = self::landlock::layer_spec(plan)?;
+            // A deny_write glob is refused for what it could match inside a
+            // writable root, not only for what it matches now.
+            self::landlock::refuse_glob_write_subtraction(plan)?;
+            let spec = self::landlock::layer_spec(literal.unwrap_or(plan))?;
             spec.check_supported()?;
             Ok(Launch::Landlock(spec))
         }
@@ -233,4 +263,44 @@ pub fn doctor_report() -> Vec<crate::doctor::BackendReport> {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_glob_walk_runs_only_for_a_backend_that_needs_literal_paths() {
+        let ws = std::env::temp_dir().join(format!("dcjail-expand-globs-{}", std::process::id()));
+        std::fs::create_dir_all(ws.join("a")).unwrap();
+        std::fs::write(ws.join("a/.env"), "x").unwrap();
+        let ws = std::fs::canonicalize(&ws).unwrap();
+        let facts = crate::plan::Facts {
+            cwd: ws.clone(),
+            home: None,
+            tmpdir: None,
+            exe: None,
+        };
+        let mut policy = crate::policy::Policy::default();
+        policy.sandbox.filesystem.deny_read = vec!["**/.env".into()];
+        let plan = crate::plan::build(&policy, vec!["true".into()], &facts).unwrap();
+        // Seatbelt matches globs as regexes: nothing is walked for it.
+        assert_eq!(expand_globs(&plan, &[Kind::Seatbelt]).unwrap(), None);
+        for list in [
+            &[Kind::Bwrap][..],
+            &[Kind::Landlock],
+            &[Kind::Bwrap, Kind::Landlock],
+        ] {
+            let c = expand_globs(&plan, list).unwrap().unwrap();
+            assert_eq!(
+                c.paths(crate::walk::List::DenyRead),
+                vec![ws.join("a/.env")]
+            );
+        }
+        // No glob, no walk.
+        policy.sandbox.filesystem.deny_read = vec!["a/.env".into()];
+        let plan = crate::plan::build(&policy, vec!["true".into()], &facts).unwrap();
+        assert_eq!(expand_globs(&plan, &[Kind::Bwrap]).unwrap(), None);
+        std::fs::remove_dir_all(&ws).unwrap();
+    }
 }

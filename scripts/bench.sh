@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Launch-time and throughput benchmarks, as ratios measured side by side in one
+# run (never in timed tests). Usage: scripts/bench.sh   (RUNS=N, MIB=N to tune)
+#
+#  1. launch: bare /bin/true; dcjail --no-sandbox; each backend; raw bwrap with
+#     the very namespaces and mounts dcjail uses (read from `dcjail explain`, so
+#     the two cannot drift apart); the allowlist proxy; other sandbox launchers
+#     when installed (firejail, srt, codex) — optional, never required.
+#  2. the glob walk (`**/.env`) over a generated tree of 100k files.
+#  3. proxy throughput: 1 GiB from a loopback server, proxied against direct.
+# Needs: hyperfine, python3, bubblewrap, curl.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+: "${CARGO_TARGET_DIR:=target}"
+export CARGO_TARGET_DIR
+cargo build --release --quiet --bin dcjail --example proxy_throughput --example walk_bench
+D="$CARGO_TARGET_DIR/release/dcjail"
+case "$D" in /*) ;; *) D="$PWD/$D" ;; esac
+EX="$(dirname "$D")/examples"
+RUNS="${RUNS:-300}"
+
+work="$(mktemp -d)"
+srv=""
+cleanup() { [ -n "$srv" ] && kill "$srv" 2>/dev/null; rm -rf --one-file-system "$work"; }
+trap cleanup EXIT
+cd "$work"
+
+echo "== machine"
+echo "$(uname -srm); $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'); load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "dcjail release binary: $(stat -c %s "$D") bytes (stripped)"
+
+raw_bwrap="$("$D" explain --backend bwrap -- /bin/true | python3 -c '
+import json, shlex, sys
+l = json.load(sys.stdin)["launch"]
+print(" ".join(shlex.quote(a) for a in [l["bwrap"]] + l["argv"] + ["--", "/bin/true"]))
+')"
+
+names=(bare no-sandbox landlock bwrap raw-bwrap bwrap-allowlist)
+cmds=(
+  "/bin/true"
+  "$D --no-sandbox -- /bin/true"
+  "$D --backend landlock -- /bin/true"
+  "$D --backend bwrap -- /bin/true"
+  "$raw_bwrap"
+  "$D --backend bwrap --net allowlist --allow-domain example.com -- /bin/true"
+)
+if command -v firejail >/dev/null; then names+=(firejail); cmds+=("firejail --quiet --noprofile --net=none /bin/true"); fi
+if command -v srt >/dev/null; then names+=(srt); cmds+=("srt /bin/true"); fi
+if command -v codex >/dev/null; then names+=(codex-sandbox); cmds+=("codex sandbox linux /bin/true"); fi
+
+echo
+echo "== launch time (hyperfine -N, $RUNS runs each, one run for all)"
+hyperfine -N --warmup 30 --runs "$RUNS" --style none --export-json "$work/launch.json" "${cmds[@]}" >/dev/null
+python3 - "$work/launch.json" "${names[@]}" <<'PY'
+import json, sys
+res = json.load(open(sys.argv[1]))["results"]
+names = sys.argv[2:]
+med = {n: r["median"] * 1000 for n, r in zip(names, res)}
+print("| command | median ms | vs bare | added ms | target |")
+print("|---|---|---|---|---|")
+targets = {
+    "no-sandbox": ("added", 1.0, "within 1 ms of bare"),
+    "landlock": ("added", 2.0, "under 2 ms added"),
+    "bwrap": ("ratio", 1.25, "within 1.25x raw bwrap"),
+    "bwrap-allowlist": ("vs-bwrap", 20.0, "under 20 ms over bwrap --net none"),
+}
+for n in names:
+    m = med[n]
+    t = ""
+    if n in targets:
+        kind, lim, text = targets[n]
+        if kind == "added":
+            ok = m - med["bare"] <= lim
+        elif kind == "ratio":
+            ok = m / med["raw-bwrap"] <= lim
+            text += f" (ratio {m / med['raw-bwrap']:.2f})"
+        else:
+            ok = m - med["bwrap"] <= lim
+            text += f" (+{m - med['bwrap']:.2f} ms)"
+        t = ("met: " if ok else "MISSED: ") + text
+    print(f"| {n} | {m:.2f} | {m / med['bare']:.2f}x | {m - med['bare']:+.2f} | {t} |")
+PY
+
+echo
+echo "== glob walk: **/.env over a generated tree of 100k files"
+"$EX/walk_bench" 100000 9
+
+echo
+echo "== proxy throughput, ${MIB:-1024} MiB over loopback (in one process)"
+"$EX/proxy_throughput" "${MIB:-1024}"
+
+echo
+echo "== curl download of ${MIB:-1024} MiB: direct vs inside dcjail --net allowlist (bwrap)"
+"$EX/proxy_throughput" --serve "${MIB:-1024}" >"$work/port" &
+srv=$!
+while [ ! -s "$work/port" ]; do sleep 0.1; done
+port="$(cat "$work/port")"
+fmt='%{speed_download}'
+mib() { python3 -c 'import sys; print(f"{float(sys.stdin.read()) / 1048576:.0f} MiB/s")'; }
+printf 'direct:            '; env -u http_proxy -u HTTP_PROXY curl -s -o /dev/null -w "$fmt" "http://127.0.0.1:$port/" | mib
+printf 'bwrap allowlist:   '; "$D" --backend bwrap --net allowlist --allow-domain localhost -- \
+    curl -s -o /dev/null -w "$fmt" "http://localhost:$port/" | mib
