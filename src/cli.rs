@@ -160,7 +160,11 @@ pub struct DoctorCli {
 
 /// Entry point: returns the exit status (unless the command was exec'd).
 pub fn main() -> i32 {
-    let args: Vec<OsString> = std::env::args_os().collect();
+    main_with(std::env::args_os().collect())
+}
+
+/// `main` with argv given (the binary takes it from the C runtime).
+pub fn main_with(args: Vec<OsString>) -> i32 {
     let first = args.get(1).map(|a| a.as_os_str());
     match first.and_then(|a| a.to_str()) {
         Some("explain") => explain_main(&args),
@@ -209,7 +213,7 @@ fn decide_and_plan(pa: &PolicyArgs, argv: Vec<OsString>) -> Result<Plan, Refusal
     let mut policy = Policy::load(file.as_deref())?;
     policy.apply(&pa.overrides());
     policy.validate()?;
-    let facts = Facts::gather()?;
+    let facts = Facts::gather_for(&policy)?;
     if let Err(r) = crate::decide::gates(&policy) {
         if r.reason == Reason::PlanBlocked {
             return Err(crate::card::record(&policy, &argv, &facts, r));

@@ -2,6 +2,12 @@
 //! `execve`, and — when a timeout, a proxy or a backend needs a parent — a
 //! supervisor that forwards signals, kills the whole tree and maps the exit
 //! status (128+N on signal death, 124 at the timeout).
+//!
+//! Supervision is built on Linux facilities (a child subreaper, a parent
+//! death signal, `sigtimedwait`, `/proc/PID/task/*/children`). On macOS it
+//! degrades to what the platform offers; see [`supervise_with`] for what is
+//! weaker there. It must never leave the command running unsupervised where
+//! a supervisor was asked for.
 
 use crate::backend::Choice;
 use crate::plan::Plan;
@@ -169,6 +175,14 @@ pub fn status_of(ws: libc::c_int) -> i32 {
     }
 }
 
+/// The `si_code` of a signal the kernel itself sent (a terminal's ^C).
+#[cfg(target_os = "linux")]
+const SI_KERNEL: libc::c_int = libc::SI_KERNEL;
+/// macOS reports no `si_code` to `sigwait`: `wait_signal` says
+/// `SI_KERNEL` for a signal a terminal also sent to the command's group.
+#[cfg(not(target_os = "linux"))]
+const SI_KERNEL: libc::c_int = 0x80;
+
 /// Signals a supervisor passes on to the command.
 const FORWARDED: &[libc::c_int] = &[
     libc::SIGINT,
@@ -206,7 +220,7 @@ pub fn supervise<F: FnOnce() -> i32>(timeout: Option<Duration>, child: F) -> i32
         timeout,
         &mut |pid, sig, code| {
             // Terminal-generated signals already reached the command's group.
-            if code != libc::SI_KERNEL {
+            if code != SI_KERNEL {
                 // SAFETY: plain kill of our own child.
                 unsafe { libc::kill(pid, sig) };
             }
@@ -241,6 +255,7 @@ pub fn supervise_with<F: FnOnce() -> i32>(
 ) -> i32 {
     let end = || match teardown {
         Teardown::Reap => kill_tree(),
+        Teardown::PidNamespace if no_children() => {}
         Teardown::PidNamespace => {
             for k in descendants() {
                 // SAFETY: plain kill of our own descendants.
@@ -250,30 +265,15 @@ pub fn supervise_with<F: FnOnce() -> i32>(
     };
     let mask = supervisor_mask();
     let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
-    // SAFETY: plain libc calls on valid pointers; dcjail is single-threaded here.
+    become_subreaper();
+    // SAFETY: plain libc call on valid pointers; dcjail is single-threaded here.
     unsafe {
-        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
         libc::sigprocmask(libc::SIG_BLOCK, &mask, &mut old);
     }
-    let parent = unsafe { libc::getpid() };
-    // SAFETY: single-threaded; the child only execs or exits.
-    let pid = unsafe { libc::fork() };
+    let pid = spawn(&old, child);
     if pid < 0 {
         eprintln!("dcjail: cannot fork: {}", std::io::Error::last_os_error());
         return 125;
-    }
-    if pid == 0 {
-        // SAFETY: async-signal-safe calls only until `child` execs.
-        unsafe {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
-            if libc::getppid() != parent {
-                libc::_exit(125);
-            }
-            libc::sigprocmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
-        }
-        let code = child();
-        // SAFETY: leaving the forked child without running parent destructors.
-        unsafe { libc::_exit(code) };
     }
     // Policy validation bounds the timeout; an overflow still means "none".
     let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
@@ -291,32 +291,122 @@ pub fn supervise_with<F: FnOnce() -> i32>(
             }
             None => None,
         };
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        let sig = match wait {
-            Some(w) => {
-                let ts = libc::timespec {
-                    tv_sec: w.as_secs() as libc::time_t,
-                    tv_nsec: w.subsec_nanos() as libc::c_long,
-                };
-                // SAFETY: valid pointers to stack values.
-                unsafe { libc::sigtimedwait(&mask, &mut info, &ts) }
-            }
-            // SAFETY: valid pointers to stack values.
-            None => unsafe { libc::sigwaitinfo(&mask, &mut info) },
-        };
-        if sig < 0 {
+        let Some((sig, code)) = wait_signal(&mask, wait) else {
             continue;
-        }
+        };
         if sig == libc::SIGCHLD {
             status = reap(pid);
         } else if sig != libc::SIGALRM {
-            forward(pid, sig, info.si_code);
+            forward(pid, sig, code);
         }
     }
     end();
     // SAFETY: restoring the mask saved above.
     unsafe { libc::sigprocmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
     status.unwrap_or(1)
+}
+
+/// What the child of `spawn` runs before `child`.
+struct Start<'a, F> {
+    child: Option<F>,
+    parent: libc::pid_t,
+    mask: &'a libc::sigset_t,
+}
+
+/// In the new process: dies with dcjail (Linux), restores the signal mask,
+/// runs `child` (which execs) and exits with its status. Never returns.
+fn start<F: FnOnce() -> i32>(st: &mut Start<'_, F>) -> ! {
+    // SAFETY: plain calls on values the parent keeps alive until we exec.
+    unsafe {
+        die_with_parent();
+        if libc::getppid() != st.parent {
+            libc::_exit(125);
+        }
+        libc::sigprocmask(libc::SIG_SETMASK, st.mask, std::ptr::null_mut());
+    }
+    let code = st.child.take().map_or(125, |f| f());
+    // SAFETY: leaving the child without running the parent's destructors.
+    unsafe { libc::_exit(code) }
+}
+
+/// Starts `child` in a new process with signal mask `mask`; returns its
+/// pid, or -1 with errno set.
+///
+/// Linux: `clone(CLONE_VM | CLONE_VFORK)` on a stack of its own, as
+/// `posix_spawn` does: the child borrows dcjail's memory instead of copying
+/// its page tables, and dcjail's thread waits until the child has exec'd or
+/// exited (then the borrowed stack is free again). Creating and then
+/// tearing down a copy of the address space was a measurable part of every
+/// launch. The child's credentials, seccomp filter, landlock domain and fd
+/// table are still its own (no CLONE_THREAD, CLONE_FILES, CLONE_SIGHAND), so
+/// what `child` applies to itself does not touch dcjail. Since memory is
+/// shared until exec, `child` may allocate (dcjail's thread is stopped, and
+/// malloc is thread-safe against any other thread) but must exec or return.
+#[cfg(target_os = "linux")]
+fn spawn<F: FnOnce() -> i32>(mask: &libc::sigset_t, child: F) -> libc::pid_t {
+    extern "C" fn entry<F: FnOnce() -> i32>(arg: *mut libc::c_void) -> libc::c_int {
+        // SAFETY: `arg` is the `Start` on the stack of the dcjail thread,
+        // which stays suspended (CLONE_VFORK) while this runs.
+        let st = unsafe { &mut *arg.cast::<Start<'_, F>>() };
+        start(st)
+    }
+    // Room for the landlock ruleset and seccomp compilation; pages are only
+    // backed once touched. The lowest page is a guard.
+    const STACK: usize = 1 << 20;
+    const GUARD: usize = 1 << 16;
+    // SAFETY: a fresh private anonymous mapping, never unmapped (see below).
+    let base = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            STACK,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK | libc::MAP_NORESERVE,
+            -1,
+            0,
+        )
+    };
+    if base == libc::MAP_FAILED {
+        return -1;
+    }
+    let mut st = Start {
+        child: Some(child),
+        // SAFETY: getpid never fails.
+        parent: unsafe { libc::getpid() },
+        mask,
+    };
+    // SAFETY: the guard lies inside the mapping; the stack top is its end
+    // (16-byte aligned); `st` outlives the child's use of it because
+    // CLONE_VFORK returns only once the child has exec'd or exited.
+    let pid = unsafe {
+        libc::mprotect(base, GUARD, libc::PROT_NONE);
+        libc::clone(
+            entry::<F>,
+            base.cast::<u8>().add(STACK).cast(),
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            (&mut st as *mut Start<'_, F>).cast(),
+        )
+    };
+    // The stack stays mapped: unmapping it costs a TLB shootdown on the CPU
+    // the child ran on, and dcjail only waits for the command and exits
+    // (at most one more launch, an `auto` fallback, maps another).
+    pid
+}
+
+/// Elsewhere a plain fork (macOS's vfork forbids what `child` does).
+#[cfg(not(target_os = "linux"))]
+fn spawn<F: FnOnce() -> i32>(mask: &libc::sigset_t, child: F) -> libc::pid_t {
+    let mut st = Start {
+        child: Some(child),
+        // SAFETY: getpid never fails.
+        parent: unsafe { libc::getpid() },
+        mask,
+    };
+    // SAFETY: dcjail is single-threaded here; the child only execs or exits.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        start(&mut st);
+    }
+    pid
 }
 
 /// Reaps every exited child; returns the main child's status once it exited.
@@ -335,8 +425,37 @@ fn reap(main: libc::pid_t) -> Option<i32> {
     }
 }
 
+/// Whether dcjail has no child at all, alive or zombie. Linux: we are the
+/// subreaper, so an orphaned descendant becomes our child and a live one
+/// has a live or zombie parent among them: no child means no descendant,
+/// known with one syscall instead of a walk of /proc (the usual case when
+/// the command has exited and left nothing behind).
+#[cfg(target_os = "linux")]
+fn no_children() -> bool {
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: waitid with WNOWAIT reaps nothing; valid pointer.
+    let r = unsafe {
+        libc::waitid(
+            libc::P_ALL,
+            0,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT | libc::__WALL,
+        )
+    };
+    r == -1 && errno() == libc::ECHILD
+}
+
+/// Without a subreaper an orphan is not our child: always walk.
+#[cfg(not(target_os = "linux"))]
+fn no_children() -> bool {
+    false
+}
+
 /// Kills every descendant (we are their subreaper) until none is left.
 pub fn kill_tree() {
+    if no_children() {
+        return;
+    }
     for _ in 0..1000 {
         let kids = descendants();
         for k in &kids {
@@ -363,7 +482,101 @@ pub fn kill_tree() {
     }
 }
 
+/// Linux: makes orphaned descendants (a double-forked daemon) our children,
+/// so `kill_tree` finds them.
+#[cfg(target_os = "linux")]
+fn become_subreaper() {
+    // SAFETY: plain prctl.
+    unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+}
+
+/// macOS has no subreaper: an orphan is reparented to launchd and is out of
+/// `kill_tree`'s reach.
+#[cfg(not(target_os = "linux"))]
+fn become_subreaper() {}
+
+/// In the forked child: SIGKILL when dcjail dies (Linux). Async-signal-safe.
+#[cfg(target_os = "linux")]
+unsafe fn die_with_parent() {
+    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+}
+
+/// macOS has no parent death signal: a dcjail killed with SIGKILL leaves the
+/// command running (any other death goes through the supervisor's teardown).
+#[cfg(not(target_os = "linux"))]
+unsafe fn die_with_parent() {}
+
+/// Waits for one signal of `mask` (all blocked), at most `wait`; returns the
+/// signal and its `si_code`, or None on timeout or interruption.
+#[cfg(target_os = "linux")]
+fn wait_signal(
+    mask: &libc::sigset_t,
+    wait: Option<Duration>,
+) -> Option<(libc::c_int, libc::c_int)> {
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    let sig = match wait {
+        Some(w) => {
+            let ts = libc::timespec {
+                tv_sec: w.as_secs() as libc::time_t,
+                tv_nsec: w.subsec_nanos() as libc::c_long,
+            };
+            // SAFETY: valid pointers to stack values.
+            unsafe { libc::sigtimedwait(mask, &mut info, &ts) }
+        }
+        // SAFETY: valid pointers to stack values.
+        None => unsafe { libc::sigwaitinfo(mask, &mut info) },
+    };
+    (sig >= 0).then_some((sig, info.si_code))
+}
+
+/// macOS: no `sigtimedwait`; `sigwait` with a one-shot interval timer
+/// (SIGALRM is in the mask) bounds the wait. `sigwait` reports no sender,
+/// so a signal is taken as terminal-sent (`SI_KERNEL`, not forwarded) when
+/// dcjail is in its terminal's foreground process group and the signal is
+/// one a terminal sends to that whole group; a `kill -INT` aimed at dcjail
+/// alone while it runs in the foreground is then not passed on.
+#[cfg(not(target_os = "linux"))]
+fn wait_signal(
+    mask: &libc::sigset_t,
+    wait: Option<Duration>,
+) -> Option<(libc::c_int, libc::c_int)> {
+    let timer = |d: Duration| {
+        let it = libc::itimerval {
+            it_interval: libc::timeval {
+                tv_sec: 0,
+                tv_usec: 0,
+            },
+            it_value: libc::timeval {
+                tv_sec: d.as_secs() as libc::time_t,
+                tv_usec: d.subsec_micros() as libc::suseconds_t,
+            },
+        };
+        // SAFETY: valid pointer to a stack value.
+        unsafe { libc::setitimer(libc::ITIMER_REAL, &it, std::ptr::null_mut()) };
+    };
+    if let Some(w) = wait {
+        // A zero value would disarm the timer instead of firing at once.
+        timer(w.max(Duration::from_micros(1)));
+    }
+    let mut sig: libc::c_int = 0;
+    // SAFETY: valid pointers to stack values.
+    let r = unsafe { libc::sigwait(mask, &mut sig) };
+    if wait.is_some() {
+        timer(Duration::ZERO);
+    }
+    if r != 0 {
+        return None;
+    }
+    let from_terminal = [libc::SIGINT, libc::SIGQUIT, libc::SIGWINCH].contains(&sig)
+        && (0..3).any(|fd| {
+            // SAFETY: plain queries on fd numbers.
+            unsafe { libc::isatty(fd) == 1 && libc::tcgetpgrp(fd) == libc::getpgrp() }
+        });
+    Some((sig, if from_terminal { SI_KERNEL } else { 0 }))
+}
+
 /// Our descendants, read from /proc (children lists of every thread).
+#[cfg(target_os = "linux")]
 fn descendants() -> Vec<libc::pid_t> {
     let mut out = Vec::new();
     // SAFETY: getpid never fails.
@@ -388,4 +601,47 @@ fn descendants() -> Vec<libc::pid_t> {
         }
     }
     out
+}
+
+/// macOS: our descendants through `proc_listchildpids`, which sees only
+/// processes whose parent is still in the tree (no subreaper: orphans have
+/// gone to launchd).
+#[cfg(target_os = "macos")]
+fn descendants() -> Vec<libc::pid_t> {
+    let mut out = Vec::new();
+    // SAFETY: getpid never fails.
+    let mut stack = vec![unsafe { libc::getpid() }];
+    while let Some(p) = stack.pop() {
+        let mut buf: Vec<libc::pid_t> = vec![0; 256];
+        loop {
+            let bytes = (buf.len() * std::mem::size_of::<libc::pid_t>()) as libc::c_int;
+            // SAFETY: the buffer holds `bytes` bytes.
+            let n = unsafe { libc::proc_listchildpids(p, buf.as_mut_ptr().cast(), bytes) };
+            if n <= 0 {
+                buf.clear();
+                break;
+            }
+            // The count is in pids; a full buffer may have been cut short.
+            let n = n as usize;
+            if n < buf.len() || buf.len() >= 1 << 16 {
+                buf.truncate(n.min(buf.len()));
+                break;
+            }
+            buf.resize(buf.len() * 4, 0);
+        }
+        for c in buf {
+            if c > 0 && !out.contains(&c) {
+                out.push(c);
+                stack.push(c);
+            }
+        }
+    }
+    out
+}
+
+/// Elsewhere no way to list descendants is known: only the direct child is
+/// killed (through `supervise_with`'s own kill on teardown).
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+fn descendants() -> Vec<libc::pid_t> {
+    Vec::new()
 }

@@ -1,3 +1,68 @@
-fn main() {
-    std::process::exit(dcjail::cli::main());
+//! The binary's entry point. It is a C `main` rather than Rust's, because
+//! dcjail starts on every call a coding agent makes (twice under bwrap):
+//! Rust's runtime start-up reads /proc/self/maps to place a stack guard and
+//! installs stack-overflow handlers, which costs more than everything dcjail
+//! decides. What dcjail relies on from that start-up is done here instead:
+//! fds 0–2 are never left closed, and SIGPIPE is ignored (a proxy thread
+//! writing to a closed socket must get EPIPE, not kill the supervisor).
+// The unit-test harness (`cargo test --all-targets` builds one for this
+// binary too) brings its own `main`.
+#![cfg_attr(not(test), no_main)]
+
+/// Taken from the C runtime byte-exact, so it does not depend on how std
+/// captures argv on this platform (without Rust's `main` some do not).
+///
+/// # Safety
+/// Called by the C runtime with `argc` valid C strings in `argv`.
+#[cfg(not(test))]
+#[no_mangle]
+pub unsafe extern "C" fn main(argc: libc::c_int, argv: *const *const libc::c_char) -> libc::c_int {
+    use std::ffi::{CStr, OsString};
+    use std::os::unix::ffi::OsStringExt;
+    let mut args = Vec::with_capacity(usize::try_from(argc).unwrap_or(0));
+    for i in 0..usize::try_from(argc).unwrap_or(0) {
+        // SAFETY: the C runtime passes `argc` valid NUL-terminated strings.
+        let p = unsafe { *argv.add(i) };
+        if p.is_null() {
+            break;
+        }
+        // SAFETY: as above.
+        let a = unsafe { CStr::from_ptr(p) };
+        args.push(OsString::from_vec(a.to_bytes().to_vec()));
+    }
+    standard_fds();
+    // SAFETY: setting one signal disposition; single-threaded here.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+    std::process::exit(dcjail::cli::main_with(args));
+}
+
+/// A closed fd 0, 1 or 2 gets /dev/null, as Rust's runtime would do: else
+/// the first file dcjail opens would become the command's stdout.
+#[cfg(not(test))]
+fn standard_fds() {
+    let mut fds = [0, 1, 2].map(|fd| libc::pollfd {
+        fd,
+        events: 0,
+        revents: 0,
+    });
+    // SAFETY: a valid array of three pollfd.
+    if unsafe { libc::poll(fds.as_mut_ptr(), 3, 0) } < 0 {
+        // poll itself failed (EINTR, ENOMEM): check each fd the slow way.
+        for f in &mut fds {
+            // SAFETY: fcntl on an fd number.
+            if unsafe { libc::fcntl(f.fd, libc::F_GETFD) } == -1 {
+                f.revents = libc::POLLNVAL;
+            }
+        }
+    }
+    for f in fds {
+        if f.revents & libc::POLLNVAL != 0 {
+            // SAFETY: plain open of a constant path; the lowest free fd is
+            // the closed one. If even that fails, abort rather than run
+            // with a standard fd that any open could take.
+            if unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR) } == -1 {
+                std::process::abort();
+            }
+        }
+    }
 }

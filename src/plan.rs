@@ -40,8 +40,33 @@ pub struct Facts {
     pub exe: Option<PathBuf>,
 }
 
+/// dcjail's own binary, resolved once per process (`readlink` of
+/// /proc/self/exe is not free, and several steps need it).
+pub fn own_exe() -> Option<PathBuf> {
+    static EXE: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    EXE.get_or_init(|| std::env::current_exe().ok()).clone()
+}
+
 impl Facts {
+    /// `gather`, minus what this policy cannot use: dcjail's own path only
+    /// matters when something is writable (it is kept unwritable from
+    /// inside), so a read-only or unsandboxed run does not resolve it.
+    pub fn gather_for(policy: &Policy) -> Result<Facts> {
+        let mut f = Facts::gather_base()?;
+        let writable = policy.tool != Tool::Read && policy.sandbox.mode != SandboxMode::ReadOnly;
+        if policy.sandbox.enabled && writable {
+            f.exe = own_exe();
+        }
+        Ok(f)
+    }
+
     pub fn gather() -> Result<Facts> {
+        let mut f = Facts::gather_base()?;
+        f.exe = own_exe();
+        Ok(f)
+    }
+
+    fn gather_base() -> Result<Facts> {
         let cwd = std::env::current_dir().map_err(|e| {
             Refusal::policy(format!(
                 "cannot read the current directory: {}",
@@ -57,7 +82,7 @@ impl Facts {
             cwd,
             home: nonempty("HOME"),
             tmpdir: nonempty("TMPDIR"),
-            exe: std::env::current_exe().ok(),
+            exe: None,
         })
     }
 }
@@ -257,7 +282,7 @@ pub fn build(policy: &Policy, argv: Vec<OsString>, facts: &Facts) -> Result<Plan
     if let Some(p) = &policy.plan.card {
         own.push(resolve_lenient(&absolutize(p, &base, home)?));
     }
-    if let Some(p) = &facts.exe {
+    if let Some(p) = facts.exe.as_ref().filter(|_| !writable.is_empty()) {
         own.push(resolve_lenient(p));
     }
     for p in own {

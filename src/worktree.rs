@@ -714,8 +714,13 @@ pub fn enclosing_dcjail_worktree(dir: &Path) -> Option<PathBuf> {
 fn random_id() -> String {
     let mut buf = [0u8; 4];
     // SAFETY: `buf` is valid for writes of its length.
-    let n = unsafe { libc::getrandom(buf.as_mut_ptr().cast(), buf.len(), 0) };
-    if n != buf.len() as isize {
+    #[cfg(target_os = "linux")]
+    let ok =
+        unsafe { libc::getrandom(buf.as_mut_ptr().cast(), buf.len(), 0) } == buf.len() as isize;
+    // SAFETY: as above (getentropy takes up to 256 bytes).
+    #[cfg(not(target_os = "linux"))]
+    let ok = unsafe { libc::getentropy(buf.as_mut_ptr().cast(), buf.len()) } == 0;
+    if !ok {
         let t = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.subsec_nanos())

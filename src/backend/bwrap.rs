@@ -43,6 +43,9 @@ pub const STAGE2: &str = "__stage2";
 /// (and stdin) cannot feed it a layer of their own.
 pub const STAGE2_MEMFD: &str = "dcjail-stage2";
 
+/// dcjail's own binary, as the second stage is started from it.
+const SELF_EXE: &str = "/proc/self/exe";
+
 /// The extended attribute that marks a placeholder dcjail created.
 pub const PLACEHOLDER_XATTR: &str = "user.dcjail.placeholder";
 
@@ -114,6 +117,13 @@ fn foreign_in_sticky(p: &Path, m: &std::fs::Metadata) -> bool {
     sticky && m.uid() != me
 }
 
+/// Placeholders exist only where bwrap runs.
+#[cfg(not(target_os = "linux"))]
+fn is_marked(_p: &Path) -> bool {
+    false
+}
+
+#[cfg(target_os = "linux")]
 fn is_marked(p: &Path) -> bool {
     let Ok(c) = std::ffi::CString::new(p.as_os_str().as_bytes()) else {
         return false;
@@ -458,8 +468,12 @@ pub fn parse_version(text: &str) -> Option<(u32, u32, u32)> {
 /// writable by nobody else, and outside every writable root of the plan.
 fn trusted(p: &Path, plan: Option<&Plan>) -> bool {
     use std::os::unix::fs::MetadataExt;
-    let Ok(canon) = std::fs::canonicalize(p) else {
-        return false;
+    let (canon, meta) = match without_symlinks(p) {
+        Some((c, m)) => (c, Some(m)),
+        None => match std::fs::canonicalize(p) {
+            Ok(c) => (c, None),
+            Err(_) => return false,
+        },
     };
     if let Some(plan) = plan {
         let inside = plan
@@ -474,12 +488,59 @@ fn trusted(p: &Path, plan: Option<&Plan>) -> bool {
             return false;
         }
     }
-    let Ok(m) = std::fs::metadata(&canon) else {
+    let Some(m) = meta.or_else(|| std::fs::metadata(&canon).ok()) else {
         return false;
     };
     // SAFETY: getuid never fails.
     let me = unsafe { libc::getuid() };
     m.is_file() && (m.uid() == 0 || m.uid() == me) && m.mode() & 0o022 == 0 && m.mode() & 0o111 != 0
+}
+
+/// `p` itself when it is absolute, plain (no `.`, `..`, `//`) and no
+/// component of it is a symlink: then it is its own canonical path. One path
+/// walk (openat2 with RESOLVE_NO_SYMLINKS) instead of realpath's one per
+/// component, on every launch. None means "find out the slow way".
+#[cfg(target_os = "linux")]
+fn without_symlinks(p: &Path) -> Option<(PathBuf, std::fs::Metadata)> {
+    let plain = p.is_absolute()
+        && p.components()
+            .skip(1)
+            .all(|c| matches!(c, std::path::Component::Normal(_)))
+        && !p.as_os_str().as_bytes().windows(2).any(|w| w == b"//")
+        && !p.as_os_str().as_bytes().ends_with(b"/");
+    if !plain {
+        return None;
+    }
+    let c = std::ffi::CString::new(p.as_os_str().as_bytes()).ok()?;
+    // SAFETY: open_how is plain data.
+    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+    how.flags = (libc::O_PATH | libc::O_CLOEXEC) as u64;
+    how.resolve = libc::RESOLVE_NO_SYMLINKS;
+    // SAFETY: valid C string and open_how of the size given.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            &how as *const libc::open_how,
+            std::mem::size_of::<libc::open_how>(),
+        )
+    };
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: the fd was just opened and is owned from here.
+    let f = std::fs::File::from(unsafe {
+        <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd as i32)
+    });
+    // fstat works on an O_PATH descriptor: the metadata of what was opened.
+    let m = f.metadata().ok()?;
+    Some((p.to_path_buf(), m))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn without_symlinks(_p: &Path) -> Option<(PathBuf, std::fs::Metadata)> {
+    None
 }
 
 /// The distribution's install command for bubblewrap, from /etc/os-release.
@@ -680,8 +741,10 @@ pub fn prepare(plan: &Plan) -> Result<BwrapLaunch, String> {
     let bwrap = probe(plan)?;
     let rendered = render(plan, &RealHost)?;
     let layer = layer_bytes(plan)?;
-    let exe = std::env::current_exe()
-        .map_err(|e| format!("cannot find dcjail's own binary for the second stage: {e}"))?;
+    // Opened through the magic link at launch: no readlink (its path walk
+    // contends with every mount namespace being set up or torn down on the
+    // machine), and no window in which the path could name another file.
+    let exe = PathBuf::from(SELF_EXE);
     Ok(BwrapLaunch {
         bwrap,
         rendered,
@@ -706,7 +769,12 @@ pub fn describe(l: &BwrapLaunch) -> serde_json::Value {
             "adopted": p.adopt,
         })).collect::<Vec<_>>(),
         "stage2": {
-            "exe": l.exe.to_string_lossy(),
+            "exe": if l.exe == Path::new(SELF_EXE) {
+                crate::plan::own_exe().unwrap_or_else(|| l.exe.clone())
+            } else {
+                l.exe.clone()
+            }
+            .to_string_lossy(),
             "layer": layer_json(&l.layer),
         },
         "notes": l.rendered.notes,
@@ -1096,7 +1164,6 @@ fn run_bwrap(
     held: &mut Vec<Held>,
 ) -> Result<i32, String> {
     use std::ffi::CString;
-    use std::io::Read;
     use std::os::fd::{AsRawFd, FromRawFd};
     for ph in &l.rendered.placeholders {
         held.push(make_placeholder(ph)?);
@@ -1220,8 +1287,7 @@ fn run_bwrap(
     drop(layer_fd);
     drop(saved);
     drop(exe_fd);
-    let mut said = Vec::new();
-    let _ = std::fs::File::from(err_r).read_to_end(&mut said);
+    let said = bwrap_said(std::fs::File::from(err_r));
     if let Some(i) = said.windows(STARTED.len()).position(|w| w == STARTED) {
         use std::io::Write;
         let mut e = std::io::stderr();
@@ -1245,6 +1311,42 @@ fn run_bwrap(
             text
         }
     ))
+}
+
+/// What bwrap (and stage 2, up to its mark) wrote on the stderr pipe, read
+/// once the supervisor is done. Whatever reached the pipe is in it by then;
+/// when stage 2's mark is there, what is still to come could only be
+/// bwrap's init speaking on its way out, and waiting for the pipe's end
+/// would wait for that init to exit, which waits for the teardown of the
+/// whole pid namespace (it already has SIGKILL pending). Without the mark
+/// bwrap failed: then its last words are waited for.
+#[cfg(target_os = "linux")]
+fn bwrap_said(mut f: std::fs::File) -> Vec<u8> {
+    use std::io::Read;
+    use std::os::fd::AsRawFd;
+    let fd = f.as_raw_fd();
+    let mut said = Vec::new();
+    // SAFETY: fcntl on a descriptor we own.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    // SAFETY: as above.
+    if flags >= 0 && unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } == 0 {
+        let mut buf = [0u8; 4096];
+        loop {
+            match f.read(&mut buf) {
+                Ok(0) => return said,
+                Ok(n) => said.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        if said.windows(STARTED.len()).any(|w| w == STARTED) {
+            return said;
+        }
+        // SAFETY: as above.
+        unsafe { libc::fcntl(fd, libc::F_SETFL, flags) };
+    }
+    let _ = f.read_to_end(&mut said);
+    said
 }
 
 /// Applies the serialized layer (stage 2, inside the sandbox).
@@ -1829,6 +1931,36 @@ mod tests {
         std::fs::set_permissions(&fake_bwrap, std::fs::Permissions::from_mode(0o777)).unwrap();
         assert!(!trusted(&fake_bwrap, Some(&p)), "world-writable");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_bwrap_reached_through_a_symlinked_directory_in_the_workspace_is_never_trusted() {
+        use std::os::unix::fs::PermissionsExt;
+        let ws = std::env::temp_dir().join(format!("dcjail-trust-link-{}", std::process::id()));
+        let out = std::env::temp_dir().join(format!("dcjail-trust-out-{}", std::process::id()));
+        std::fs::create_dir_all(ws.join("real")).unwrap();
+        std::fs::create_dir_all(&out).unwrap();
+        let ws = std::fs::canonicalize(&ws).unwrap();
+        let out = std::fs::canonicalize(&out).unwrap();
+        let fake_bwrap = ws.join("real").join("bwrap");
+        std::fs::write(&fake_bwrap, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&fake_bwrap, std::fs::Permissions::from_mode(0o755)).unwrap();
+        // A path outside the workspace whose directory is a symlink into it.
+        let link = out.join("bin");
+        std::os::unix::fs::symlink(ws.join("real"), &link).unwrap();
+        let via_link = link.join("bwrap");
+        assert!(
+            without_symlinks(&via_link).is_none(),
+            "a symlinked path is not its own canonical path"
+        );
+        assert!(without_symlinks(&fake_bwrap).is_some());
+        let mut p = plan(SandboxMode::ReadOnly, &[], &[]);
+        p.workspace = ws.clone();
+        p.cwd = ws.clone();
+        assert!(!trusted(&via_link, Some(&p)), "resolves into the workspace");
+        std::fs::remove_file(&link).unwrap();
+        std::fs::remove_dir(&out).unwrap();
+        std::fs::remove_dir_all(&ws).unwrap();
     }
 
     #[test]

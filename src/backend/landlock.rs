@@ -860,16 +860,16 @@ pub fn kernel_abi() -> Result<u32, String> {
 /// permitted set.
 fn drop_capabilities() -> Result<(), String> {
     let err = |what: &str| format!("cannot {what}: {}", std::io::Error::last_os_error());
-    let last: libc::c_ulong = std::fs::read_to_string("/proc/sys/kernel/cap_last_cap")
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(63);
-    for cap in 0..=last {
+    // The kernel's last capability is where PR_CAPBSET_READ says EINVAL
+    // (cheaper than reading /proc/sys/kernel/cap_last_cap, and needs no /proc).
+    for cap in 0..64 as libc::c_ulong {
         // SAFETY: plain prctl calls.
         unsafe {
-            if libc::prctl(libc::PR_CAPBSET_READ, cap, 0, 0, 0) == 1
-                && libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) != 0
-            {
+            let held = libc::prctl(libc::PR_CAPBSET_READ, cap, 0, 0, 0);
+            if held < 0 {
+                break;
+            }
+            if held == 1 && libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 {
                 let e = std::io::Error::last_os_error();
                 if e.raw_os_error() != Some(libc::EPERM) {
                     return Err(format!(
