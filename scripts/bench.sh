@@ -8,7 +8,7 @@
 #     when installed (firejail, srt, codex) — optional, never required.
 #  2. the glob walk (`**/.env`) over a generated tree of 100k files.
 #  3. proxy throughput: 1 GiB from a loopback server, proxied against direct.
-# Needs: hyperfine, python3, bubblewrap, curl.
+# STATIC=1 measures the static-pie build. Needs: hyperfine, python3, bubblewrap, curl.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${CARGO_TARGET_DIR:=target}"
@@ -17,6 +17,11 @@ cargo build --release --quiet --bin dcjail --example proxy_throughput --example 
 D="$CARGO_TARGET_DIR/release/dcjail"
 case "$D" in /*) ;; *) D="$PWD/$D" ;; esac
 EX="$(dirname "$D")/examples"
+# STATIC=1: measure the static-pie build (scripts/build-static.sh) instead.
+if [ "${STATIC:-0}" = 1 ]; then
+  D="$(scripts/build-static.sh)"
+  case "$D" in /*) ;; *) D="$PWD/$D" ;; esac
+fi
 RUNS="${RUNS:-300}"
 
 work="$(mktemp -d)"
