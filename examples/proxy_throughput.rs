@@ -1,6 +1,6 @@
 //! Throughput of the allowlist proxy against a direct loopback connection.
 //! `cargo run --release --example proxy_throughput [MiB]` (default 1024);
-//! called by scripts/bench-allowlist.sh. Prints one line per path, and the
+//! called by scripts/bench.sh. Prints one line per path, and the
 //! ratio. `--serve MiB` only runs the loopback server (an HTTP response of
 //! MiB bytes to every connection) and prints its port, for measuring a
 //! real client inside dcjail.
