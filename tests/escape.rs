@@ -255,6 +255,54 @@ fn start_outside_sleeper(dir: &Path) -> Child {
         .unwrap()
 }
 
+fn setup_tcp4(_: &Ctx, e: &mut Env) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    e.vars
+        .push(("PORT".into(), l.local_addr().unwrap().port().to_string()));
+    e.tcp = Some(l);
+}
+
+fn setup_tcp6(_: &Ctx, e: &mut Env) {
+    let l = TcpListener::bind("[::1]:0").unwrap();
+    e.vars
+        .push(("PORT".into(), l.local_addr().unwrap().port().to_string()));
+    e.tcp6 = Some(l);
+}
+
+fn setup_udp(_: &Ctx, e: &mut Env) {
+    let u = UdpSocket::bind("127.0.0.1:0").unwrap();
+    e.vars
+        .push(("PORT".into(), u.local_addr().unwrap().port().to_string()));
+    e.udp = Some(u);
+}
+
+/// An outside process (a plain `sleep`) whose pid the script gets as PID.
+fn setup_sleeper_in(dir: &Path, e: &mut Env) {
+    let ch = start_outside_sleeper(dir);
+    e.vars.push(("PID".into(), ch.id().to_string()));
+    e.outside_proc = Some(ch);
+}
+
+fn silent(got: bool, what: &str) -> Result<(), String> {
+    if got {
+        Err(format!("the {what} got bytes"))
+    } else {
+        Ok(())
+    }
+}
+
+fn tcp4_silent(_: &Ctx, e: &mut Env, _: &Output) -> Result<(), String> {
+    silent(tcp_got_bytes(e.tcp.as_ref().unwrap()), "listener")
+}
+
+fn tcp6_silent(_: &Ctx, e: &mut Env, _: &Output) -> Result<(), String> {
+    silent(tcp_got_bytes(e.tcp6.as_ref().unwrap()), "listener")
+}
+
+fn udp_silent(_: &Ctx, e: &mut Env, _: &Output) -> Result<(), String> {
+    silent(udp_got_bytes(e.udp.as_ref().unwrap()), "UDP listener")
+}
+
 fn cases() -> Vec<Case> {
     vec![
         // ---- writes outside the writable set
@@ -334,11 +382,7 @@ fn cases() -> Vec<Case> {
             name: "via /proc/<pid>/cwd",
             protect: false,
             net: "none",
-            setup: |c, e| {
-                let ch = start_outside_sleeper(&c.outside);
-                e.vars.push(("PID".into(), ch.id().to_string()));
-                e.outside_proc = Some(ch);
-            },
+            setup: |c, e| setup_sleeper_in(&c.outside, e),
             script: |_, e| format!("echo x > /proc/{}/cwd/escaped", e.var("PID")),
             check: outside_untouched,
         },
@@ -426,11 +470,7 @@ fn cases() -> Vec<Case> {
             name: "via /proc/<pid>/cwd",
             protect: false,
             net: "none",
-            setup: |c, e| {
-                let ch = start_outside_sleeper(&c.private);
-                e.vars.push(("PID".into(), ch.id().to_string()));
-                e.outside_proc = Some(ch);
-            },
+            setup: |c, e| setup_sleeper_in(&c.private, e),
             script: |_, e| format!("cat /proc/{}/cwd/secret", e.var("PID")),
             check: secret_not_shown,
         },
@@ -450,88 +490,44 @@ fn cases() -> Vec<Case> {
             name: "TCP to a loopback listener",
             protect: false,
             net: "none",
-            setup: |_, e| {
-                let l = TcpListener::bind("127.0.0.1:0").unwrap();
-                e.vars
-                    .push(("PORT".into(), l.local_addr().unwrap().port().to_string()));
-                e.tcp = Some(l);
-            },
+            setup: setup_tcp4,
             script: |_, e| {
                 format!("{PY} -c \"import socket; s=socket.create_connection(('127.0.0.1',{}),2); s.sendall(b'ESCAPE')\"", e.var("PORT"))
             },
-            check: |_, e, _| {
-                if tcp_got_bytes(e.tcp.as_ref().unwrap()) {
-                    Err("the listener got bytes".into())
-                } else {
-                    Ok(())
-                }
-            },
+            check: tcp4_silent,
         },
         Case {
             group: "network",
             name: "TCP over IPv6 (::1)",
             protect: false,
             net: "none",
-            setup: |_, e| {
-                let l = TcpListener::bind("[::1]:0").unwrap();
-                e.vars
-                    .push(("PORT".into(), l.local_addr().unwrap().port().to_string()));
-                e.tcp6 = Some(l);
-            },
+            setup: setup_tcp6,
             script: |_, e| {
                 format!("{PY} -c \"import socket; s=socket.create_connection(('::1',{}),2); s.sendall(b'ESCAPE')\"", e.var("PORT"))
             },
-            check: |_, e, _| {
-                if tcp_got_bytes(e.tcp6.as_ref().unwrap()) {
-                    Err("the listener got bytes".into())
-                } else {
-                    Ok(())
-                }
-            },
+            check: tcp6_silent,
         },
         Case {
             group: "network",
             name: "UDP datagram",
             protect: false,
             net: "none",
-            setup: |_, e| {
-                let u = UdpSocket::bind("127.0.0.1:0").unwrap();
-                e.vars
-                    .push(("PORT".into(), u.local_addr().unwrap().port().to_string()));
-                e.udp = Some(u);
-            },
+            setup: setup_udp,
             script: |_, e| {
                 format!("{PY} -c \"import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'ESCAPE', ('127.0.0.1',{}))\"", e.var("PORT"))
             },
-            check: |_, e, _| {
-                if udp_got_bytes(e.udp.as_ref().unwrap()) {
-                    Err("the listener got a datagram".into())
-                } else {
-                    Ok(())
-                }
-            },
+            check: udp_silent,
         },
         Case {
             group: "network",
             name: "DNS query (UDP)",
             protect: false,
             net: "none",
-            setup: |_, e| {
-                let u = UdpSocket::bind("127.0.0.1:0").unwrap();
-                e.vars
-                    .push(("PORT".into(), u.local_addr().unwrap().port().to_string()));
-                e.udp = Some(u);
-            },
+            setup: setup_udp,
             script: |_, e| {
                 format!("{PY} -c \"import socket; q=b'\\x12\\x34\\x01\\x00\\x00\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x07example\\x03com\\x00\\x00\\x01\\x00\\x01'; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(q, ('127.0.0.1',{}))\"", e.var("PORT"))
             },
-            check: |_, e, _| {
-                if udp_got_bytes(e.udp.as_ref().unwrap()) {
-                    Err("the resolver got the query".into())
-                } else {
-                    Ok(())
-                }
-            },
+            check: udp_silent,
         },
         Case {
             group: "network",
@@ -648,11 +644,7 @@ fn cases() -> Vec<Case> {
             name: "signal a process outside",
             protect: false,
             net: "none",
-            setup: |c, e| {
-                let ch = start_outside_sleeper(&c.outside);
-                e.vars.push(("PID".into(), ch.id().to_string()));
-                e.outside_proc = Some(ch);
-            },
+            setup: |c, e| setup_sleeper_in(&c.outside, e),
             script: |_, e| format!("kill -KILL {}", e.var("PID")),
             check: |_, e, _| {
                 std::thread::sleep(Duration::from_millis(100));
