@@ -243,7 +243,8 @@ fn run_main(args: Vec<OsString>) -> i32 {
     let run_value = report
         .as_ref()
         .map(|_| crate::explain::run_json(&plan, &choice));
-    let (status, denied) = launch(&plan, choice);
+    // A report is written after the command exits, so it needs a parent.
+    let (status, denied) = launch(&plan, choice, report.is_some());
     if let (Some(path), Some(mut v)) = (report, run_value) {
         v["exit_status"] = status.into();
         v["network_denied"] = denied.into();
@@ -263,7 +264,7 @@ fn refuse(r: &Refusal, report: Option<&std::path::Path>) -> i32 {
 /// Starts the command as the chosen backend says; returns only on failure
 /// or, when supervising, with the command's status and the destinations
 /// the allowlist proxy refused.
-fn launch(plan: &Plan, mut choice: Choice) -> (i32, Vec<String>) {
+fn launch(plan: &Plan, mut choice: Choice, keep_parent: bool) -> (i32, Vec<String>) {
     let argv = match crate::exec::c_argv(&plan.argv) {
         Ok(a) => a,
         Err(e) => return (refuse(&Refusal::usage(e), None), Vec::new()),
@@ -276,7 +277,7 @@ fn launch(plan: &Plan, mut choice: Choice) -> (i32, Vec<String>) {
         Err(e) => return (refuse(&Refusal::unavailable(e), None), Vec::new()),
     };
     let envp = crate::net::strip_internal(crate::exec::environment(plan, &choice, &net.env), &net);
-    let (status, mut later) = launch_with(plan, choice, argv, envp);
+    let (status, mut later) = launch_with(plan, choice, argv, envp, keep_parent);
     let mut denied = net.finish();
     denied.append(&mut later);
     (status, denied)
@@ -287,21 +288,22 @@ fn launch_with(
     choice: Choice,
     argv: Vec<std::ffi::CString>,
     envp: Vec<std::ffi::CString>,
+    keep_parent: bool,
 ) -> (i32, Vec<String>) {
     let path_var = std::env::var_os("PATH");
     // Only a fallback to another backend (its own proxy) adds denials here.
     let status = match choice.launch {
-        Launch::Unsandboxed => match plan.timeout {
-            None => crate::exec::exec_command(&argv, &envp, path_var.as_deref()),
-            Some(t) => crate::exec::supervise(Some(t), || {
-                crate::exec::exec_command(&argv, &envp, path_var.as_deref())
-            }),
-        },
+        Launch::Unsandboxed if plan.timeout.is_none() && !keep_parent => {
+            crate::exec::exec_command(&argv, &envp, path_var.as_deref())
+        }
+        Launch::Unsandboxed => crate::exec::supervise(plan.timeout, || {
+            crate::exec::exec_command(&argv, &envp, path_var.as_deref())
+        }),
         #[cfg(target_os = "linux")]
         Launch::Bwrap(l) => match crate::backend::bwrap::launch(plan, &l, &argv, &envp) {
             Ok(status) => status,
             Err(e) => match backend::fallback(plan, choice.globs, backend::Kind::Bwrap, e) {
-                Ok(next) => return launch(plan, next),
+                Ok(next) => return launch(plan, next, keep_parent),
                 Err(r) => refuse(&r, None),
             },
         },

@@ -897,3 +897,40 @@ fn an_absurd_timeout_is_a_policy_error_not_a_crash() {
     assert!(stderr(&o).contains("sandbox.timeout"), "{}", stderr(&o));
     assert!(!marker.exists());
 }
+
+#[test]
+fn report_is_written_for_a_run_with_the_sandbox_off_too() {
+    let t = Tmp::new("report");
+    let report = t.path("r.json");
+    let o = dcjail(
+        &t.0,
+        &[
+            "--no-sandbox",
+            "--report",
+            report.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            "exit 7",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(7));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(v["decision"], "run");
+    assert_eq!(v["exit_status"], 7);
+    // A refusal writes its report too.
+    let o = dcjail(
+        &t.0,
+        &[
+            "--mode",
+            "plan",
+            "--report",
+            report.to_str().unwrap(),
+            "--",
+            "true",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(120));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(v["reason"], "plan-blocked");
+}
