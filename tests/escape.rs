@@ -484,6 +484,17 @@ fn cases() -> Vec<Case> {
             script: |_, _| "cat <&5; cat /proc/self/fd/5".to_string(),
             check: secret_not_shown,
         },
+        Case {
+            group: "read",
+            name: "via /proc/<pid>/fd of dcjail's own descriptor",
+            protect: false,
+            net: "none",
+            setup: no_setup,
+            // dcjail (the supervisor) inherited fd 5 from the runner; the
+            // command's parent is dcjail (or the launcher in the control).
+            script: |_, _| "cat /proc/$PPID/fd/5".to_string(),
+            check: secret_not_shown,
+        },
         // ---- network
         Case {
             group: "network",
