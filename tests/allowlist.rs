@@ -15,6 +15,10 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
+#[path = "support/upstream.rs"]
+mod upstream;
+use upstream::{fake_upstream, settled};
+
 /// Landlock refuses the allowlist (see `landlock_refuses_the_allowlist_with_122`).
 const BACKENDS: [&str; 1] = ["bwrap"];
 
@@ -507,54 +511,6 @@ fn sigterm_reaches_the_command_while_the_proxy_runs() {
     }
 }
 
-/// A stand-in for a corporate proxy: answers CONNECT, records the request
-/// line, then tunnels to the loopback port named in it.
-fn fake_upstream() -> (u16, Arc<Mutex<Vec<String>>>) {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let s2 = seen.clone();
-    thread::spawn(move || {
-        for c in l.incoming() {
-            let Ok(mut c) = c else { continue };
-            let seen = s2.clone();
-            thread::spawn(move || {
-                let mut head = Vec::new();
-                let mut b = [0u8; 1];
-                while !head.ends_with(b"\r\n\r\n") {
-                    if c.read(&mut b).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    head.push(b[0]);
-                }
-                let head = text(&head);
-                seen.lock().unwrap().push(head.clone());
-                let target = head.split(' ').nth(1).unwrap_or("").to_string();
-                let p: u16 = target
-                    .rsplit(':')
-                    .next()
-                    .and_then(|p| p.parse().ok())
-                    .unwrap_or(0);
-                let Ok(up) = std::net::TcpStream::connect(("127.0.0.1", p)) else {
-                    return;
-                };
-                c.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
-                    .unwrap();
-                let (mut a, mut u2) = (c.try_clone().unwrap(), up.try_clone().unwrap());
-                let t = thread::spawn(move || {
-                    let _ = std::io::copy(&mut u2, &mut a);
-                    let _ = a.shutdown(std::net::Shutdown::Write);
-                });
-                let (mut c, mut up) = (c, up);
-                let _ = std::io::copy(&mut c, &mut up);
-                let _ = up.shutdown(std::net::Shutdown::Write);
-                let _ = t.join();
-            });
-        }
-    });
-    (port, seen)
-}
-
 #[test]
 fn the_callers_own_https_proxy_becomes_the_upstream() {
     for b in BACKENDS {
@@ -669,21 +625,5 @@ fn a_stage2_channel_variable_from_the_caller_is_never_honoured() {
             .unwrap();
         assert_eq!(out.status.code(), Some(0), "{net}: {}", text(&out.stderr));
         assert_eq!(text(&out.stdout).trim(), "0", "{net}");
-    }
-}
-
-/// The origin counts connections on its own thread: wait for the count to
-/// settle (briefly for 0, so a late connection is not missed).
-fn settled(n: &std::sync::atomic::AtomicUsize, want: usize) -> usize {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
-    if want == 0 {
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    }
-    loop {
-        let v = n.load(std::sync::atomic::Ordering::SeqCst);
-        if v == want || std::time::Instant::now() > deadline {
-            return v;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
     }
 }

@@ -14,6 +14,10 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
+#[path = "support/upstream.rs"]
+mod upstream;
+use upstream::{fake_upstream, settled};
+
 const SECRET: &str = "0123456789abcdef0123456789abcdef";
 
 /// An origin the test owns: counts connections, remembers request heads,
@@ -492,54 +496,6 @@ fn connections_beyond_the_cap_are_closed_at_once() {
     assert!(t.elapsed() < Duration::from_secs(5));
 }
 
-/// A minimal upstream HTTP proxy: records CONNECT lines, then tunnels to
-/// the loopback port named in the target.
-fn fake_upstream() -> (u16, Arc<Mutex<Vec<String>>>) {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let s2 = seen.clone();
-    thread::spawn(move || {
-        for c in l.incoming() {
-            let Ok(mut c) = c else { continue };
-            let seen = s2.clone();
-            thread::spawn(move || {
-                let mut head = Vec::new();
-                let mut b = [0u8; 1];
-                while !head.ends_with(b"\r\n\r\n") {
-                    if c.read(&mut b).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    head.push(b[0]);
-                }
-                let head = String::from_utf8_lossy(&head).into_owned();
-                seen.lock().unwrap().push(head.clone());
-                let target = head.split(' ').nth(1).unwrap_or("");
-                let port: u16 = target
-                    .rsplit(':')
-                    .next()
-                    .unwrap_or("0")
-                    .parse()
-                    .unwrap_or(0);
-                let Ok(up) = TcpStream::connect(("127.0.0.1", port)) else {
-                    return;
-                };
-                c.write_all(b"HTTP/1.1 200 OK\r\n\r\n").unwrap();
-                let (mut a, mut b2) = (c.try_clone().unwrap(), up.try_clone().unwrap());
-                let (mut c, mut up) = (c, up);
-                let t = thread::spawn(move || {
-                    let _ = std::io::copy(&mut b2, &mut a);
-                    let _ = a.shutdown(Shutdown::Write);
-                });
-                let _ = std::io::copy(&mut c, &mut up);
-                let _ = up.shutdown(Shutdown::Write);
-                let _ = t.join();
-            });
-        }
-    });
-    (port, seen)
-}
-
 #[test]
 fn the_parents_proxy_is_used_as_upstream() {
     let o = origin(false);
@@ -678,20 +634,4 @@ fn a_head_sent_byte_by_byte_is_parsed_once_complete() {
     s.read_exact(&mut got).unwrap();
     assert_eq!(&got, b"HTTP/1.1 200");
     assert_eq!(settled(&o.conns, 1), 1);
-}
-
-/// The origin counts connections on its own thread: wait for the count to
-/// settle (briefly for 0, so a late connection is not missed).
-fn settled(n: &std::sync::atomic::AtomicUsize, want: usize) -> usize {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
-    if want == 0 {
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    }
-    loop {
-        let v = n.load(std::sync::atomic::Ordering::SeqCst);
-        if v == want || std::time::Instant::now() > deadline {
-            return v;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
 }
