@@ -29,6 +29,17 @@ cargo fmt --all -- --check
 echo "== cargo clippy (-D warnings)"
 cargo clippy --all-targets --locked -- -D warnings
 
+# The embedded second stage (stub/main.rs) is built by build.rs with plain
+# rustc, outside cargo's view: format and lint it here.
+echo "== stub: rustfmt --check, clippy (-D warnings)"
+rustfmt --edition 2021 --check stub/main.rs
+stub_out="$(mktemp -d)"
+clippy-driver --edition 2021 --crate-type bin --crate-name dcjail_stage2 \
+  -C panic=abort -C relocation-model=static -C target-feature=+crt-static \
+  -C link-arg=-nostartfiles -C link-arg=-nostdlib -D warnings \
+  -o "$stub_out/stub" stub/main.rs
+rm -rf "$stub_out"
+
 echo "== cargo test"
 cargo test --all-targets --locked --no-fail-fast -- --test-threads="${DCJAIL_TEST_THREADS:-4}"
 

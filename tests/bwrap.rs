@@ -815,3 +815,85 @@ fn a_gitdir_pointer_file_cannot_be_swapped_for_a_directory_with_hooks() {
         .current_dir(main.path())
         .output();
 }
+
+#[test]
+fn explain_says_the_embedded_stub_is_the_second_stage() {
+    let ws = Scratch::new("stubexplain");
+    let o = Command::new(BIN)
+        .args(["explain", "--backend", "bwrap", "--", "true"])
+        .current_dir(ws.path())
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let runs = v["launch"]["stage2"]["runs"].as_str().unwrap_or_default();
+    assert!(runs.starts_with("the embedded stub ("), "{v}");
+}
+
+/// Where this system refuses to execute memfds (vm.memfd_noexec = 2), the
+/// embedded stub cannot start: dcjail runs itself as the second stage, and
+/// the same layer still holds. The sysctl is per pid namespace, so the test
+/// sets it in a namespace of its own, never on the machine.
+#[test]
+fn where_memfds_cannot_execute_dcjail_itself_applies_the_same_layer() {
+    if !is_root() {
+        eprintln!("note: needs root for a pid namespace of its own; skipped");
+        return;
+    }
+    let ws = Scratch::new("noexecmemfd");
+    let inside = ws.join("inside");
+    let victim = ws.join("victim");
+    std::fs::create_dir_all(&inside).unwrap();
+    std::fs::create_dir_all(&victim).unwrap();
+    std::fs::write(
+        ws.join("probe.py"),
+        "import os\ntry:\n    os.memfd_create('x', 0x10)\n    print('EXEC-MEMFD-ALLOWED')\n\
+         except PermissionError:\n    print('EXEC-MEMFD-REFUSED')\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ws.join("ptrace.py"),
+        "import ctypes\nprint('ptrace', ctypes.CDLL(None).ptrace(16, 1, 0, 0))\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ws.join("inner.sh"),
+        format!(
+            "grep -E '^(NoNewPrivs|Seccomp|CapEff):' /proc/self/status\n\
+             {PY} {ptrace}\n\
+             touch {victim}/escaped 2>/dev/null || echo OUTSIDE-WRITE-FAILED\n\
+             echo in > ok && echo INSIDE-WRITE-OK\n",
+            ptrace = ws.join("ptrace.py").display(),
+            victim = victim.display(),
+        ),
+    )
+    .unwrap();
+    let script = format!(
+        "echo 2 > /proc/sys/vm/memfd_noexec || exit 3\n\
+         {PY} {probe}\n\
+         cd {inside} && {BIN} --backend bwrap --sandbox-mode workspace-write -- sh {inner}\n\
+         echo rc=$?\n",
+        probe = ws.join("probe.py").display(),
+        inside = inside.display(),
+        inner = ws.join("inner.sh").display(),
+    );
+    let o = Command::new("unshare")
+        .args(["--pid", "--fork", "--mount-proc", "sh", "-c", &script])
+        .env_remove("DCJAIL_POLICY")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let t = text(&o);
+    assert!(
+        t.contains("EXEC-MEMFD-REFUSED"),
+        "memfd exec still allowed: {t}"
+    );
+    assert!(t.contains("NoNewPrivs:\t1"), "{t}");
+    assert!(t.contains("Seccomp:\t2"), "{t}");
+    assert!(t.contains("CapEff:\t0000000000000000"), "{t}");
+    assert!(t.contains("ptrace -1"), "{t}");
+    assert!(t.contains("OUTSIDE-WRITE-FAILED"), "{t}");
+    assert!(!victim.join("escaped").exists());
+    assert!(t.contains("INSIDE-WRITE-OK"), "{t}");
+    assert!(inside.join("ok").exists());
+    assert!(t.contains("rc=0"), "{t}");
+}

@@ -713,8 +713,12 @@ pub fn probe(plan: &Plan) -> Result<PathBuf, String> {
 pub struct BwrapLaunch {
     pub bwrap: PathBuf,
     pub rendered: Rendered,
-    /// The serialized landlock + seccomp layer stage 2 applies.
+    /// The serialized landlock + seccomp layer dcjail's own stage 2
+    /// applies (`LayerSpec` bytes).
     pub layer: Vec<u8>,
+    /// The same layer as the embedded stub runs it (`stub_format`); empty
+    /// where there is no stub.
+    pub program: Vec<u8>,
     /// dcjail's own binary, run again inside as stage 2.
     pub exe: PathBuf,
 }
@@ -724,7 +728,7 @@ pub struct BwrapLaunch {
 /// write subtraction (protected paths, deny_write) is left to the read-only
 /// mounts, which landlock cannot express and bwrap enforces.
 #[cfg(target_os = "linux")]
-fn layer_bytes(plan: &Plan) -> Result<Vec<u8>, String> {
+fn layer(plan: &Plan) -> Result<super::landlock::LayerSpec, String> {
     use super::landlock::{layer_spec_with, WriteSubtraction};
     let mut spec = layer_spec_with(plan, WriteSubtraction::ByMounts)?;
     if plan.effective_net() == NetMode::Allowlist {
@@ -732,7 +736,66 @@ fn layer_bytes(plan: &Plan) -> Result<Vec<u8>, String> {
         spec.tcp_connect_ports = vec![crate::net::session::SANDBOX_PROXY_PORT];
     }
     spec.check_supported()?;
-    Ok(spec.to_bytes())
+    Ok(spec)
+}
+
+/// The embedded second stage (build.rs compiles `stub/main.rs`); empty
+/// where it cannot run, and then dcjail itself is the second stage.
+#[cfg(target_os = "linux")]
+pub const STUB: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/stage2-stub"));
+
+/// The layer as the embedded stub executes it (`stub_format`): the same
+/// rules, with the seccomp filter already compiled, so the stub decides
+/// nothing. Checked by the stub's own parser here, so that what the stub
+/// would refuse is refused before anything starts.
+#[cfg(target_os = "linux")]
+pub fn stub_program(spec: &super::landlock::LayerSpec) -> Result<Vec<u8>, String> {
+    use super::stub_format::{Program, MAGIC, MAX_INSNS, MAX_PATH};
+    let u32_of = |n: usize, what: &str| {
+        u32::try_from(n).map_err(|_| format!("the second stage takes no more than 2^32 {what}"))
+    };
+    let filters = super::seccomp::compile(spec.sockets)?.raw();
+    let mut o = Vec::with_capacity(256 + spec.fs_rules.len() * 48);
+    o.extend_from_slice(MAGIC);
+    o.extend_from_slice(&spec.handled_fs.to_le_bytes());
+    // LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP.
+    let net: u64 = if spec.restrict_tcp { 0b11 } else { 0 };
+    o.extend_from_slice(&net.to_le_bytes());
+    o.extend_from_slice(&spec.scopes.to_le_bytes());
+    o.extend_from_slice(&u32_of(spec.fs_rules.len(), "rules")?.to_le_bytes());
+    for r in &spec.fs_rules {
+        let p = r.path.as_os_str().as_bytes();
+        if p.len() > MAX_PATH {
+            return Err(format!(
+                "a landlock rule path is longer than {MAX_PATH} bytes: `{}`",
+                r.path.display()
+            ));
+        }
+        o.extend_from_slice(&u32_of(p.len(), "bytes")?.to_le_bytes());
+        o.extend_from_slice(p);
+        o.extend_from_slice(&r.access.to_le_bytes());
+    }
+    o.extend_from_slice(&u32_of(spec.tcp_connect_ports.len(), "ports")?.to_le_bytes());
+    for p in &spec.tcp_connect_ports {
+        o.extend_from_slice(&p.to_le_bytes());
+    }
+    o.extend_from_slice(&u32_of(spec.keep_fds.len(), "descriptors")?.to_le_bytes());
+    for fd in &spec.keep_fds {
+        o.extend_from_slice(&fd.to_le_bytes());
+    }
+    o.extend_from_slice(&u32_of(filters.len(), "filters")?.to_le_bytes());
+    for f in &filters {
+        let n = f.len() / super::stub_format::INSN;
+        if n > MAX_INSNS {
+            return Err(format!(
+                "a seccomp program has more than {MAX_INSNS} instructions"
+            ));
+        }
+        o.extend_from_slice(&u32_of(n, "instructions")?.to_le_bytes());
+        o.extend_from_slice(f);
+    }
+    Program::parse(&o).map_err(|e| format!("the second stage's program: {e}"))?;
+    Ok(o)
 }
 
 /// Probes and renders: the `prepare` step of backend selection.
@@ -740,7 +803,13 @@ fn layer_bytes(plan: &Plan) -> Result<Vec<u8>, String> {
 pub fn prepare(plan: &Plan) -> Result<BwrapLaunch, String> {
     let bwrap = probe(plan)?;
     let rendered = render(plan, &RealHost)?;
-    let layer = layer_bytes(plan)?;
+    let spec = layer(plan)?;
+    let program = if STUB.is_empty() {
+        Vec::new()
+    } else {
+        stub_program(&spec)?
+    };
+    let layer = spec.to_bytes();
     // Opened through the magic link at launch: no readlink (its path walk
     // contends with every mount namespace being set up or torn down on the
     // machine), and no window in which the path could name another file.
@@ -749,6 +818,7 @@ pub fn prepare(plan: &Plan) -> Result<BwrapLaunch, String> {
         bwrap,
         rendered,
         layer,
+        program,
         exe,
     })
 }
@@ -775,10 +845,30 @@ pub fn describe(l: &BwrapLaunch) -> serde_json::Value {
                 l.exe.clone()
             }
             .to_string_lossy(),
+            "runs": stage2_runs(l),
             "layer": layer_json(&l.layer),
         },
         "notes": l.rendered.notes,
     })
+}
+
+/// Which second stage a launch starts, for `explain`.
+#[cfg(target_os = "linux")]
+fn stage2_runs(l: &BwrapLaunch) -> String {
+    if l.program.is_empty() {
+        "dcjail itself (`exe`), re-executed inside".into()
+    } else {
+        format!(
+            "the embedded stub ({} bytes, static, no libc) from a sealed memfd; dcjail itself \
+             (`exe`) where this system refuses to execute memfds (vm.memfd_noexec = 2)",
+            STUB.len()
+        )
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn stage2_runs(_l: &BwrapLaunch) -> String {
+    "dcjail itself (`exe`), re-executed inside".into()
 }
 
 #[cfg(target_os = "linux")]
@@ -1062,13 +1152,50 @@ fn release(held: Vec<Held>) {
     }
 }
 
-/// A sealed memfd holding `data`, inherited by bwrap (no CLOEXEC).
+/// `memfd_create` flag (Linux 6.3): executable even where
+/// `vm.memfd_noexec` = 1 would seal new memfds non-executable.
 #[cfg(target_os = "linux")]
-fn memfd(name: &std::ffi::CStr, data: &[u8], seal: bool) -> Result<std::os::fd::OwnedFd, String> {
+const MFD_EXEC: libc::c_uint = 0x10;
+
+/// The embedded stub in a sealed memfd, to be exec'd through
+/// /proc/self/fd: nothing on disk can be swapped for it. None where there
+/// is no stub or this system forbids executing memfds (`vm.memfd_noexec` =
+/// 2, EACCES): dcjail itself is the second stage then, applying the same
+/// layer, only slower to start.
+#[cfg(target_os = "linux")]
+fn stub_memfd(l: &BwrapLaunch) -> Result<Option<std::os::fd::OwnedFd>, String> {
+    if STUB.is_empty() || l.program.is_empty() {
+        return Ok(None);
+    }
+    match memfd(c"dcjail-stub", STUB, true, MFD_EXEC) {
+        Ok(fd) => Ok(Some(fd)),
+        Err((_, libc::EACCES | libc::EPERM)) => Ok(None),
+        // A kernel before 6.3 does not know MFD_EXEC (and has no noexec
+        // memfds either).
+        Err((_, libc::EINVAL)) => match memfd(c"dcjail-stub", STUB, true, 0) {
+            Ok(fd) => Ok(Some(fd)),
+            Err((m, _)) => Err(m),
+        },
+        Err((m, _)) => Err(m),
+    }
+}
+
+/// A memfd holding `data` (sealed if asked), inherited by bwrap (no
+/// CLOEXEC). The error carries the errno of the step that failed.
+#[cfg(target_os = "linux")]
+fn memfd(
+    name: &std::ffi::CStr,
+    data: &[u8],
+    seal: bool,
+    flags: libc::c_uint,
+) -> Result<std::os::fd::OwnedFd, (String, i32)> {
     use std::os::fd::FromRawFd;
-    let err = |what: &str| format!("{what}: {}", std::io::Error::last_os_error());
+    let err = |what: &str| {
+        let e = std::io::Error::last_os_error();
+        (format!("{what}: {e}"), e.raw_os_error().unwrap_or(0))
+    };
     // SAFETY: valid C string.
-    let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_ALLOW_SEALING) };
+    let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_ALLOW_SEALING | flags) };
     if fd < 0 {
         return Err(err("memfd_create"));
     }
@@ -1185,8 +1312,16 @@ fn run_bwrap(
         args_data.extend_from_slice(a.as_bytes());
         args_data.push(0);
     }
-    let args_fd = memfd(c"dcjail-bwrap-args", &args_data, false)?;
-    let layer_fd = memfd(c"dcjail-stage2", &l.layer, true)?;
+    let args_fd = memfd(c"dcjail-bwrap-args", &args_data, false, 0).map_err(|(m, _)| m)?;
+    // The second stage: the embedded stub, or dcjail itself where a memfd
+    // cannot be executed. Each gets the layer in its own form.
+    let stub_fd = stub_memfd(l)?;
+    let layer = if stub_fd.is_some() {
+        &l.program
+    } else {
+        &l.layer
+    };
+    let layer_fd = memfd(c"dcjail-stage2", layer, true, 0).map_err(|(m, _)| m)?;
     // bwrap's stderr goes to a pipe until stage 2 runs, so that a bwrap that
     // cannot build the sandbox is one refusal line (or an `auto` fallback),
     // not bwrap's words followed by ours. The caller's stderr travels as a
@@ -1210,18 +1345,23 @@ fn run_bwrap(
     }
     // Stage 2 is exec'd through a descriptor, so it starts even when the
     // policy hides dcjail's own directory (deny_read of ~, say).
-    let exe_c = cpath(&l.exe)?;
-    // SAFETY: valid C string; owned right after.
-    let exe_fd = unsafe { libc::open(exe_c.as_ptr(), libc::O_PATH) };
-    if exe_fd < 0 {
-        return Err(format!(
-            "cannot open dcjail's own binary `{}`: {}",
-            l.exe.display(),
-            std::io::Error::last_os_error()
-        ));
-    }
-    // SAFETY: fresh fd, ours.
-    let exe_fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(exe_fd) };
+    let exe_fd = match stub_fd {
+        Some(fd) => fd,
+        None => {
+            let exe_c = cpath(&l.exe)?;
+            // SAFETY: valid C string; owned right after.
+            let fd = unsafe { libc::open(exe_c.as_ptr(), libc::O_PATH) };
+            if fd < 0 {
+                return Err(format!(
+                    "cannot open dcjail's own binary `{}`: {}",
+                    l.exe.display(),
+                    std::io::Error::last_os_error()
+                ));
+            }
+            // SAFETY: fresh fd, ours.
+            unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) }
+        }
+    };
     let num = |n: i64| CString::new(n.to_string()).map_err(|e| e.to_string());
     let mut bargv: Vec<CString> = vec![
         cpath(&l.bwrap)?,
@@ -1595,7 +1735,14 @@ pub fn doctor() -> crate::doctor::BackendReport {
     details.push("user, pid, ipc, uts, cgroup and net namespaces: created".to_string());
     match layer_bytes_for_default() {
         Ok(()) => {
-            details.push("second stage: landlock + seccomp layer supported".to_string());
+            details.push(format!(
+                "second stage: landlock + seccomp layer supported, applied by {}",
+                if STUB.is_empty() {
+                    "dcjail itself".to_string()
+                } else {
+                    format!("the embedded {}-byte stub", STUB.len())
+                }
+            ));
             details.push("holds: all of SPEC §5 for read-only, workspace-write and danger-full-access (protected paths and deny_write by read-only mounts), network none/allowlist/full; globs in deny/allow lists cover what they match at launch (a matched directory whole)".to_string());
             report(true, details, None)
         }
@@ -1613,7 +1760,11 @@ fn layer_bytes_for_default() -> Result<(), String> {
     policy.sandbox.backend = crate::policy::BackendChoice::Bwrap;
     let facts = crate::plan::Facts::gather().map_err(|r| r.message)?;
     let plan = crate::plan::build(&policy, vec!["true".into()], &facts).map_err(|r| r.message)?;
-    layer_bytes(&plan).map(|_| ())
+    let spec = layer(&plan)?;
+    if !STUB.is_empty() {
+        stub_program(&spec)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -1969,5 +2120,119 @@ mod tests {
         assert_eq!(parse_version("bubblewrap 0.11"), Some((0, 11, 0)));
         assert_eq!(parse_version("nope"), None);
         assert!(parse_version("bubblewrap 0.3.3").unwrap() < MIN_VERSION);
+    }
+
+    #[cfg(target_os = "linux")]
+    fn spec_for_stub() -> crate::backend::landlock::LayerSpec {
+        use crate::backend::landlock::{access, FsRule, LayerSpec};
+        use crate::backend::seccomp::{Inet, SocketRules};
+        LayerSpec {
+            abi: 6,
+            handled_fs: access::READ | access::WRITE,
+            fs_rules: vec![
+                FsRule {
+                    path: "/".into(),
+                    access: access::READ,
+                },
+                FsRule {
+                    path: "/work/a b\nc".into(),
+                    access: access::READ | access::WRITE,
+                },
+            ],
+            restrict_tcp: true,
+            tcp_connect_ports: vec![3128],
+            scopes: 3,
+            sockets: SocketRules {
+                allow_unix: true,
+                inet: Inet::StreamOnly,
+            },
+            keep_fds: vec![7, 4],
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_stub_program_carries_the_whole_layer_and_the_compiled_filters() {
+        use crate::backend::stub_format::Program;
+        let spec = spec_for_stub();
+        let bytes = stub_program(&spec).unwrap();
+        let p = Program::parse(&bytes).unwrap();
+        assert_eq!(p.handled_fs, spec.handled_fs);
+        assert_eq!(p.handled_net, 0b11);
+        assert_eq!(p.scoped, 3);
+        let rules: Vec<(Vec<u8>, u64)> = p.fs_rules().map(|(a, b)| (a.to_vec(), b)).collect();
+        let want: Vec<(Vec<u8>, u64)> = spec
+            .fs_rules
+            .iter()
+            .map(|r| (r.path.as_os_str().as_bytes().to_vec(), r.access))
+            .collect();
+        assert_eq!(rules, want);
+        assert_eq!(p.ports().collect::<Vec<_>>(), vec![3128]);
+        assert_eq!(p.keep_fds().collect::<Vec<_>>(), vec![7, 4]);
+        let filters: Vec<Vec<u8>> = p.filters().map(|(_, b)| b.to_vec()).collect();
+        let compiled = crate::backend::seccomp::compile(spec.sockets)
+            .unwrap()
+            .raw();
+        assert_eq!(filters, compiled);
+        for (n, b) in p.filters() {
+            assert_eq!(usize::from(n) * 8, b.len());
+        }
+        // Without TCP rules no network right is handled.
+        let mut open = spec.clone();
+        open.restrict_tcp = false;
+        open.tcp_connect_ports.clear();
+        let b = stub_program(&open).unwrap();
+        assert_eq!(Program::parse(&b).unwrap().handled_net, 0);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_stub_parser_refuses_every_truncation_trailing_bytes_and_bad_rules() {
+        use crate::backend::stub_format::Program;
+        let bytes = stub_program(&spec_for_stub()).unwrap();
+        for n in 0..bytes.len() {
+            assert!(Program::parse(&bytes[..n]).is_err(), "truncated at {n}");
+        }
+        let mut t = bytes.clone();
+        t.push(0);
+        assert!(Program::parse(&t).is_err());
+        let mut bad = bytes.clone();
+        bad[0] ^= 1;
+        assert!(Program::parse(&bad).is_err());
+        // What the stub would refuse is refused when the program is made.
+        let mut rel = spec_for_stub();
+        rel.fs_rules[0].path = "relative".into();
+        assert!(stub_program(&rel).is_err());
+        let mut wide = spec_for_stub();
+        wide.handled_fs = crate::backend::landlock::access::READ;
+        assert!(stub_program(&wide).is_err());
+        let mut long = spec_for_stub();
+        long.fs_rules[0].path = format!("/{}", "x".repeat(5000)).into();
+        assert!(stub_program(&long).is_err());
+    }
+
+    #[cfg(all(
+        target_os = "linux",
+        any(target_arch = "x86_64", target_arch = "aarch64")
+    ))]
+    #[test]
+    fn the_stub_is_embedded_static_and_small() {
+        assert!(STUB.starts_with(b"\x7fELF"), "not an ELF binary");
+        assert!(STUB.len() < 64 * 1024, "stub is {} bytes", STUB.len());
+        // No PT_INTERP program header: it starts without the dynamic loader.
+        let u16_at = |o: usize| u16::from_le_bytes([STUB[o], STUB[o + 1]]) as usize;
+        let mut phoff = [0u8; 8];
+        phoff.copy_from_slice(&STUB[0x20..0x28]);
+        let (phoff, phentsize, phnum) = (
+            u64::from_le_bytes(phoff) as usize,
+            u16_at(0x36),
+            u16_at(0x38),
+        );
+        assert!(phnum > 0);
+        for i in 0..phnum {
+            let o = phoff + i * phentsize;
+            let kind = u32::from_le_bytes([STUB[o], STUB[o + 1], STUB[o + 2], STUB[o + 3]]);
+            assert_ne!(kind, 3, "the stub asks for a program interpreter");
+        }
     }
 }

@@ -14,6 +14,7 @@ pub mod landlock;
 pub mod seatbelt;
 #[cfg(target_os = "linux")]
 pub mod seccomp;
+pub mod stub_format;
 
 /// A sandbox backend.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

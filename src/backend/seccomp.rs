@@ -266,6 +266,25 @@ impl Program {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
+
+    /// Each BPF program as the kernel reads a `struct sock_filter` array
+    /// (native byte order), in installation order: what the embedded
+    /// second stage installs.
+    pub fn raw(&self) -> Vec<Vec<u8>> {
+        self.0
+            .iter()
+            .map(|p| {
+                let mut b = Vec::with_capacity(p.len() * 8);
+                for i in p {
+                    b.extend_from_slice(&i.code.to_ne_bytes());
+                    b.push(i.jt);
+                    b.push(i.jf);
+                    b.extend_from_slice(&i.k.to_ne_bytes());
+                }
+                b
+            })
+            .collect()
+    }
 }
 
 /// Compiles the filter. Nothing is installed.

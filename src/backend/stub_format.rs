@@ -1,0 +1,179 @@
+//! The program the embedded second stage (`stub/main.rs`) runs inside
+//! bubblewrap: the landlock ruleset, the compiled seccomp filters and the
+//! descriptors to keep, all decided by the first stage. The stub only
+//! executes it, so it holds no policy of its own.
+//!
+//! This file is compiled twice: into dcjail (which encodes programs and
+//! tests the decoder) and into the stub, which has no allocator and no std.
+//! It must therefore use `core` only.
+//!
+//! Layout: `MAGIC`, then little-endian integers; byte strings and lists are
+//! prefixed by a u32 count.
+//! ```text
+//! u64 handled_fs  u64 handled_net  u64 scoped
+//! u32 n  { u32 len  path bytes  u64 access }   filesystem rules
+//! u32 n  { u16 port }                          TCP connect ports
+//! u32 n  { i32 fd }                            descriptors kept open
+//! u32 n  { u32 count  count × 8 bytes }        seccomp programs (sock_filter)
+//! ```
+
+/// First bytes of a program; the version is the last byte.
+pub const MAGIC: &[u8; 12] = b"DCJAIL-STUB\x01";
+
+/// Longest rule path the stub accepts (Linux PATH_MAX, NUL excluded).
+pub const MAX_PATH: usize = 4095;
+
+/// Most instructions the kernel takes in one seccomp program.
+pub const MAX_INSNS: usize = 4096;
+
+/// Bytes of one `struct sock_filter`.
+pub const INSN: usize = 8;
+
+/// A program checked whole by `parse`: the iterators below re-read parts
+/// already known to be well formed.
+pub struct Program<'a> {
+    pub handled_fs: u64,
+    pub handled_net: u64,
+    pub scoped: u64,
+    fs: List<'a>,
+    ports: List<'a>,
+    keep: List<'a>,
+    filters: List<'a>,
+}
+
+#[derive(Clone, Copy)]
+struct List<'a> {
+    count: u32,
+    bytes: &'a [u8],
+}
+
+struct Reader<'a> {
+    b: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], &'static str> {
+        if self.b.len() < n {
+            return Err("program is truncated");
+        }
+        let (h, t) = self.b.split_at(n);
+        self.b = t;
+        Ok(h)
+    }
+    fn u16(&mut self) -> Result<u16, &'static str> {
+        let s = self.take(2)?;
+        Ok(u16::from_le_bytes([s[0], s[1]]))
+    }
+    fn u32(&mut self) -> Result<u32, &'static str> {
+        let s = self.take(4)?;
+        Ok(u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
+    }
+    fn u64(&mut self) -> Result<u64, &'static str> {
+        let s = self.take(8)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(s);
+        Ok(u64::from_le_bytes(a))
+    }
+    /// A list whose elements `check` reads one by one; its bytes are kept.
+    fn list(
+        &mut self,
+        mut check: impl FnMut(&mut Reader<'a>) -> Result<(), &'static str>,
+    ) -> Result<List<'a>, &'static str> {
+        let count = self.u32()?;
+        let start = self.b;
+        for _ in 0..count {
+            check(self)?;
+        }
+        let used = start.len() - self.b.len();
+        Ok(List {
+            count,
+            bytes: &start[..used],
+        })
+    }
+}
+
+impl<'a> Program<'a> {
+    pub fn parse(b: &'a [u8]) -> Result<Program<'a>, &'static str> {
+        let mut r = Reader { b };
+        if r.take(MAGIC.len())? != MAGIC {
+            return Err("not a dcjail stage-2 program");
+        }
+        let handled_fs = r.u64()?;
+        let handled_net = r.u64()?;
+        let scoped = r.u64()?;
+        let fs = r.list(|r| {
+            let n = r.u32()? as usize;
+            if n == 0 || n > MAX_PATH {
+                return Err("rule path length out of range");
+            }
+            let p = r.take(n)?;
+            if p[0] != b'/' || p.contains(&0) {
+                return Err("rule path is not absolute or holds a NUL");
+            }
+            if r.u64()? & !handled_fs != 0 {
+                return Err("a rule grants an unhandled right");
+            }
+            Ok(())
+        })?;
+        let ports = r.list(|r| r.u16().map(|_| ()))?;
+        let keep = r.list(|r| {
+            if (r.u32()? as i32) < 0 {
+                return Err("negative descriptor");
+            }
+            Ok(())
+        })?;
+        let filters = r.list(|r| {
+            let n = r.u32()? as usize;
+            if n == 0 || n > MAX_INSNS {
+                return Err("seccomp program size out of range");
+            }
+            r.take(n * INSN).map(|_| ())
+        })?;
+        if !r.b.is_empty() {
+            return Err("trailing bytes after the program");
+        }
+        Ok(Program {
+            handled_fs,
+            handled_net,
+            scoped,
+            fs,
+            ports,
+            keep,
+            filters,
+        })
+    }
+
+    /// `(path, access)` per filesystem rule; the path has no NUL.
+    pub fn fs_rules(&self) -> impl Iterator<Item = (&'a [u8], u64)> + 'a {
+        let mut r = Reader { b: self.fs.bytes };
+        (0..self.fs.count).map_while(move |_| {
+            let n = r.u32().ok()? as usize;
+            let p = r.take(n).ok()?;
+            Some((p, r.u64().ok()?))
+        })
+    }
+
+    pub fn ports(&self) -> impl Iterator<Item = u16> + 'a {
+        let mut r = Reader {
+            b: self.ports.bytes,
+        };
+        (0..self.ports.count).map_while(move |_| r.u16().ok())
+    }
+
+    pub fn keep_fds(&self) -> impl Iterator<Item = i32> + 'a {
+        let mut r = Reader { b: self.keep.bytes };
+        (0..self.keep.count).map_while(move |_| r.u32().ok().map(|v| v as i32))
+    }
+
+    /// `(instruction count, raw sock_filter bytes)` per seccomp program,
+    /// in installation order.
+    pub fn filters(&self) -> impl Iterator<Item = (u16, &'a [u8])> + 'a {
+        let mut r = Reader {
+            b: self.filters.bytes,
+        };
+        (0..self.filters.count).map_while(move |_| {
+            let n = r.u32().ok()? as usize;
+            Some((n as u16, r.take(n * INSN).ok()?))
+        })
+    }
+}

@@ -1,0 +1,1101 @@
+//! dcjail's embedded second stage: what bubblewrap runs inside the sandbox
+//! instead of a second copy of dcjail. It applies the landlock ruleset, the
+//! capability drop, no_new_privs, the seccomp filters and the descriptor
+//! cleanup that the first stage computed (`src/backend/stub_format.rs`),
+//! then execs the command with execvp semantics.
+//!
+//! Why a separate, libc-free binary: every launch under bwrap starts it, and
+//! a glibc process spends most of its start-up in the dynamic loader and in
+//! CPU feature detection (each CPUID traps to the hypervisor on a VM) — more
+//! than the whole layer costs. This one is a few kilobytes, statically
+//! linked, with no allocator; build.rs compiles it and dcjail carries it
+//! inside its own binary, so nothing on disk can be swapped for it.
+//!
+//! It decides nothing: any malformed input or failed step ends it with the
+//! refusal line and status of `dcjail` (122), before the command runs.
+//! Command-line shape, same as dcjail's own second stage:
+//! `STUB __stage2 FD IGN ERR -- COMMAND...`.
+#![no_std]
+#![no_main]
+
+#[path = "../src/backend/stub_format.rs"]
+mod format;
+
+use core::arch::global_asm;
+use format::Program;
+
+#[cfg(target_arch = "x86_64")]
+global_asm!(
+    ".globl _start",
+    "_start:",
+    "xor ebp, ebp",
+    "mov rdi, rsp",
+    "and rsp, -16",
+    "call {main}",
+    "ud2",
+    main = sym stub_main,
+);
+
+#[cfg(target_arch = "aarch64")]
+global_asm!(
+    ".globl _start",
+    "_start:",
+    "mov x29, #0",
+    "mov x30, #0",
+    "mov x0, sp",
+    "bl {main}",
+    "brk #0",
+    main = sym stub_main,
+);
+
+/// Raw system calls: there is no libc here.
+mod sys {
+    #[cfg(target_arch = "x86_64")]
+    pub mod nr {
+        pub const READLINKAT: usize = 267;
+        pub const WRITE: usize = 1;
+        pub const CLOSE: usize = 3;
+        pub const PREAD64: usize = 17;
+        pub const MMAP: usize = 9;
+        pub const RT_SIGACTION: usize = 13;
+        pub const DUP3: usize = 292;
+        pub const FCNTL: usize = 72;
+        pub const OPENAT: usize = 257;
+        pub const STATX: usize = 332;
+        pub const EXECVE: usize = 59;
+        pub const EXIT_GROUP: usize = 231;
+        pub const PRCTL: usize = 157;
+        pub const CAPGET: usize = 125;
+        pub const CAPSET: usize = 126;
+        pub const SECCOMP: usize = 317;
+        pub const SOCKET: usize = 41;
+        pub const SETSOCKOPT: usize = 54;
+        pub const BIND: usize = 49;
+        pub const LISTEN: usize = 50;
+        pub const SENDMSG: usize = 46;
+    }
+    #[cfg(target_arch = "aarch64")]
+    pub mod nr {
+        pub const READLINKAT: usize = 78;
+        pub const WRITE: usize = 64;
+        pub const CLOSE: usize = 57;
+        pub const PREAD64: usize = 67;
+        pub const MMAP: usize = 222;
+        pub const RT_SIGACTION: usize = 134;
+        pub const DUP3: usize = 24;
+        pub const FCNTL: usize = 25;
+        pub const OPENAT: usize = 56;
+        pub const STATX: usize = 291;
+        pub const EXECVE: usize = 221;
+        pub const EXIT_GROUP: usize = 94;
+        pub const PRCTL: usize = 167;
+        pub const CAPGET: usize = 90;
+        pub const CAPSET: usize = 91;
+        pub const SECCOMP: usize = 277;
+        pub const SOCKET: usize = 198;
+        pub const SETSOCKOPT: usize = 208;
+        pub const BIND: usize = 200;
+        pub const LISTEN: usize = 201;
+        pub const SENDMSG: usize = 211;
+    }
+    // Numbered alike on every architecture (the unified table).
+    pub const CLOSE_RANGE: usize = 436;
+    pub const LANDLOCK_CREATE_RULESET: usize = 444;
+    pub const LANDLOCK_ADD_RULE: usize = 445;
+    pub const LANDLOCK_RESTRICT_SELF: usize = 446;
+
+    /// One system call; `Err(errno)` on failure.
+    ///
+    /// # Safety
+    /// The arguments must be valid for system call `n`.
+    #[cfg(target_arch = "x86_64")]
+    pub unsafe fn call(n: usize, args: &[usize]) -> Result<usize, i32> {
+        let mut a = [0usize; 6];
+        a[..args.len()].copy_from_slice(args);
+        let r: isize;
+        // SAFETY: the caller vouches for the arguments; `syscall` clobbers
+        // rcx and r11 only.
+        unsafe {
+            core::arch::asm!(
+                "syscall",
+                inlateout("rax") n as isize => r,
+                in("rdi") a[0], in("rsi") a[1], in("rdx") a[2],
+                in("r10") a[3], in("r8") a[4], in("r9") a[5],
+                lateout("rcx") _, lateout("r11") _,
+                options(nostack),
+            );
+        }
+        if (-4095..0).contains(&r) {
+            Err(-r as i32)
+        } else {
+            Ok(r as usize)
+        }
+    }
+
+    /// One system call; `Err(errno)` on failure.
+    ///
+    /// # Safety
+    /// The arguments must be valid for system call `n`.
+    #[cfg(target_arch = "aarch64")]
+    pub unsafe fn call(n: usize, args: &[usize]) -> Result<usize, i32> {
+        let mut a = [0usize; 6];
+        a[..args.len()].copy_from_slice(args);
+        let r: isize;
+        // SAFETY: the caller vouches for the arguments.
+        unsafe {
+            core::arch::asm!(
+                "svc 0",
+                in("x8") n,
+                inlateout("x0") a[0] as isize => r,
+                in("x1") a[1], in("x2") a[2], in("x3") a[3], in("x4") a[4], in("x5") a[5],
+                options(nostack),
+            );
+        }
+        if (-4095..0).contains(&r) {
+            Err(-r as i32)
+        } else {
+            Ok(r as usize)
+        }
+    }
+
+    pub fn exit(code: i32) -> ! {
+        loop {
+            // SAFETY: exit_group takes a plain integer and does not return.
+            let _ = unsafe { call(nr::EXIT_GROUP, &[code as usize]) };
+        }
+    }
+
+    pub fn write_all(fd: i32, mut b: &[u8]) {
+        while !b.is_empty() {
+            // SAFETY: a valid buffer of b.len() bytes.
+            match unsafe { call(nr::WRITE, &[fd as usize, b.as_ptr() as usize, b.len()]) } {
+                Ok(0) => return,
+                Ok(n) => b = &b[n.min(b.len())..],
+                Err(4) => {} // EINTR
+                Err(_) => return,
+            }
+        }
+    }
+
+    pub fn close(fd: i32) {
+        // SAFETY: closing a descriptor number.
+        let _ = unsafe { call(nr::CLOSE, &[fd as usize]) };
+    }
+}
+
+const EINTR: i32 = 4;
+const ENOENT: i32 = 2;
+const EACCES: i32 = 13;
+const ENOEXEC: i32 = 8;
+const ENOTDIR: i32 = 20;
+const ENAMETOOLONG: i32 = 36;
+const ELOOP: i32 = 40;
+const EPERM: i32 = 1;
+
+const AT_FDCWD: usize = -100isize as usize;
+const O_CLOEXEC: usize = 0o2000000;
+const O_PATH: usize = 0o10000000;
+const AT_EMPTY_PATH: usize = 0x1000;
+const AT_SYMLINK_NOFOLLOW: usize = 0x100;
+const STATX_TYPE: usize = 1;
+const S_IFMT: u16 = 0o170000;
+const S_IFDIR: u16 = 0o040000;
+const S_IFSOCK: u16 = 0o140000;
+
+/// Said on bwrap's stderr pipe once the sandbox exists (bwrap.rs STARTED).
+const STARTED: &[u8] = b"\0dcjail-stage2-started\0";
+/// The name of the sealed memfd the program arrives in (bwrap.rs).
+const PROGRAM_MEMFD: &[u8] = b"/memfd:dcjail-stage2";
+/// Set by the first stage when the allowlist proxy needs a listener from
+/// inside the network namespace (net::STAGE2_VAR); never passed on.
+const PROXY_VAR: &[u8] = b"DCJAIL_STAGE2_PROXY_FD=";
+/// The proxy's port inside the namespace (net::session::SANDBOX_PROXY_PORT).
+const PROXY_PORT: u16 = 3128;
+/// bwrap.rs SHIELDED, in its order: SIGINT, SIGQUIT, SIGHUP, SIGTERM.
+const SHIELDED: [usize; 4] = [2, 3, 1, 15];
+const SIGPIPE: usize = 13;
+
+/// A line built on the stack; what does not fit is dropped (it only ever
+/// holds a message).
+struct Line {
+    buf: [u8; 2048],
+    len: usize,
+}
+
+impl Line {
+    fn new() -> Line {
+        Line {
+            buf: [0; 2048],
+            len: 0,
+        }
+    }
+    fn push(&mut self, b: &[u8]) -> &mut Line {
+        let n = b.len().min(self.buf.len() - self.len);
+        self.buf[self.len..self.len + n].copy_from_slice(&b[..n]);
+        self.len += n;
+        self
+    }
+    fn num(&mut self, mut v: u64) -> &mut Line {
+        let mut d = [0u8; 20];
+        let mut i = d.len();
+        loop {
+            i -= 1;
+            d[i] = b'0' + (v % 10) as u8;
+            v /= 10;
+            if v == 0 {
+                break;
+            }
+        }
+        self.push(&d[i..])
+    }
+    /// `bytes` as dcjail prints a name: invalid UTF-8 as U+FFFD, control
+    /// characters escaped, so the message stays one line (error::one_line).
+    fn escaped(&mut self, bytes: &[u8]) -> &mut Line {
+        for chunk in bytes.utf8_chunks() {
+            for c in chunk.valid().chars() {
+                match c {
+                    '\n' => self.push(b"\\n"),
+                    '\r' => self.push(b"\\r"),
+                    '\t' => self.push(b"\\t"),
+                    c if c.is_control() => {
+                        self.push(b"\\u{");
+                        let v = c as u32;
+                        let mut started = false;
+                        for shift in (0..8).rev() {
+                            let h = ((v >> (shift * 4)) & 0xf) as u8;
+                            if h != 0 || started || shift == 0 {
+                                started = true;
+                                self.push(&[b"0123456789abcdef"[h as usize]]);
+                            }
+                        }
+                        self.push(b"}")
+                    }
+                    c => {
+                        let mut u = [0u8; 4];
+                        self.push(c.encode_utf8(&mut u).as_bytes())
+                    }
+                };
+            }
+            if !chunk.invalid().is_empty() {
+                self.push("\u{fffd}".as_bytes());
+            }
+        }
+        self
+    }
+    fn errno(&mut self, e: i32) -> &mut Line {
+        match strerror(e) {
+            Some(t) => self.push(t.as_bytes()),
+            None => self.push(b"os error ").num(e as u64),
+        }
+    }
+    fn print(&mut self) {
+        self.push(b"\n");
+        sys::write_all(2, &self.buf[..self.len]);
+    }
+}
+
+/// glibc's wording for what execve and the layer can fail with, as dcjail
+/// prints it elsewhere (policy::io_words).
+fn strerror(e: i32) -> Option<&'static str> {
+    Some(match e {
+        1 => "Operation not permitted",
+        2 => "No such file or directory",
+        4 => "Interrupted system call",
+        5 => "Input/output error",
+        7 => "Argument list too long",
+        8 => "Exec format error",
+        9 => "Bad file descriptor",
+        11 => "Resource temporarily unavailable",
+        12 => "Cannot allocate memory",
+        13 => "Permission denied",
+        14 => "Bad address",
+        20 => "Not a directory",
+        21 => "Is a directory",
+        22 => "Invalid argument",
+        23 => "Too many open files in system",
+        24 => "Too many open files",
+        26 => "Text file busy",
+        36 => "File name too long",
+        38 => "Function not implemented",
+        40 => "Too many levels of symbolic links",
+        80 => "Accessing a corrupted shared library",
+        95 => "Operation not supported",
+        98 => "Address already in use",
+        _ => return None,
+    })
+}
+
+/// Prints the refusal and ends the stub, as dcjail's second stage does.
+fn refuse(what: &[u8], e: Option<i32>) -> ! {
+    let mut l = Line::new();
+    l.push(b"dcjail: sandbox-unavailable: second stage: ")
+        .push(what);
+    if let Some(e) = e {
+        l.push(b": ").errno(e);
+    }
+    l.print();
+    sys::exit(122)
+}
+
+/// The compiler lowers copies, fills, comparisons and string scans to these
+/// C functions; without libc the stub brings its own. Volatile accesses keep
+/// the compiler from recognising each loop as the very call it implements.
+mod mem {
+    use core::ptr::{read_volatile, write_volatile};
+
+    /// # Safety
+    /// As C's memcpy.
+    #[no_mangle]
+    unsafe extern "C" fn memcpy(d: *mut u8, s: *const u8, n: usize) -> *mut u8 {
+        // SAFETY: the caller's ranges are valid and do not overlap.
+        unsafe {
+            for i in 0..n {
+                write_volatile(d.add(i), read_volatile(s.add(i)));
+            }
+        }
+        d
+    }
+
+    /// # Safety
+    /// As C's memmove.
+    #[no_mangle]
+    unsafe extern "C" fn memmove(d: *mut u8, s: *const u8, n: usize) -> *mut u8 {
+        // SAFETY: the caller's ranges are valid; copying away from the
+        // overlap keeps the source intact.
+        unsafe {
+            if (d as usize) < (s as usize) {
+                for i in 0..n {
+                    write_volatile(d.add(i), read_volatile(s.add(i)));
+                }
+            } else {
+                for i in (0..n).rev() {
+                    write_volatile(d.add(i), read_volatile(s.add(i)));
+                }
+            }
+        }
+        d
+    }
+
+    /// # Safety
+    /// As C's memset.
+    #[no_mangle]
+    unsafe extern "C" fn memset(d: *mut u8, c: i32, n: usize) -> *mut u8 {
+        // SAFETY: the caller's range is valid.
+        unsafe {
+            for i in 0..n {
+                write_volatile(d.add(i), c as u8);
+            }
+        }
+        d
+    }
+
+    /// # Safety
+    /// As C's memcmp.
+    #[no_mangle]
+    unsafe extern "C" fn memcmp(a: *const u8, b: *const u8, n: usize) -> i32 {
+        // SAFETY: the caller's ranges are valid.
+        unsafe {
+            for i in 0..n {
+                let (x, y) = (read_volatile(a.add(i)), read_volatile(b.add(i)));
+                if x != y {
+                    return i32::from(x) - i32::from(y);
+                }
+            }
+        }
+        0
+    }
+
+    /// # Safety
+    /// As C's bcmp.
+    #[no_mangle]
+    unsafe extern "C" fn bcmp(a: *const u8, b: *const u8, n: usize) -> i32 {
+        // SAFETY: as memcmp.
+        unsafe { memcmp(a, b, n) }
+    }
+
+    /// # Safety
+    /// As C's strlen.
+    #[no_mangle]
+    unsafe extern "C" fn strlen(s: *const u8) -> usize {
+        let mut n = 0;
+        // SAFETY: the caller's string is NUL-terminated.
+        unsafe {
+            while read_volatile(s.add(n)) != 0 {
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// The prebuilt `core` refers to the unwinder's personality routine;
+    /// with panic=abort nothing ever unwinds into it.
+    #[no_mangle]
+    extern "C" fn rust_eh_personality() {}
+}
+
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo) -> ! {
+    refuse(b"internal error", None)
+}
+
+/// The NUL-terminated string at `p`, without its NUL.
+///
+/// # Safety
+/// `p` points to a NUL-terminated string that outlives the result.
+unsafe fn cstr<'a>(p: *const u8) -> &'a [u8] {
+    let mut n = 0;
+    // SAFETY: the caller vouches for the terminator.
+    unsafe {
+        while *p.add(n) != 0 {
+            n += 1;
+        }
+        core::slice::from_raw_parts(p, n)
+    }
+}
+
+fn parse_u32(s: &[u8]) -> Option<u32> {
+    if s.is_empty() || s.len() > 10 {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &c in s {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v * 10 + u64::from(c - b'0');
+    }
+    u32::try_from(v).ok()
+}
+
+/// `path` with a NUL, in `buf`; None when it does not fit.
+fn c_path<'b>(buf: &'b mut [u8], parts: &[&[u8]]) -> Option<&'b [u8]> {
+    let mut n = 0;
+    for p in parts {
+        if n + p.len() >= buf.len() {
+            return None;
+        }
+        buf[n..n + p.len()].copy_from_slice(p);
+        n += p.len();
+    }
+    buf[n] = 0;
+    Some(&buf[..=n])
+}
+
+/// The type bits of a file (`fd` with an empty path, or a path).
+fn file_type(dirfd: usize, path: &[u8], flags: usize) -> Result<u16, i32> {
+    let mut st = [0u8; 256];
+    // SAFETY: NUL-terminated path; statx writes at most 256 bytes.
+    unsafe {
+        sys::call(
+            sys::nr::STATX,
+            &[
+                dirfd,
+                path.as_ptr() as usize,
+                flags,
+                STATX_TYPE,
+                st.as_mut_ptr() as usize,
+            ],
+        )?;
+    }
+    // struct statx: stx_mode is the u16 at offset 28.
+    Ok(u16::from_ne_bytes([st[28], st[29]]) & S_IFMT)
+}
+
+/// Reads the program from descriptor `fd`, which must be the sealed memfd
+/// the first stage made: nothing a caller passes through argv or stdin
+/// qualifies. The pages are never unmapped (this process execs soon).
+fn read_program(fd: i32) -> &'static [u8] {
+    let mut link = [0u8; 64];
+    let mut path = [0u8; 32];
+    let Some(p) = c_path(
+        &mut path,
+        &[b"/proc/self/fd/", digits(fd as u64, &mut [0; 20])],
+    ) else {
+        refuse(b"bad descriptor", None)
+    };
+    // SAFETY: NUL-terminated path, buffer of link.len() bytes.
+    let n = unsafe {
+        sys::call(
+            sys::nr::READLINKAT,
+            &[
+                AT_FDCWD,
+                p.as_ptr() as usize,
+                link.as_mut_ptr() as usize,
+                link.len(),
+            ],
+        )
+    };
+    match n {
+        Ok(n) if link[..n].starts_with(PROGRAM_MEMFD) => {}
+        Ok(_) => refuse(b"the descriptor is not dcjail's layer", None),
+        Err(e) => refuse(b"the layer's descriptor", Some(e)),
+    }
+    const F_GET_SEALS: usize = 1034;
+    // F_SEAL_SEAL, F_SEAL_SHRINK, F_SEAL_GROW, F_SEAL_WRITE.
+    const ALL: usize = 0x1 | 0x2 | 0x4 | 0x8;
+    // SAFETY: fcntl on a descriptor number.
+    match unsafe { sys::call(sys::nr::FCNTL, &[fd as usize, F_GET_SEALS]) } {
+        Ok(s) if s & ALL == ALL => {}
+        _ => refuse(b"the layer's descriptor is not sealed", None),
+    }
+    let mut st = [0u8; 256];
+    // SAFETY: empty path with AT_EMPTY_PATH; statx writes at most 256 bytes.
+    if let Err(e) = unsafe {
+        sys::call(
+            sys::nr::STATX,
+            &[
+                fd as usize,
+                c"".as_ptr() as usize,
+                AT_EMPTY_PATH,
+                0x200,
+                st.as_mut_ptr() as usize,
+            ],
+        )
+    } {
+        refuse(b"the layer's descriptor", Some(e));
+    }
+    // struct statx: stx_size is the u64 at offset 40 (STATX_SIZE = 0x200).
+    let mut sz = [0u8; 8];
+    sz.copy_from_slice(&st[40..48]);
+    let size = u64::from_ne_bytes(sz) as usize;
+    if size == 0 || size > 64 << 20 {
+        refuse(b"the layer has an impossible size", None);
+    }
+    const PROT_RW: usize = 0x3;
+    const MAP_PRIVATE_ANON: usize = 0x02 | 0x20;
+    // SAFETY: a fresh anonymous mapping.
+    let base = match unsafe {
+        sys::call(
+            sys::nr::MMAP,
+            &[0, size, PROT_RW, MAP_PRIVATE_ANON, usize::MAX],
+        )
+    } {
+        Ok(b) => b as *mut u8,
+        Err(e) => refuse(b"memory for the layer", Some(e)),
+    };
+    let mut off = 0;
+    while off < size {
+        // SAFETY: within the mapping of `size` bytes.
+        match unsafe {
+            sys::call(
+                sys::nr::PREAD64,
+                &[fd as usize, base as usize + off, size - off, off],
+            )
+        } {
+            Ok(0) => refuse(b"reading the layer: short read", None),
+            Ok(n) => off += n,
+            Err(EINTR) => {}
+            Err(e) => refuse(b"reading the layer", Some(e)),
+        }
+    }
+    sys::close(fd);
+    // SAFETY: `size` bytes just written, mapped for the rest of the process.
+    unsafe { core::slice::from_raw_parts(base, size) }
+}
+
+fn digits(mut v: u64, d: &mut [u8; 20]) -> &[u8] {
+    let mut i = d.len();
+    loop {
+        i -= 1;
+        d[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    &d[i..]
+}
+
+/// Resets a signal to its default action.
+fn default_signal(sig: usize) {
+    // struct sigaction as the kernel takes it: all zero is SIG_DFL, no
+    // flags, empty mask, on every architecture.
+    let act = [0usize; 4];
+    // SAFETY: a valid sigaction and the kernel's sigset size.
+    let _ = unsafe { sys::call(sys::nr::RT_SIGACTION, &[sig, act.as_ptr() as usize, 0, 8]) };
+}
+
+/// Binds the proxy's listener inside the network namespace and hands it to
+/// the proxy outside over `chan` (net::session::send_listener).
+fn send_listener(chan: i32) {
+    match file_type(chan as usize, b"\0", AT_EMPTY_PATH) {
+        Ok(S_IFSOCK) => {}
+        _ => refuse(b"the proxy channel is not dcjail's", None),
+    }
+    const AF_INET: usize = 2;
+    const SOCK_STREAM_CLOEXEC: usize = 1 | 0o2000000;
+    // SAFETY: plain socket creation.
+    let l = match unsafe { sys::call(sys::nr::SOCKET, &[AF_INET, SOCK_STREAM_CLOEXEC]) } {
+        Ok(fd) => fd,
+        Err(e) => refuse(b"cannot listen on 127.0.0.1:3128 inside", Some(e)),
+    };
+    let one: i32 = 1;
+    const SOL_SOCKET: usize = 1;
+    const SO_REUSEADDR: usize = 2;
+    // sockaddr_in: family, port (big-endian), 127.0.0.1, padding.
+    let mut addr = [0u8; 16];
+    addr[..2].copy_from_slice(&(AF_INET as u16).to_ne_bytes());
+    addr[2..4].copy_from_slice(&PROXY_PORT.to_be_bytes());
+    addr[4..8].copy_from_slice(&[127, 0, 0, 1]);
+    // SAFETY: valid option and address buffers of the sizes given.
+    let bound = unsafe {
+        sys::call(
+            sys::nr::SETSOCKOPT,
+            &[l, SOL_SOCKET, SO_REUSEADDR, &one as *const i32 as usize, 4],
+        )
+        .and_then(|_| sys::call(sys::nr::BIND, &[l, addr.as_ptr() as usize, 16]))
+        .and_then(|_| sys::call(sys::nr::LISTEN, &[l, 128]))
+    };
+    if let Err(e) = bound {
+        refuse(b"cannot listen on 127.0.0.1:3128 inside", Some(e));
+    }
+    // One SCM_RIGHTS message carrying the listener, with the byte "L".
+    #[repr(C)]
+    struct Cmsg {
+        len: usize,
+        level: i32,
+        kind: i32,
+        fd: i32,
+        pad: i32,
+    }
+    #[repr(C)]
+    struct Msghdr {
+        name: usize,
+        namelen: u32,
+        iov: *const [usize; 2],
+        iovlen: usize,
+        control: *const Cmsg,
+        controllen: usize,
+        flags: i32,
+    }
+    let cm = Cmsg {
+        len: core::mem::size_of::<usize>() + 8 + 4,
+        level: 1, // SOL_SOCKET
+        kind: 1,  // SCM_RIGHTS
+        fd: l as i32,
+        pad: 0,
+    };
+    let byte = b"L";
+    let iov = [byte.as_ptr() as usize, 1];
+    let msg = Msghdr {
+        name: 0,
+        namelen: 0,
+        iov: &iov,
+        iovlen: 1,
+        control: &cm,
+        controllen: core::mem::size_of::<Cmsg>(),
+        flags: 0,
+    };
+    // SAFETY: a complete msghdr whose pointers live on this frame.
+    if let Err(e) = unsafe {
+        sys::call(
+            sys::nr::SENDMSG,
+            &[chan as usize, &msg as *const Msghdr as usize],
+        )
+    } {
+        refuse(b"handing the proxy socket out", Some(e));
+    }
+    sys::close(l as i32);
+    sys::close(chan);
+}
+
+/// The landlock ruleset with every rule added; nothing applied yet.
+fn build_ruleset(p: &Program<'_>) -> i32 {
+    #[repr(C)]
+    struct Attr {
+        fs: u64,
+        net: u64,
+        scoped: u64,
+    }
+    #[repr(C, packed)]
+    struct PathBeneath {
+        allowed: u64,
+        parent: i32,
+    }
+    #[repr(C)]
+    struct NetPort {
+        allowed: u64,
+        port: u64,
+    }
+    const CONNECT_TCP: u64 = 1 << 1;
+    // Rights that mean something on a non-directory (landlock::access::FILE).
+    const FILE: u64 = 1 | (1 << 1) | (1 << 2) | (1 << 14) | (1 << 15);
+    let attr = Attr {
+        fs: p.handled_fs,
+        net: p.handled_net,
+        scoped: p.scoped,
+    };
+    // SAFETY: a valid attribute struct of the size given.
+    let rs = match unsafe {
+        sys::call(
+            sys::LANDLOCK_CREATE_RULESET,
+            &[&attr as *const Attr as usize, core::mem::size_of::<Attr>()],
+        )
+    } {
+        Ok(fd) => fd as i32,
+        Err(e) => refuse(b"landlock: cannot create the ruleset", Some(e)),
+    };
+    let mut buf = [0u8; format::MAX_PATH + 1];
+    for (path, access) in p.fs_rules() {
+        let Some(c) = c_path(&mut buf, &[path]) else {
+            refuse(b"landlock: rule path too long", None)
+        };
+        // SAFETY: NUL-terminated path.
+        let fd = match unsafe {
+            sys::call(
+                sys::nr::OPENAT,
+                &[AT_FDCWD, c.as_ptr() as usize, O_PATH | O_CLOEXEC],
+            )
+        } {
+            Ok(fd) => fd,
+            // A grant on a path that is gone only narrows the sandbox.
+            Err(_) if file_type(AT_FDCWD, c, AT_SYMLINK_NOFOLLOW).is_err() => continue,
+            Err(e) => {
+                let mut l = Line::new();
+                l.push(b"landlock: cannot open ").escaped(path);
+                refuse(&l.buf[..l.len], Some(e))
+            }
+        };
+        let mut bits = access;
+        if file_type(fd, b"\0", AT_EMPTY_PATH) != Ok(S_IFDIR) {
+            bits &= FILE;
+        }
+        if bits != 0 {
+            let rule = PathBeneath {
+                allowed: bits,
+                parent: fd as i32,
+            };
+            // SAFETY: a valid rule of type LANDLOCK_RULE_PATH_BENEATH.
+            if let Err(e) = unsafe {
+                sys::call(
+                    sys::LANDLOCK_ADD_RULE,
+                    &[rs as usize, 1, &rule as *const PathBeneath as usize],
+                )
+            } {
+                let mut l = Line::new();
+                l.push(b"landlock: cannot add the rule for ").escaped(path);
+                refuse(&l.buf[..l.len], Some(e))
+            }
+        }
+        sys::close(fd as i32);
+    }
+    for port in p.ports() {
+        let rule = NetPort {
+            allowed: CONNECT_TCP,
+            port: u64::from(port),
+        };
+        // SAFETY: a valid rule of type LANDLOCK_RULE_NET_PORT.
+        if let Err(e) = unsafe {
+            sys::call(
+                sys::LANDLOCK_ADD_RULE,
+                &[rs as usize, 2, &rule as *const NetPort as usize],
+            )
+        } {
+            refuse(b"landlock: cannot add a port rule", Some(e));
+        }
+    }
+    rs
+}
+
+fn prctl(op: usize, a: usize) -> Result<usize, i32> {
+    // SAFETY: the prctl operations used here take integers only.
+    unsafe { sys::call(sys::nr::PRCTL, &[op, a]) }
+}
+
+/// Empties every capability set (landlock.rs drop_capabilities): the
+/// bounding set only where the caller may shrink it.
+fn drop_capabilities() {
+    const PR_CAPBSET_READ: usize = 23;
+    const PR_CAPBSET_DROP: usize = 24;
+    const PR_CAP_AMBIENT: usize = 47;
+    const PR_CAP_AMBIENT_CLEAR_ALL: usize = 4;
+    for cap in 0..64 {
+        match prctl(PR_CAPBSET_READ, cap) {
+            Err(_) => break,
+            Ok(1) => match prctl(PR_CAPBSET_DROP, cap) {
+                Ok(_) | Err(EPERM) => {}
+                Err(e) => refuse(b"cannot drop a capability from the bounding set", Some(e)),
+            },
+            Ok(_) => {}
+        }
+    }
+    // SAFETY: integer arguments only.
+    if let Err(e) =
+        unsafe { sys::call(sys::nr::PRCTL, &[PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL]) }
+    {
+        refuse(b"cannot clear the ambient capabilities", Some(e));
+    }
+    const V3: u32 = 0x2008_0522;
+    let hdr = [V3, 0u32];
+    let data = [0u32; 6];
+    // SAFETY: capset reads the header and two data structs (version 3).
+    if let Err(e) = unsafe {
+        sys::call(
+            sys::nr::CAPSET,
+            &[hdr.as_ptr() as usize, data.as_ptr() as usize],
+        )
+    } {
+        refuse(b"cannot drop the capabilities", Some(e));
+    }
+    let hdr = [V3, 0u32];
+    let mut got = [u32::MAX; 6];
+    // SAFETY: capget writes two data structs (version 3).
+    if let Err(e) = unsafe {
+        sys::call(
+            sys::nr::CAPGET,
+            &[hdr.as_ptr() as usize, got.as_mut_ptr() as usize],
+        )
+    } {
+        refuse(b"cannot read the capabilities back", Some(e));
+    }
+    if got.iter().any(|v| *v != 0) {
+        refuse(b"capabilities are still held after dropping them", None);
+    }
+}
+
+/// Closes every descriptor above 2 but those the program keeps.
+fn close_fds(p: &Program<'_>) {
+    let mut lo: u32 = 3;
+    loop {
+        // The smallest kept descriptor at or above `lo`.
+        let next = p
+            .keep_fds()
+            .filter(|k| *k >= 0)
+            .map(|k| k as u32)
+            .filter(|k| *k >= lo)
+            .min();
+        let hi = match next {
+            Some(k) if k == lo => {
+                lo = k.saturating_add(1);
+                continue;
+            }
+            Some(k) => k - 1,
+            None => u32::MAX,
+        };
+        // SAFETY: close_range only closes descriptors.
+        if let Err(e) = unsafe { sys::call(sys::CLOSE_RANGE, &[lo as usize, hi as usize]) } {
+            refuse(b"cannot close inherited file descriptors", Some(e));
+        }
+        match next {
+            Some(k) => lo = k.saturating_add(1),
+            None => return,
+        }
+    }
+}
+
+/// Applies the layer in landlock.rs's order: no_new_privs, capabilities,
+/// landlock, seccomp, descriptors. Everything that can fail on bad input
+/// (the ruleset) is built before the first irreversible step.
+fn apply(p: &Program<'_>) {
+    let rs = build_ruleset(p);
+    const PR_SET_NO_NEW_PRIVS: usize = 38;
+    if let Err(e) = prctl(PR_SET_NO_NEW_PRIVS, 1) {
+        refuse(b"cannot set no_new_privs", Some(e));
+    }
+    drop_capabilities();
+    // SAFETY: a ruleset descriptor and no flags.
+    if let Err(e) = unsafe { sys::call(sys::LANDLOCK_RESTRICT_SELF, &[rs as usize]) } {
+        refuse(b"landlock restrict_self failed", Some(e));
+    }
+    sys::close(rs);
+    #[repr(C)]
+    struct Fprog {
+        len: u16,
+        filter: *const u8,
+    }
+    const SECCOMP_SET_MODE_FILTER: usize = 1;
+    for (len, insns) in p.filters() {
+        let prog = Fprog {
+            len,
+            filter: insns.as_ptr(),
+        };
+        // SAFETY: a sock_fprog pointing at `len` instructions.
+        if let Err(e) = unsafe {
+            sys::call(
+                sys::nr::SECCOMP,
+                &[SECCOMP_SET_MODE_FILTER, 0, &prog as *const Fprog as usize],
+            )
+        } {
+            refuse(b"cannot install the seccomp filter", Some(e));
+        }
+    }
+    close_fds(p);
+}
+
+/// execve; on ENOEXEC the file goes to /bin/sh, as execvp does. `argv[0]`
+/// and the slot before it are borrowed for the shell's arguments and put
+/// back. Returns the errno.
+///
+/// # Safety
+/// `argv` has a writable slot before it; `argv` and `envp` are
+/// NULL-terminated arrays of C strings.
+unsafe fn try_exec(path: &[u8], argv: *mut *const u8, envp: *const *const u8) -> i32 {
+    // SAFETY: NUL-terminated path and arrays, as the caller vouches.
+    let e = match unsafe {
+        sys::call(
+            sys::nr::EXECVE,
+            &[path.as_ptr() as usize, argv as usize, envp as usize],
+        )
+    } {
+        Err(e) => e,
+        Ok(_) => EACCES,
+    };
+    if e != ENOEXEC {
+        return e;
+    }
+    let sh = c"/bin/sh";
+    // SAFETY: the slot before argv and argv[0] are ours to borrow.
+    unsafe {
+        let before = argv.sub(1);
+        let (saved_before, saved_0) = (*before, *argv);
+        *before = sh.as_ptr().cast();
+        *argv = path.as_ptr();
+        let r = sys::call(
+            sys::nr::EXECVE,
+            &[sh.as_ptr() as usize, before as usize, envp as usize],
+        );
+        *before = saved_before;
+        *argv = saved_0;
+        match r {
+            Err(e) => e,
+            Ok(_) => EACCES,
+        }
+    }
+}
+
+/// exec.rs exec_command: a name with a `/` as it is, else each PATH entry;
+/// returns the status to exit with (126 found but not executable, 127 not
+/// found) after saying why.
+///
+/// # Safety
+/// As for `try_exec`.
+unsafe fn exec_command(argv: *mut *const u8, envp: *const *const u8, path_var: &[u8]) -> i32 {
+    // SAFETY: argv[0] is a C string (checked non-null by the caller).
+    let name = unsafe { cstr(*argv) };
+    if name.is_empty() {
+        Line::new().push(b"dcjail: empty command name").print();
+        return 127;
+    }
+    let mut saw_eacces = false;
+    let mut last = ENOENT;
+    let mut buf = [0u8; 4097];
+    if name.contains(&b'/') {
+        last = match c_path(&mut buf, &[name]) {
+            // SAFETY: as the caller vouches.
+            Some(c) => unsafe { try_exec(c, argv, envp) },
+            None => ENAMETOOLONG,
+        };
+        saw_eacces = last == EACCES;
+    } else {
+        for dir in path_var.split(|b| *b == b':') {
+            let dir: &[u8] = if dir.is_empty() { b"." } else { dir };
+            let e = match c_path(&mut buf, &[dir, b"/", name]) {
+                // SAFETY: as the caller vouches.
+                Some(c) => unsafe { try_exec(c, argv, envp) },
+                None => ENAMETOOLONG,
+            };
+            match e {
+                EACCES => saw_eacces = true,
+                ENOENT | ENOTDIR | ENAMETOOLONG | ELOOP => {}
+                other => {
+                    // A real failure of a file that exists: report it, as execvp does.
+                    last = other;
+                    break;
+                }
+            }
+        }
+    }
+    let mut l = Line::new();
+    l.push(b"dcjail: ").escaped(name).push(b": ");
+    if saw_eacces || (last != ENOENT && last != ENOTDIR) {
+        l.errno(if saw_eacces { EACCES } else { last }).print();
+        126
+    } else {
+        l.push(b"command not found").print();
+        127
+    }
+}
+
+/// # Safety
+/// Called once from `_start` with the initial stack pointer.
+unsafe extern "C" fn stub_main(sp: *const usize) -> ! {
+    // SAFETY: the kernel's initial stack: argc, argv..., NULL, envp..., NULL.
+    let (argc, argv, envp) = unsafe {
+        let argc = *sp;
+        let argv = sp.add(1) as *mut *const u8;
+        (argc, argv, argv.add(argc + 1))
+    };
+    // SAFETY: argv has argc valid C strings.
+    let arg = |i: usize| unsafe { cstr(*argv.add(i)) };
+    if argc < 7 || arg(1) != b"__stage2" || arg(5) != b"--" {
+        Line::new()
+            .push(b"dcjail: usage-error: `__stage2` is internal to dcjail")
+            .print();
+        sys::exit(125);
+    }
+    let (Some(fd), Some(ign), Some(err)) =
+        (parse_u32(arg(2)), parse_u32(arg(3)), parse_u32(arg(4)))
+    else {
+        Line::new()
+            .push(b"dcjail: usage-error: `__stage2` is internal to dcjail")
+            .print();
+        sys::exit(125)
+    };
+    if fd > i32::MAX as u32 || err > i32::MAX as u32 {
+        refuse(b"bad descriptor", None);
+    }
+    let bytes = read_program(fd as i32);
+    let program = match Program::parse(bytes) {
+        Ok(p) => p,
+        Err(e) => refuse(e.as_bytes(), None),
+    };
+    for (i, s) in SHIELDED.iter().enumerate() {
+        if ign & (1 << i) == 0 {
+            default_signal(*s);
+        }
+    }
+    // dcjail ignores SIGPIPE and an ignored signal survives execve: the
+    // command must start with it at its default.
+    default_signal(SIGPIPE);
+    // From here on the caller's stderr is fd 2 again; bwrap's pipe hears
+    // only that we started.
+    sys::write_all(2, STARTED);
+    // SAFETY: dup3 on descriptor numbers given by the first stage.
+    if err > 2 && unsafe { sys::call(sys::nr::DUP3, &[err as usize, 2]) } == Ok(2) {
+        sys::close(err as i32);
+    }
+    // The environment: the proxy channel's variable is taken out (in
+    // place: the array is ours), PATH is looked up.
+    let mut proxy: Option<&[u8]> = None;
+    let mut path_var: &[u8] = b"/usr/local/bin:/usr/bin:/bin";
+    // SAFETY: envp is the NULL-terminated array on our stack.
+    unsafe {
+        let mut r = envp;
+        let mut w = envp;
+        while !(*r).is_null() {
+            let e = cstr(*r);
+            if let Some(v) = e.strip_prefix(PROXY_VAR) {
+                proxy = Some(v);
+            } else {
+                if let Some(v) = e.strip_prefix(b"PATH=") {
+                    path_var = v;
+                }
+                *w = *r;
+                w = w.add(1);
+            }
+            r = r.add(1);
+        }
+        *w = core::ptr::null();
+    }
+    if let Some(v) = proxy {
+        match parse_u32(v) {
+            Some(fd) if fd <= i32::MAX as u32 => send_listener(fd as i32),
+            _ => refuse(b"bad proxy channel", None),
+        }
+    }
+    apply(&program);
+    // SAFETY: argv[6..] is the command, NULL-terminated, with argv[5]
+    // ("--") free to borrow.
+    let code = unsafe { exec_command(argv.add(6), envp, path_var) };
+    sys::exit(code)
+}
