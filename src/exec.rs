@@ -236,10 +236,14 @@ pub enum Teardown {
     /// Kill and reap until no descendant is left (a process killed while
     /// forking may leave a child that is reparented to us later).
     Reap,
-    /// The child owns a pid namespace whose init is among the descendants:
-    /// once each of them has SIGKILL pending the kernel kills the rest of
-    /// the namespace, so nothing can run again and nothing is waited for
-    /// (the namespace's teardown takes milliseconds).
+    /// The child is bubblewrap: every process of the sandbox lives in its
+    /// pid namespace, and its child, that namespace's init, has SIGKILL as
+    /// parent-death signal (`--die-with-parent`). Killing the child thus
+    /// kills the whole tree, nothing is waited for (the namespace's
+    /// teardown takes milliseconds), and dcjail is no subreaper: bwrap exits
+    /// as soon as its init reports the command's status, while the init is
+    /// still tearing the namespace down; as our child it would have to be
+    /// looked for in /proc and killed on every run, for nothing.
     PidNamespace,
 }
 
@@ -253,19 +257,19 @@ pub fn supervise_with<F: FnOnce() -> i32>(
     teardown: Teardown,
     child: F,
 ) -> i32 {
-    let end = || match teardown {
+    let end = |pid: libc::pid_t, reaped: bool| match teardown {
         Teardown::Reap => kill_tree(),
-        Teardown::PidNamespace if no_children() => {}
+        Teardown::PidNamespace if reaped => {}
         Teardown::PidNamespace => {
-            for k in descendants() {
-                // SAFETY: plain kill of our own descendants.
-                unsafe { libc::kill(k, libc::SIGKILL) };
-            }
+            // SAFETY: plain kill of our own, not yet reaped, child.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
         }
     };
     let mask = supervisor_mask();
     let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
-    become_subreaper();
+    if teardown == Teardown::Reap {
+        become_subreaper();
+    }
     // SAFETY: plain libc call on valid pointers; dcjail is single-threaded here.
     unsafe {
         libc::sigprocmask(libc::SIG_BLOCK, &mask, &mut old);
@@ -278,12 +282,14 @@ pub fn supervise_with<F: FnOnce() -> i32>(
     // Policy validation bounds the timeout; an overflow still means "none".
     let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
     let mut status: Option<i32> = None;
+    let mut timed_out = false;
     while status.is_none() {
         let wait = match deadline {
             Some(d) => {
                 let now = Instant::now();
                 if now >= d {
-                    end();
+                    end(pid, false);
+                    timed_out = true;
                     status = Some(TIMEOUT_STATUS);
                     break;
                 }
@@ -300,7 +306,9 @@ pub fn supervise_with<F: FnOnce() -> i32>(
             forward(pid, sig, code);
         }
     }
-    end();
+    // Reaped means the child's status came from `reap`; at the timeout it
+    // was not, so its pid is still ours to kill.
+    end(pid, !timed_out);
     // SAFETY: restoring the mask saved above.
     unsafe { libc::sigprocmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
     status.unwrap_or(1)

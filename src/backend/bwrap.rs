@@ -1395,6 +1395,11 @@ fn run_bwrap(
         }
     };
     let err_w_raw = err_w.as_raw_fd();
+    // The teardown kills bwrap alone and counts on its children dying with
+    // it: never without the option that makes them.
+    if !l.rendered.args.iter().any(|a| a == "--die-with-parent") {
+        return Err("the bwrap command line lacks --die-with-parent".into());
+    }
     let teardown = crate::exec::Teardown::PidNamespace;
     let status = crate::exec::supervise_with(plan.timeout, &mut forward, teardown, || {
         let argv_p: Vec<*const libc::c_char> = bargv
