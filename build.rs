@@ -56,6 +56,11 @@ fn main() {
     ])
     .arg(&out)
     .arg("stub/main.rs");
+    // On musl, rustc links its own C start files by default; the stub
+    // brings its own `_start` and needs none of them.
+    if std::env::var("CARGO_CFG_TARGET_ENV").as_deref() == Ok("musl") {
+        cmd.args(["-C", "link-self-contained=no"]);
+    }
     // A linker configured for this target (cross builds) links the stub too.
     if let Some(linker) = std::env::var_os("RUSTC_LINKER") {
         cmd.arg("-C").arg({
