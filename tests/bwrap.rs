@@ -897,3 +897,86 @@ fn where_memfds_cannot_execute_dcjail_itself_applies_the_same_layer() {
     assert!(inside.join("ok").exists());
     assert!(t.contains("rc=0"), "{t}");
 }
+
+/// The embedded second stage execs the command itself: it must say and
+/// return exactly what dcjail says and returns without a sandbox (execvp
+/// semantics, 126/127, the one-line escaping of odd names, argv byte-exact).
+#[test]
+fn the_second_stage_execs_like_dcjail_does_without_a_sandbox() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::PermissionsExt;
+    let ws = Scratch::new("execparity");
+    let noexec = ws.join("noexec.sh");
+    std::fs::write(&noexec, "#!/bin/sh\necho RAN\n").unwrap();
+    let script = ws.join("bare-script");
+    std::fs::write(&script, "echo script-ran-by-sh \"$1\"\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let local = ws.join("local-cmd");
+    std::fs::write(&local, "#!/bin/sh\necho local-ran\n").unwrap();
+    std::fs::set_permissions(&local, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let odd: &[u8] = b"no-such\ncommand\xff\x01";
+    let cases: Vec<(Vec<&OsStr>, Option<&str>)> = vec![
+        (vec![OsStr::new("dcjail-no-such-command")], None),
+        (vec![noexec.as_os_str()], None),
+        (vec![ws.path().as_os_str()], None),
+        (
+            vec![script.as_os_str(), OsStr::from_bytes(b"arg\xfe")],
+            None,
+        ),
+        (vec![OsStr::from_bytes(odd)], None),
+        (vec![OsStr::new("")], None),
+        (vec![OsStr::new("local-cmd")], Some(":/usr/bin:/bin")),
+        (
+            vec![
+                OsStr::new("printf"),
+                OsStr::new("%s|"),
+                OsStr::from_bytes(b"a b"),
+                OsStr::from_bytes(b"\xff\n"),
+            ],
+            None,
+        ),
+        (
+            vec![
+                OsStr::new("sh"),
+                OsStr::new("-c"),
+                OsStr::new("yes | head -1"),
+            ],
+            None,
+        ),
+    ];
+    for (argv, path) in cases {
+        let run = |sandbox: &[&str]| {
+            let mut c = Command::new(BIN);
+            c.args(sandbox).arg("--").args(&argv).current_dir(ws.path());
+            c.env_remove("DCJAIL_POLICY").stdin(Stdio::null());
+            if let Some(p) = path {
+                c.env("PATH", p);
+            }
+            c.output().unwrap()
+        };
+        let plain = run(&["--no-sandbox"]);
+        let jailed = run(&["--backend", "bwrap"]);
+        assert_eq!(
+            jailed.status.code(),
+            plain.status.code(),
+            "{argv:?}: {}",
+            text(&jailed)
+        );
+        assert_eq!(jailed.stdout, plain.stdout, "{argv:?}");
+        assert_eq!(jailed.stderr, plain.stderr, "{argv:?}");
+    }
+    // And what they say is what the cases are about.
+    let o = Command::new(BIN)
+        .args(["--backend", "bwrap", "--"])
+        .arg(OsStr::from_bytes(odd))
+        .current_dir(ws.path())
+        .env_remove("DCJAIL_POLICY")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(127));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "dcjail: no-such\\ncommand\u{fffd}\\u{1}: command not found\n"
+    );
+}
