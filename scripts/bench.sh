@@ -6,22 +6,24 @@
 #     the very namespaces and mounts dcjail uses (read from `dcjail explain`, so
 #     the two cannot drift apart); the allowlist proxy; other sandbox launchers
 #     when installed (firejail, srt, codex) — optional, never required.
+#     Interleaved (examples/launch_bench.rs): each round runs every command
+#     once, so background noise falls on all of them alike.
 #  2. the glob walk (`**/.env`) over a generated tree of 100k files.
 #  3. proxy throughput: 1 GiB from a loopback server, proxied against direct.
-# STATIC=1 measures the static-pie build. Needs: hyperfine, python3, bubblewrap, curl.
+# Measures the binary `cargo build --release` makes (README's build).
+# Needs: python3, bubblewrap, curl.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-: "${CARGO_TARGET_DIR:=target}"
-export CARGO_TARGET_DIR
-cargo build --release --quiet --bin dcjail --example proxy_throughput --example walk_bench
-D="$CARGO_TARGET_DIR/release/dcjail"
-case "$D" in /*) ;; *) D="$PWD/$D" ;; esac
+# Where cargo put the binaries (the build target is set in .cargo/config.toml).
+D="$(cargo build --release --quiet --bin dcjail --example proxy_throughput --example walk_bench \
+  --example launch_bench --message-format=json-render-diagnostics | python3 -c '
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "dcjail" and m.get("executable"):
+        print(m["executable"])
+')"
 EX="$(dirname "$D")/examples"
-# STATIC=1: measure the static-pie build (scripts/build-static.sh) instead.
-if [ "${STATIC:-0}" = 1 ]; then
-  D="$(scripts/build-static.sh)"
-  case "$D" in /*) ;; *) D="$PWD/$D" ;; esac
-fi
 RUNS="${RUNS:-300}"
 
 work="$(mktemp -d)"
@@ -54,23 +56,31 @@ if command -v srt >/dev/null; then names+=(srt); cmds+=("srt /bin/true"); fi
 if command -v codex >/dev/null; then names+=(codex-sandbox); cmds+=("codex sandbox linux /bin/true"); fi
 
 echo
-echo "== launch time (hyperfine -N, $RUNS runs each, one run for all)"
-hyperfine -N --warmup 30 --runs "$RUNS" --style none --export-json "$work/launch.json" "${cmds[@]}" >/dev/null
-python3 - "$work/launch.json" "${names[@]}" <<'PY'
-import json, sys
-res = json.load(open(sys.argv[1]))["results"]
-names = sys.argv[2:]
-med = {n: r["median"] * 1000 for n, r in zip(names, res)}
-print("| command | median ms | vs bare | added ms | target |")
-print("|---|---|---|---|---|")
+echo "== launch time ($RUNS interleaved rounds, medians)"
+bench_args=()
+for i in "${!names[@]}"; do
+  [ "$i" -gt 0 ] && bench_args+=(":::")
+  # The command strings hold no quoted words but raw bwrap's, which
+  # shlex-quoted them; eval splits them back into words.
+  eval "words=(${cmds[$i]})"
+  bench_args+=("${names[$i]}" "${words[@]}")
+done
+"$EX/launch_bench" "$RUNS" 30 "${bench_args[@]}" >"$work/launch.txt"
+python3 - "$work/launch.txt" <<'PY'
+import sys
+med, q = {}, {}
+for line in open(sys.argv[1]):
+    n, m, lo, hi = line.split()
+    med[n], q[n] = float(m), (float(lo), float(hi))
+print("| command | median ms | p25–p75 ms | vs bare | added ms | target |")
+print("|---|---|---|---|---|---|")
 targets = {
     "no-sandbox": ("added", 1.0, "within 1 ms of bare"),
     "landlock": ("added", 2.0, "under 2 ms added"),
     "bwrap": ("ratio", 1.25, "within 1.25x raw bwrap"),
     "bwrap-allowlist": ("vs-bwrap", 20.0, "under 20 ms over bwrap --net none"),
 }
-for n in names:
-    m = med[n]
+for n, m in med.items():
     t = ""
     if n in targets:
         kind, lim, text = targets[n]
@@ -83,7 +93,8 @@ for n in names:
             ok = m - med["bwrap"] <= lim
             text += f" (+{m - med['bwrap']:.2f} ms)"
         t = ("met: " if ok else "MISSED: ") + text
-    print(f"| {n} | {m:.2f} | {m / med['bare']:.2f}x | {m - med['bare']:+.2f} | {t} |")
+    lo, hi = q[n]
+    print(f"| {n} | {m:.2f} | {lo:.2f}–{hi:.2f} | {m / med['bare']:.2f}x | {m - med['bare']:+.2f} | {t} |")
 PY
 
 echo

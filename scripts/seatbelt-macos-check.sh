@@ -5,7 +5,8 @@
 # meaning under SBPL's documented semantics); only this script, run on macOS,
 # shows what the kernel then does with it. Never run on Linux CI.
 #
-#   cargo build --release && DCJAIL=$PWD/target/release/dcjail scripts/seatbelt-macos-check.sh
+#   cargo build --release && scripts/seatbelt-macos-check.sh
+#   (or DCJAIL=/path/to/dcjail scripts/seatbelt-macos-check.sh)
 #
 # Exit 0 when every check held, 1 when one failed, 2 when this is not macOS.
 set -u
@@ -13,7 +14,9 @@ if [ "$(uname -s)" != Darwin ]; then
     echo "seatbelt-macos-check: needs macOS (sandbox-exec)" >&2
     exit 2
 fi
-DCJAIL=${DCJAIL:-$PWD/target/release/dcjail}
+# .cargo/config.toml names the host as build target: binaries land in
+# target/<host-tuple>/.
+DCJAIL=${DCJAIL:-$PWD/target/$(rustc -vV | sed -n 's/^host: //p')/release/dcjail}
 [ -x "$DCJAIL" ] || { echo "seatbelt-macos-check: no dcjail at $DCJAIL" >&2; exit 2; }
 unset DCJAIL_POLICY
 
