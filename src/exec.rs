@@ -226,6 +226,7 @@ pub fn supervise<F: FnOnce() -> i32>(timeout: Option<Duration>, child: F) -> i32
             }
         },
         Teardown::Reap,
+        None,
         child,
     )
 }
@@ -247,14 +248,35 @@ pub enum Teardown {
     PidNamespace,
 }
 
+/// What a watched descriptor said when it became readable.
+pub enum Heard {
+    /// Nothing that settles anything yet.
+    Nothing,
+    /// Its end: stop watching it.
+    Closed,
+    /// The command's status is known; the child is still on its way out.
+    Status(i32),
+}
+
+/// A descriptor the supervisor listens on besides signals (Linux): bwrap
+/// reports the command's exit status on one before it exits itself.
+pub struct Watch<'a> {
+    pub fd: libc::c_int,
+    /// Called when `fd` is readable or at its end.
+    pub ready: &'a mut dyn FnMut() -> Heard,
+}
+
 /// `supervise` with the forwarding and the teardown decided by the caller:
 /// `forward(child, signal, si_code)` is called for every forwarded signal
 /// dcjail receives (a backend whose command is not the direct child finds
-/// it there).
+/// it there). With `watch` (Linux; ignored elsewhere), a status heard there
+/// ends the supervision before the child has exited; the teardown then
+/// kills the child, which is the only way this differs from its exit.
 pub fn supervise_with<F: FnOnce() -> i32>(
     timeout: Option<Duration>,
     forward: &mut dyn FnMut(libc::pid_t, libc::c_int, libc::c_int),
     teardown: Teardown,
+    mut watch: Option<Watch<'_>>,
     child: F,
 ) -> i32 {
     let end = |pid: libc::pid_t, reaped: bool| match teardown {
@@ -283,6 +305,11 @@ pub fn supervise_with<F: FnOnce() -> i32>(
     let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
     let mut status: Option<i32> = None;
     let mut timed_out = false;
+    let mut heard = false;
+    // Signals and the watched descriptor are waited for together through
+    // a signalfd; without one (it cannot be made) only signals are, which
+    // is slower to notice the status, never wrong.
+    let sfd = watch.as_ref().and_then(|_| SignalFd::new(&mask));
     while status.is_none() {
         let wait = match deadline {
             Some(d) => {
@@ -297,18 +324,32 @@ pub fn supervise_with<F: FnOnce() -> i32>(
             }
             None => None,
         };
-        let Some((sig, code)) = wait_signal(&mask, wait) else {
-            continue;
+        let woke = match (&sfd, &watch) {
+            (Some(s), Some(w)) => s.wait(w.fd, wait),
+            _ => match wait_signal(&mask, wait) {
+                Some((sig, code)) => Woke::Signal(sig, code),
+                None => Woke::Nothing,
+            },
         };
-        if sig == libc::SIGCHLD {
-            status = reap(pid);
-        } else if sig != libc::SIGALRM {
-            forward(pid, sig, code);
+        match woke {
+            Woke::Nothing => {}
+            Woke::Signal(libc::SIGCHLD, _) => status = reap(pid),
+            Woke::Signal(libc::SIGALRM, _) => {}
+            Woke::Signal(sig, code) => forward(pid, sig, code),
+            Woke::Fd => match watch.as_mut().map(|w| (w.ready)()) {
+                Some(Heard::Status(s)) => {
+                    heard = true;
+                    status = Some(s);
+                }
+                Some(Heard::Closed) | None => watch = None,
+                Some(Heard::Nothing) => {}
+            },
         }
     }
-    // Reaped means the child's status came from `reap`; at the timeout it
-    // was not, so its pid is still ours to kill.
-    end(pid, !timed_out);
+    // Reaped means the child's status came from `reap`; at the timeout, or
+    // when the status was heard first, it was not, so its pid is still
+    // ours to kill.
+    end(pid, !timed_out && !heard);
     // SAFETY: restoring the mask saved above.
     unsafe { libc::sigprocmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
     status.unwrap_or(1)
@@ -513,6 +554,90 @@ unsafe fn die_with_parent() {
 /// command running (any other death goes through the supervisor's teardown).
 #[cfg(not(target_os = "linux"))]
 unsafe fn die_with_parent() {}
+
+/// What woke the supervisor.
+enum Woke {
+    Signal(libc::c_int, libc::c_int),
+    /// The watched descriptor (only polled on Linux).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    Fd,
+    Nothing,
+}
+
+/// The supervisor's blocked signals as a descriptor, to be polled together
+/// with a watched one.
+#[cfg(target_os = "linux")]
+struct SignalFd(std::os::fd::OwnedFd);
+/// Elsewhere there is no signalfd: only signals are waited for.
+#[cfg(not(target_os = "linux"))]
+struct SignalFd;
+
+impl SignalFd {
+    #[cfg(target_os = "linux")]
+    fn new(mask: &libc::sigset_t) -> Option<SignalFd> {
+        use std::os::fd::FromRawFd;
+        // SAFETY: a valid, initialized signal set.
+        let fd = unsafe { libc::signalfd(-1, mask, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK) };
+        // SAFETY: a fresh descriptor, ours.
+        (fd >= 0).then(|| SignalFd(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) }))
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn new(_mask: &libc::sigset_t) -> Option<SignalFd> {
+        None
+    }
+
+    /// Waits at most `wait` for a signal (preferred when both are ready)
+    /// or for `fd` to become readable or closed.
+    #[cfg(target_os = "linux")]
+    fn wait(&self, fd: libc::c_int, wait: Option<Duration>) -> Woke {
+        use std::os::fd::AsRawFd;
+        let sfd = self.0.as_raw_fd();
+        let mut fds = [
+            libc::pollfd {
+                fd: sfd,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        let ts = wait.map(|w| libc::timespec {
+            tv_sec: w.as_secs() as libc::time_t,
+            tv_nsec: w.subsec_nanos() as libc::c_long,
+        });
+        let tsp = ts
+            .as_ref()
+            .map_or(std::ptr::null(), |t| t as *const libc::timespec);
+        // SAFETY: two valid pollfds; a valid or null timeout; no mask change.
+        if unsafe { libc::ppoll(fds.as_mut_ptr(), 2, tsp, std::ptr::null()) } <= 0 {
+            return Woke::Nothing;
+        }
+        if fds[0].revents & libc::POLLIN != 0 {
+            // SAFETY: signalfd_siginfo is plain data; read fills it whole or fails.
+            let mut si: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
+            let size = std::mem::size_of::<libc::signalfd_siginfo>();
+            // SAFETY: a buffer of `size` bytes.
+            let n =
+                unsafe { libc::read(sfd, (&mut si as *mut libc::signalfd_siginfo).cast(), size) };
+            if usize::try_from(n) == Ok(size) {
+                return Woke::Signal(si.ssi_signo as libc::c_int, si.ssi_code);
+            }
+        }
+        if fds[1].revents != 0 {
+            return Woke::Fd;
+        }
+        Woke::Nothing
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn wait(&self, _fd: libc::c_int, _wait: Option<Duration>) -> Woke {
+        Woke::Nothing
+    }
+}
 
 /// Waits for one signal of `mask` (all blocked), at most `wait`; returns the
 /// signal and its `si_code`, or None on timeout or interruption.

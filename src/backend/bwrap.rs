@@ -1362,11 +1362,17 @@ fn run_bwrap(
             unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) }
         }
     };
+    // bwrap reports the command's exit status here as soon as its init
+    // has it, before bwrap itself exits: dcjail returns without waiting for
+    // that exit (see `StatusReader`).
+    let (status_r, status_w) = pipe()?;
     let num = |n: i64| CString::new(n.to_string()).map_err(|e| e.to_string());
     let mut bargv: Vec<CString> = vec![
         cpath(&l.bwrap)?,
         CString::from(c"--args"),
         num(args_fd.as_raw_fd().into())?,
+        CString::from(c"--json-status-fd"),
+        num(status_w.as_raw_fd().into())?,
         CString::from(c"--"),
         CString::new(format!("/proc/self/fd/{}", exe_fd.as_raw_fd())).map_err(|e| e.to_string())?,
         CString::new(STAGE2).map_err(|e| e.to_string())?,
@@ -1395,39 +1401,52 @@ fn run_bwrap(
         }
     };
     let err_w_raw = err_w.as_raw_fd();
+    let status_w_raw = status_w.as_raw_fd();
+    let mut reader = StatusReader::new(status_r)?;
+    let status_fd = reader.fd();
+    let mut ready = || reader.ready();
+    let watch = crate::exec::Watch {
+        fd: status_fd,
+        ready: &mut ready,
+    };
     // The teardown kills bwrap alone and counts on its children dying with
     // it: never without the option that makes them.
     if !l.rendered.args.iter().any(|a| a == "--die-with-parent") {
         return Err("the bwrap command line lacks --die-with-parent".into());
     }
     let teardown = crate::exec::Teardown::PidNamespace;
-    let status = crate::exec::supervise_with(plan.timeout, &mut forward, teardown, || {
-        let argv_p: Vec<*const libc::c_char> = bargv
-            .iter()
-            .map(|a| a.as_ptr())
-            .chain(std::iter::once(std::ptr::null()))
-            .collect();
-        let envp_p: Vec<*const libc::c_char> = envp
-            .iter()
-            .map(|a| a.as_ptr())
-            .chain(std::iter::once(std::ptr::null()))
-            .collect();
-        // SAFETY: NUL-terminated arrays of live CStrings; SIG_IGN survives
-        // execve, which is the point.
-        unsafe {
-            for s in SHIELDED {
-                libc::signal(s, libc::SIG_IGN);
+    let status =
+        crate::exec::supervise_with(plan.timeout, &mut forward, teardown, Some(watch), || {
+            let argv_p: Vec<*const libc::c_char> = bargv
+                .iter()
+                .map(|a| a.as_ptr())
+                .chain(std::iter::once(std::ptr::null()))
+                .collect();
+            let envp_p: Vec<*const libc::c_char> = envp
+                .iter()
+                .map(|a| a.as_ptr())
+                .chain(std::iter::once(std::ptr::null()))
+                .collect();
+            // SAFETY: NUL-terminated arrays of live CStrings; SIG_IGN survives
+            // execve, which is the point.
+            unsafe {
+                for s in SHIELDED {
+                    libc::signal(s, libc::SIG_IGN);
+                }
+                // The status pipe is the one descriptor bwrap must keep (made
+                // close-on-exec so that nothing else inherits it).
+                libc::fcntl(status_w_raw, libc::F_SETFD, 0);
+                libc::dup2(err_w_raw, 2);
+                libc::execve(bwrap_path.as_ptr(), argv_p.as_ptr(), envp_p.as_ptr());
             }
-            libc::dup2(err_w_raw, 2);
-            libc::execve(bwrap_path.as_ptr(), argv_p.as_ptr(), envp_p.as_ptr());
-        }
-        let e = std::io::Error::last_os_error();
-        let msg = format!("cannot run {}: {e}", l.bwrap.display());
-        // SAFETY: writing to our stderr (the pipe) before _exit.
-        unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
-        1
-    });
+            let e = std::io::Error::last_os_error();
+            let msg = format!("cannot run {}: {e}", l.bwrap.display());
+            // SAFETY: writing to our stderr (the pipe) before _exit.
+            unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
+            1
+        });
     drop(err_w);
+    drop(status_w);
     drop(args_fd);
     drop(layer_fd);
     drop(saved);
@@ -1456,6 +1475,104 @@ fn run_bwrap(
             text
         }
     ))
+}
+
+/// Reads bwrap's `--json-status-fd` reports: one JSON object per line, first
+/// `child-pid` (the sandbox's init, pinned here as a pidfd), at the end
+/// `exit-code`. On the exit code the init gets SIGKILL at once: the state
+/// dcjail used to wait for bwrap's exit to reach (bwrap's children die with
+/// it), without waiting for bwrap to tear itself down.
+#[cfg(target_os = "linux")]
+struct StatusReader {
+    fd: std::os::fd::OwnedFd,
+    buf: Vec<u8>,
+    init: Option<std::os::fd::OwnedFd>,
+}
+
+#[cfg(target_os = "linux")]
+impl StatusReader {
+    fn new(fd: std::os::fd::OwnedFd) -> Result<StatusReader, String> {
+        use std::os::fd::AsRawFd;
+        let raw = fd.as_raw_fd();
+        // SAFETY: fcntl on a descriptor we own.
+        let ok = unsafe {
+            let fl = libc::fcntl(raw, libc::F_GETFL);
+            fl >= 0 && libc::fcntl(raw, libc::F_SETFL, fl | libc::O_NONBLOCK) == 0
+        };
+        if !ok {
+            return Err(format!("status pipe: {}", std::io::Error::last_os_error()));
+        }
+        Ok(StatusReader {
+            fd,
+            buf: Vec::new(),
+            init: None,
+        })
+    }
+
+    fn fd(&self) -> i32 {
+        use std::os::fd::AsRawFd;
+        self.fd.as_raw_fd()
+    }
+
+    fn ready(&mut self) -> crate::exec::Heard {
+        use crate::exec::Heard;
+        let mut chunk = [0u8; 1024];
+        loop {
+            // SAFETY: a buffer of chunk.len() bytes.
+            let n = unsafe { libc::read(self.fd(), chunk.as_mut_ptr().cast(), chunk.len()) };
+            match n {
+                0 => return Heard::Closed,
+                n if n > 0 => {
+                    // Bounded: bwrap writes two short lines.
+                    if self.buf.len() < 64 * 1024 {
+                        self.buf.extend_from_slice(&chunk[..n as usize]);
+                    }
+                }
+                _ if crate::exec::errno() == libc::EINTR => {}
+                _ => break,
+            }
+        }
+        while let Some(i) = self.buf.iter().position(|b| *b == b'\n') {
+            let line: Vec<u8> = self.buf.drain(..=i).collect();
+            let Ok(v) = serde_json::from_slice::<serde_json::Value>(&line) else {
+                continue;
+            };
+            if let Some(pid) = v.get("child-pid").and_then(|p| p.as_i64()) {
+                self.init = pidfd(pid);
+            }
+            if let Some(code) = v.get("exit-code").and_then(|c| c.as_i64()) {
+                if let (Ok(code), Some(init)) = (i32::try_from(code), &self.init) {
+                    if (0..=255).contains(&code) {
+                        use std::os::fd::AsRawFd;
+                        // SAFETY: a pidfd we hold; no siginfo.
+                        unsafe {
+                            libc::syscall(
+                                libc::SYS_pidfd_send_signal,
+                                init.as_raw_fd(),
+                                libc::SIGKILL,
+                                std::ptr::null::<libc::siginfo_t>(),
+                                0u32,
+                            )
+                        };
+                        return Heard::Status(code);
+                    }
+                }
+            }
+        }
+        Heard::Nothing
+    }
+}
+
+/// A pidfd for `pid`, or None (then the status is taken from bwrap's exit).
+#[cfg(target_os = "linux")]
+fn pidfd(pid: i64) -> Option<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    let pid = libc::pid_t::try_from(pid).ok().filter(|p| *p > 0)?;
+    // SAFETY: pidfd_open takes a pid and flags.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0u32) };
+    let fd = i32::try_from(fd).ok().filter(|f| *f >= 0)?;
+    // SAFETY: a fresh descriptor, ours.
+    Some(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
 }
 
 /// What bwrap (and stage 2, up to its mark) wrote on the stderr pipe, read
@@ -2125,6 +2242,53 @@ mod tests {
         assert_eq!(parse_version("bubblewrap 0.11"), Some((0, 11, 0)));
         assert_eq!(parse_version("nope"), None);
         assert!(parse_version("bubblewrap 0.3.3").unwrap() < MIN_VERSION);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_status_reader_takes_the_exit_code_and_kills_the_init_it_pinned() {
+        use crate::exec::Heard;
+        use std::io::Write;
+        let mut init = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let (r, w) = pipe().unwrap();
+        let mut w = std::fs::File::from(w);
+        let mut reader = StatusReader::new(r).unwrap();
+        assert!(matches!(reader.ready(), Heard::Nothing));
+        // Split across writes, with a line that is not JSON in between.
+        write!(
+            w,
+            "{{ \"child-pid\": {}, \"pid-namespace\": 4026",
+            init.id()
+        )
+        .unwrap();
+        assert!(matches!(reader.ready(), Heard::Nothing));
+        write!(w, "531836 }}\nnot json\n{{ \"exit-code\": 300 }}\n").unwrap();
+        // An out-of-range code settles nothing.
+        assert!(matches!(reader.ready(), Heard::Nothing));
+        assert!(init.try_wait().unwrap().is_none(), "killed too early");
+        writeln!(w, "{{ \"exit-code\": 42 }}").unwrap();
+        assert!(matches!(reader.ready(), Heard::Status(42)));
+        let st = init.wait().unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(st.signal(), Some(libc::SIGKILL));
+        drop(w);
+        assert!(matches!(reader.ready(), Heard::Closed));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn without_a_pinned_init_the_exit_code_is_not_taken() {
+        use crate::exec::Heard;
+        use std::io::Write;
+        let (r, w) = pipe().unwrap();
+        let mut w = std::fs::File::from(w);
+        let mut reader = StatusReader::new(r).unwrap();
+        writeln!(w, "{{ \"exit-code\": 0 }}").unwrap();
+        // bwrap's own exit then brings the status.
+        assert!(matches!(reader.ready(), Heard::Nothing));
     }
 
     #[cfg(target_os = "linux")]
