@@ -32,7 +32,8 @@ pub const BWRAP_PATHS: &[&str] = &[
 
 /// Oldest bubblewrap that has every option rendered here
 /// (`--args`, `--die-with-parent`, `--new-session`, `--cap-drop`,
-/// `--unshare-cgroup-try`, `--remount-ro`).
+/// `--unshare-cgroup-try`, `--remount-ro`) or passed at launch
+/// (`--json-status-fd`).
 pub const MIN_VERSION: (u32, u32, u32) = (0, 4, 0);
 
 /// The hidden subcommand bwrap runs inside the sandbox.
@@ -832,7 +833,7 @@ pub fn describe(l: &BwrapLaunch) -> serde_json::Value {
         "kind": "bwrap",
         "bwrap": l.bwrap.to_string_lossy(),
         "argv": lossy(&l.rendered.args),
-        "args_via": "--args FD (NUL-separated), then `-- dcjail __stage2 FD -- COMMAND...`",
+        "args_via": "--args FD (NUL-separated) and --json-status-fd FD, then `-- STAGE2 __stage2 FD IGN ERR -- COMMAND...`",
         "placeholders": l.rendered.placeholders.iter().map(|p| serde_json::json!({
             "path": p.path.to_string_lossy(),
             "kind": if p.dir { "dir" } else { "file" },
