@@ -980,3 +980,32 @@ fn the_second_stage_execs_like_dcjail_does_without_a_sandbox() {
         "dcjail: no-such\\ncommand\u{fffd}\\u{1}: command not found\n"
     );
 }
+
+/// dcjail returns as soon as bwrap reports the command's status; whatever
+/// the command left running in the sandbox must stop having effects at
+/// once: a writer looping in the background writes nothing after a short
+/// grace (the namespace's teardown), and no process of it is left.
+#[test]
+fn a_background_writer_stops_writing_once_dcjail_has_returned() {
+    let ws = Scratch::new("bgwriter");
+    let out = ws.join("out");
+    let marker = format!("dcjail-bgw-{}", std::process::id());
+    let o = sh(
+        ws.path(),
+        WW,
+        &format!(
+            "(exec -a {marker} sh -c 'while :; do echo x >> {out}; done') & \
+             (setsid sh -c 'while :; do echo y >> {out}; done' {marker} &) ; \
+             sleep 0.2; echo started",
+            out = out.display()
+        ),
+    );
+    assert!(text(&o).contains("started"), "{}", text(&o));
+    let size = || std::fs::metadata(&out).map(|m| m.len()).unwrap_or(0);
+    assert!(size() > 0, "the writers never wrote");
+    std::thread::sleep(Duration::from_millis(50));
+    let settled = size();
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(size(), settled, "something in the sandbox kept writing");
+    assert!(!host_has(&marker), "a sandboxed process survived");
+}
