@@ -414,3 +414,51 @@ fn consumed<T: PartialEq + std::fmt::Debug>(
     }
     Some(n)
 }
+
+/// The embedded second stage's program (`backend::stub_format`), parsed by
+/// dcjail before launch and by the stub inside the sandbox. Whatever it
+/// accepts is canonical: re-encoding what the iterators yield gives back
+/// the very input, every path is absolute, NUL-free and short enough for
+/// the stub's buffer, every right is handled, every filter is whole.
+pub fn stub_program(data: &[u8]) {
+    use dcjail::backend::stub_format::{Program, INSN, MAGIC, MAX_INSNS, MAX_PATH};
+    let Ok(p) = Program::parse(data) else {
+        return;
+    };
+    let mut out = MAGIC.to_vec();
+    out.extend_from_slice(&p.handled_fs.to_le_bytes());
+    out.extend_from_slice(&p.handled_net.to_le_bytes());
+    out.extend_from_slice(&p.scoped.to_le_bytes());
+    let rules: Vec<(&[u8], u64)> = p.fs_rules().collect();
+    out.extend_from_slice(&(rules.len() as u32).to_le_bytes());
+    for (path, access) in &rules {
+        assert!(path.first() == Some(&b'/'), "relative path accepted");
+        assert!(!path.contains(&0), "NUL in a path accepted");
+        assert!(path.len() <= MAX_PATH, "path longer than the stub's buffer");
+        assert_eq!(access & !p.handled_fs, 0, "unhandled right accepted");
+        out.extend_from_slice(&(path.len() as u32).to_le_bytes());
+        out.extend_from_slice(path);
+        out.extend_from_slice(&access.to_le_bytes());
+    }
+    let ports: Vec<u16> = p.ports().collect();
+    out.extend_from_slice(&(ports.len() as u32).to_le_bytes());
+    for port in &ports {
+        out.extend_from_slice(&port.to_le_bytes());
+    }
+    let keep: Vec<i32> = p.keep_fds().collect();
+    out.extend_from_slice(&(keep.len() as u32).to_le_bytes());
+    for fd in &keep {
+        assert!(*fd >= 0, "negative descriptor accepted");
+        out.extend_from_slice(&fd.to_le_bytes());
+    }
+    let filters: Vec<(u16, &[u8])> = p.filters().collect();
+    out.extend_from_slice(&(filters.len() as u32).to_le_bytes());
+    for (n, insns) in &filters {
+        let n = usize::from(*n);
+        assert!((1..=MAX_INSNS).contains(&n), "filter of {n} instructions");
+        assert_eq!(insns.len(), n * INSN, "filter cut short");
+        out.extend_from_slice(&(n as u32).to_le_bytes());
+        out.extend_from_slice(insns);
+    }
+    assert_eq!(out, data, "accepted input is not canonical");
+}

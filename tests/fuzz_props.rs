@@ -16,6 +16,7 @@ const TARGETS: &[(&str, Check)] = &[
     ("domain", checks::domain),
     ("http_request", checks::http_request),
     ("socks", checks::socks),
+    ("stub_program", checks::stub_program),
 ];
 
 fn corpus(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
@@ -168,4 +169,14 @@ fn http_request_mutations_keep_invariants() {
 #[test]
 fn socks_mutations_keep_invariants() {
     mutations("socks", 5000);
+}
+
+#[test]
+fn stub_program_corpus_replays_clean() {
+    replay("stub_program");
+}
+
+#[test]
+fn stub_program_mutations_keep_invariants() {
+    mutations("stub_program", 5000);
 }
