@@ -605,10 +605,7 @@ impl SignalFd {
                 revents: 0,
             },
         ];
-        let ts = wait.map(|w| libc::timespec {
-            tv_sec: w.as_secs() as libc::time_t,
-            tv_nsec: w.subsec_nanos() as libc::c_long,
-        });
+        let ts = wait.map(timespec);
         let tsp = ts
             .as_ref()
             .map_or(std::ptr::null(), |t| t as *const libc::timespec);
@@ -639,6 +636,14 @@ impl SignalFd {
     }
 }
 
+#[cfg(target_os = "linux")]
+fn timespec(d: Duration) -> libc::timespec {
+    libc::timespec {
+        tv_sec: d.as_secs() as libc::time_t,
+        tv_nsec: d.subsec_nanos() as libc::c_long,
+    }
+}
+
 /// Waits for one signal of `mask` (all blocked), at most `wait`; returns the
 /// signal and its `si_code`, or None on timeout or interruption.
 #[cfg(target_os = "linux")]
@@ -649,10 +654,7 @@ fn wait_signal(
     let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
     let sig = match wait {
         Some(w) => {
-            let ts = libc::timespec {
-                tv_sec: w.as_secs() as libc::time_t,
-                tv_nsec: w.subsec_nanos() as libc::c_long,
-            };
+            let ts = timespec(w);
             // SAFETY: valid pointers to stack values.
             unsafe { libc::sigtimedwait(mask, &mut info, &ts) }
         }

@@ -235,18 +235,8 @@ impl Line {
         self.len += n;
         self
     }
-    fn num(&mut self, mut v: u64) -> &mut Line {
-        let mut d = [0u8; 20];
-        let mut i = d.len();
-        loop {
-            i -= 1;
-            d[i] = b'0' + (v % 10) as u8;
-            v /= 10;
-            if v == 0 {
-                break;
-            }
-        }
-        self.push(&d[i..])
+    fn num(&mut self, v: u64) -> &mut Line {
+        self.push(digits(v, &mut [0; 20]))
     }
     /// `bytes` as dcjail prints a name: invalid UTF-8 as U+FFFD, control
     /// characters escaped, so the message stays one line (error::one_line).

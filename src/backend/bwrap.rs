@@ -1541,23 +1541,21 @@ impl StatusReader {
             if let Some(pid) = v.get("child-pid").and_then(|p| p.as_i64()) {
                 self.init = pidfd(pid);
             }
-            if let Some(code) = v.get("exit-code").and_then(|c| c.as_i64()) {
-                if let (Ok(code), Some(init)) = (i32::try_from(code), &self.init) {
-                    if (0..=255).contains(&code) {
-                        use std::os::fd::AsRawFd;
-                        // SAFETY: a pidfd we hold; no siginfo.
-                        unsafe {
-                            libc::syscall(
-                                libc::SYS_pidfd_send_signal,
-                                init.as_raw_fd(),
-                                libc::SIGKILL,
-                                std::ptr::null::<libc::siginfo_t>(),
-                                0u32,
-                            )
-                        };
-                        return Heard::Status(code);
-                    }
-                }
+            let code = v.get("exit-code").and_then(|c| c.as_i64());
+            let code = code.and_then(|c| u8::try_from(c).ok());
+            if let (Some(code), Some(init)) = (code, &self.init) {
+                use std::os::fd::AsRawFd;
+                // SAFETY: a pidfd we hold; no siginfo.
+                unsafe {
+                    libc::syscall(
+                        libc::SYS_pidfd_send_signal,
+                        init.as_raw_fd(),
+                        libc::SIGKILL,
+                        std::ptr::null::<libc::siginfo_t>(),
+                        0u32,
+                    )
+                };
+                return Heard::Status(i32::from(code));
             }
         }
         Heard::Nothing
