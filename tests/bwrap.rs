@@ -2,6 +2,9 @@
 //! with `--backend bwrap` and asserts the effect did not happen on the host.
 #![cfg(target_os = "linux")]
 
+#[path = "support/scratch.rs"]
+mod scratch;
+
 use std::io::Read;
 use std::net::{TcpListener, UdpSocket};
 use std::path::{Path, PathBuf};
@@ -19,13 +22,13 @@ struct Scratch(PathBuf);
 impl Scratch {
     fn new(tag: &str) -> Scratch {
         static N: AtomicU32 = AtomicU32::new(0);
-        let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+        let base = scratch::base();
         let p = base.join(format!(
             "bw-{tag}-{}-{}",
             std::process::id(),
             N.fetch_add(1, Ordering::SeqCst)
         ));
-        let _ = std::fs::remove_dir_all(&p);
+        let _ = scratch::remove_all(&p);
         std::fs::create_dir_all(&p).unwrap();
         Scratch(std::fs::canonicalize(&p).unwrap())
     }
@@ -60,7 +63,7 @@ impl Scratch {
 
 impl Drop for Scratch {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        let _ = scratch::remove_all(&self.0);
     }
 }
 

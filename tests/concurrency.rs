@@ -11,6 +11,9 @@
 //! an odd index leave a background job behind that dcjail must kill.
 #![cfg(target_os = "linux")]
 
+#[path = "support/scratch.rs"]
+mod scratch;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -199,9 +202,9 @@ fn two_hundred_runs_at_once_are_correct_and_leave_nothing_behind() {
         eprintln!("note: bubblewrap cannot create namespaces here; concurrency test skipped");
         return;
     }
-    let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let base = scratch::base();
     let root = Root(base.join(format!("dcjail-conc-{}", std::process::id())));
-    let _ = std::fs::remove_dir_all(&root.0);
+    let _ = scratch::remove_all(&root.0);
     std::fs::create_dir_all(&root.0).unwrap();
     let root_path = std::fs::canonicalize(&root.0).unwrap();
     let ws = |name: &str| {
@@ -390,9 +393,9 @@ fn placeholders_of_simultaneous_runs_on_a_fresh_workspace_are_all_removed() {
         eprintln!("note: bubblewrap cannot create namespaces here; placeholder race test skipped");
         return;
     }
-    let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let base = scratch::base();
     let root = Root(base.join(format!("dcjail-ph-race-{}", std::process::id())));
-    let _ = std::fs::remove_dir_all(&root.0);
+    let _ = scratch::remove_all(&root.0);
     std::fs::create_dir_all(&root.0).unwrap();
     let start = Instant::now();
     let (rounds, per_round) = (12, 20);

@@ -6,6 +6,9 @@
 //! every case. The result table is printed (`cargo test --test escape --
 //! --nocapture`) and is the one in README.md.
 
+#[path = "support/scratch.rs"]
+mod scratch;
+
 use std::io::{Read, Write};
 use std::net::{TcpListener, UdpSocket};
 use std::os::unix::net::UnixListener;
@@ -36,10 +39,10 @@ struct Ctx {
 impl Ctx {
     fn new(case: &str, run: &str) -> Ctx {
         // Not under /tmp: /tmp is a writable root in workspace-write mode.
-        let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+        let base = scratch::base();
         let tag = format!("{case}-{run}-{}", std::process::id());
         let root = base.join(format!("escape-{tag}"));
-        let _ = std::fs::remove_dir_all(&root);
+        let _ = scratch::remove_all(&root);
         let ws = root.join("ws");
         let outside = root.join("outside");
         let private = root.join("private");
@@ -92,7 +95,7 @@ impl Drop for Ctx {
     /// mounted under it is detached first, and the removal does not cross
     /// file systems (a bind mount of `/` left behind must not be followed).
     fn drop(&mut self) {
-        let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+        let base = scratch::base();
         if !self
             .root
             .starts_with(std::fs::canonicalize(&base).unwrap_or(base))
@@ -822,11 +825,19 @@ fn cases() -> Vec<Case> {
                 if o.stdout.is_empty() {
                     Ok(())
                 } else {
-                    let _ = Command::new("pkill")
-                        .arg("-KILL")
-                        .arg("-f")
-                        .arg(format!("bomb-{}", c.tag))
-                        .status();
+                    // Each `sh` is a session and group leader (setsid): its
+                    // group holds the `sleep 300` it started, which carries
+                    // no tag of its own and would otherwise be orphaned.
+                    for pid in String::from_utf8_lossy(&o.stdout)
+                        .split_whitespace()
+                        .filter_map(|p| p.parse::<i32>().ok())
+                    {
+                        // SAFETY: plain kill of a process group and a process.
+                        unsafe {
+                            libc::kill(-pid, libc::SIGKILL);
+                            libc::kill(pid, libc::SIGKILL);
+                        }
+                    }
                     Err(format!(
                         "{} processes left",
                         String::from_utf8_lossy(&o.stdout).lines().count()
@@ -1042,10 +1053,7 @@ fn no_case_escapes_any_backend_and_every_case_escapes_without_one() {
         table.push('\n');
     }
     println!("\n{table}");
-    let _ = std::fs::write(
-        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("escape-table.md"),
-        &table,
-    );
+    let _ = std::fs::write(scratch::base().join("escape-table.md"), &table);
     assert!(failures.is_empty(), "{}\n\n{table}", failures.join("\n"));
 }
 

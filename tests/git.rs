@@ -3,6 +3,9 @@
 //! worktree lands on its branch in the main repository — while the main
 //! checkout's own files and git config stay out of reach.
 
+#[path = "support/scratch.rs"]
+mod scratch;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -15,9 +18,8 @@ struct Scratch(PathBuf);
 
 impl Scratch {
     fn new(tag: &str) -> Scratch {
-        let p = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-            .join(format!("git-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
+        let p = scratch::base().join(format!("git-{tag}-{}", std::process::id()));
+        let _ = scratch::remove_all(&p);
         std::fs::create_dir_all(&p).unwrap();
         Scratch(std::fs::canonicalize(p).unwrap())
     }

@@ -5,6 +5,9 @@
 //! a control run showing the same command does reach it without the rule.
 #![cfg(target_os = "linux")]
 
+#[path = "support/scratch.rs"]
+mod scratch;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -25,12 +28,12 @@ struct Scratch(PathBuf);
 impl Scratch {
     fn new(tag: &str) -> Scratch {
         static N: AtomicUsize = AtomicUsize::new(0);
-        let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        let d = scratch::base().join(format!(
             "globs-{tag}-{}-{}",
             std::process::id(),
             N.fetch_add(1, Ordering::SeqCst)
         ));
-        let _ = std::fs::remove_dir_all(&d);
+        let _ = scratch::remove_all(&d);
         std::fs::create_dir_all(d.join("ws")).unwrap();
         for p in [&d, &d.join("ws")] {
             use std::os::unix::fs::PermissionsExt;

@@ -5,6 +5,9 @@
 //! control run without it shows that the attack works.
 #![cfg(target_os = "linux")]
 
+#[path = "support/scratch.rs"]
+mod scratch;
+
 use std::io::Read;
 use std::net::{TcpListener, UdpSocket};
 use std::path::{Path, PathBuf};
@@ -23,12 +26,12 @@ struct Scratch(PathBuf);
 impl Scratch {
     fn new(tag: &str) -> Scratch {
         static N: AtomicUsize = AtomicUsize::new(0);
-        let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        let d = scratch::base().join(format!(
             "landlock-{tag}-{}-{}",
             std::process::id(),
             N.fetch_add(1, Ordering::SeqCst)
         ));
-        let _ = std::fs::remove_dir_all(&d);
+        let _ = scratch::remove_all(&d);
         std::fs::create_dir_all(d.join("ws")).unwrap();
         Scratch(std::fs::canonicalize(&d).unwrap())
     }
@@ -52,7 +55,7 @@ impl Scratch {
 
 impl Drop for Scratch {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        let _ = scratch::remove_all(&self.0);
     }
 }
 

@@ -1,6 +1,9 @@
 //! The plan grants a linked worktree exactly what git writes in the main
 //! repository's git dir, and nothing else of the main checkout.
 
+#[path = "support/scratch.rs"]
+mod scratch;
+
 use dcjail::plan::{self, Facts};
 use dcjail::policy::{Policy, SandboxMode};
 use std::path::{Path, PathBuf};
@@ -12,9 +15,9 @@ struct Scratch(PathBuf);
 
 impl Scratch {
     fn new(tag: &str) -> Scratch {
-        let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+        let base = scratch::base();
         let p = base.join(format!("plan-wt-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
+        let _ = scratch::remove_all(&p);
         std::fs::create_dir_all(&p).unwrap();
         Scratch(std::fs::canonicalize(&p).unwrap())
     }
@@ -22,7 +25,7 @@ impl Scratch {
 
 impl Drop for Scratch {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        let _ = scratch::remove_all(&self.0);
     }
 }
 

@@ -1,6 +1,9 @@
 //! The policy file, the plan card and dcjail's own binary are never writable
 //! from inside, even when they sit in the workspace (SPEC §5, issue 5).
 
+#[path = "support/scratch.rs"]
+mod scratch;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -8,9 +11,8 @@ struct Scratch(PathBuf);
 
 impl Scratch {
     fn new(tag: &str) -> Scratch {
-        let p = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-            .join(format!("own-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
+        let p = scratch::base().join(format!("own-{tag}-{}", std::process::id()));
+        let _ = scratch::remove_all(&p);
         std::fs::create_dir_all(&p).unwrap();
         Scratch(std::fs::canonicalize(p).unwrap())
     }

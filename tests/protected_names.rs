@@ -2,6 +2,9 @@
 //! that runs here: an existing one stays unchanged, a missing one cannot be
 //! created, and a sibling in the same directory is writable all along.
 
+#[path = "support/scratch.rs"]
+mod scratch;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -9,9 +12,8 @@ struct Scratch(PathBuf);
 
 impl Scratch {
     fn new(tag: &str) -> Scratch {
-        let p = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-            .join(format!("names-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
+        let p = scratch::base().join(format!("names-{tag}-{}", std::process::id()));
+        let _ = scratch::remove_all(&p);
         std::fs::create_dir_all(&p).unwrap();
         Scratch(std::fs::canonicalize(p).unwrap())
     }
