@@ -310,13 +310,31 @@ fn launch_with(
         #[cfg(not(target_os = "linux"))]
         Launch::Bwrap(_) => refuse(&Refusal::unavailable("bwrap exists only on Linux"), None),
         #[cfg(target_os = "linux")]
-        Launch::Landlock(spec) => crate::exec::supervise(plan.timeout, || {
-            if let Err(e) = spec.apply() {
-                eprintln!("{}", Refusal::unavailable(e).line());
-                return Reason::SandboxUnavailable.exit_code();
-            }
-            crate::exec::exec_command(&argv, &envp, path_var.as_deref())
-        }),
+        Launch::Landlock(spec) => {
+            // The broker's program: the same rules, for the same checks.
+            let program = if spec.fs.brokered() {
+                match crate::backend::bwrap::stub_program(&spec, &[]) {
+                    Ok(p) => Some(p),
+                    Err(e) => return (refuse(&Refusal::unavailable(e), None), Vec::new()),
+                }
+            } else {
+                None
+            };
+            let apply = |keep: Option<i32>| {
+                let mut s = spec.clone();
+                s.keep_fds.extend(keep);
+                s.apply()
+            };
+            let exec = || crate::exec::exec_command(&argv, &envp, path_var.as_deref());
+            crate::exec::supervise_watched(
+                plan.timeout,
+                crate::exec::WatchedStart {
+                    apply: &apply,
+                    exec: &exec,
+                },
+                program.as_deref(),
+            )
+        }
         Launch::Seatbelt(r) => backend::seatbelt::launch(plan, &r, &envp),
     };
     (status, Vec::new())

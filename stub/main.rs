@@ -19,10 +19,11 @@
 #![no_main]
 
 #[path = "../src/backend/stub_format.rs"]
-mod format;
+mod stub_format;
 
 use core::arch::global_asm;
-use format::Program;
+use stage2::c_path;
+use stub_format::Program;
 
 #[cfg(target_arch = "x86_64")]
 global_asm!(
@@ -48,140 +49,12 @@ global_asm!(
     main = sym stub_main,
 );
 
-/// Raw system calls: there is no libc here.
-mod sys {
-    #[cfg(target_arch = "x86_64")]
-    pub mod nr {
-        pub const READLINKAT: usize = 267;
-        pub const WRITE: usize = 1;
-        pub const CLOSE: usize = 3;
-        pub const PREAD64: usize = 17;
-        pub const MMAP: usize = 9;
-        pub const RT_SIGACTION: usize = 13;
-        pub const DUP3: usize = 292;
-        pub const FCNTL: usize = 72;
-        pub const OPENAT: usize = 257;
-        pub const STATX: usize = 332;
-        pub const EXECVE: usize = 59;
-        pub const EXIT_GROUP: usize = 231;
-        pub const PRCTL: usize = 157;
-        pub const CAPGET: usize = 125;
-        pub const CAPSET: usize = 126;
-        pub const SECCOMP: usize = 317;
-        pub const SOCKET: usize = 41;
-        pub const SETSOCKOPT: usize = 54;
-        pub const BIND: usize = 49;
-        pub const LISTEN: usize = 50;
-        pub const SENDMSG: usize = 46;
-    }
-    #[cfg(target_arch = "aarch64")]
-    pub mod nr {
-        pub const READLINKAT: usize = 78;
-        pub const WRITE: usize = 64;
-        pub const CLOSE: usize = 57;
-        pub const PREAD64: usize = 67;
-        pub const MMAP: usize = 222;
-        pub const RT_SIGACTION: usize = 134;
-        pub const DUP3: usize = 24;
-        pub const FCNTL: usize = 25;
-        pub const OPENAT: usize = 56;
-        pub const STATX: usize = 291;
-        pub const EXECVE: usize = 221;
-        pub const EXIT_GROUP: usize = 94;
-        pub const PRCTL: usize = 167;
-        pub const CAPGET: usize = 90;
-        pub const CAPSET: usize = 91;
-        pub const SECCOMP: usize = 277;
-        pub const SOCKET: usize = 198;
-        pub const SETSOCKOPT: usize = 208;
-        pub const BIND: usize = 200;
-        pub const LISTEN: usize = 201;
-        pub const SENDMSG: usize = 211;
-    }
-    // Numbered alike on every architecture (the unified table).
-    pub const CLOSE_RANGE: usize = 436;
-    pub const LANDLOCK_CREATE_RULESET: usize = 444;
-    pub const LANDLOCK_ADD_RULE: usize = 445;
-    pub const LANDLOCK_RESTRICT_SELF: usize = 446;
-
-    /// One system call; `Err(errno)` on failure.
-    ///
-    /// # Safety
-    /// The arguments must be valid for system call `n`.
-    #[cfg(target_arch = "x86_64")]
-    pub unsafe fn call(n: usize, args: &[usize]) -> Result<usize, i32> {
-        let mut a = [0usize; 6];
-        a[..args.len()].copy_from_slice(args);
-        let r: isize;
-        // SAFETY: the caller vouches for the arguments; `syscall` clobbers
-        // rcx and r11 only.
-        unsafe {
-            core::arch::asm!(
-                "syscall",
-                inlateout("rax") n as isize => r,
-                in("rdi") a[0], in("rsi") a[1], in("rdx") a[2],
-                in("r10") a[3], in("r8") a[4], in("r9") a[5],
-                lateout("rcx") _, lateout("r11") _,
-                options(nostack),
-            );
-        }
-        if (-4095..0).contains(&r) {
-            Err(-r as i32)
-        } else {
-            Ok(r as usize)
-        }
-    }
-
-    /// One system call; `Err(errno)` on failure.
-    ///
-    /// # Safety
-    /// The arguments must be valid for system call `n`.
-    #[cfg(target_arch = "aarch64")]
-    pub unsafe fn call(n: usize, args: &[usize]) -> Result<usize, i32> {
-        let mut a = [0usize; 6];
-        a[..args.len()].copy_from_slice(args);
-        let r: isize;
-        // SAFETY: the caller vouches for the arguments.
-        unsafe {
-            core::arch::asm!(
-                "svc 0",
-                in("x8") n,
-                inlateout("x0") a[0] as isize => r,
-                in("x1") a[1], in("x2") a[2], in("x3") a[3], in("x4") a[4], in("x5") a[5],
-                options(nostack),
-            );
-        }
-        if (-4095..0).contains(&r) {
-            Err(-r as i32)
-        } else {
-            Ok(r as usize)
-        }
-    }
-
-    pub fn exit(code: i32) -> ! {
-        loop {
-            // SAFETY: exit_group takes a plain integer and does not return.
-            let _ = unsafe { call(nr::EXIT_GROUP, &[code as usize]) };
-        }
-    }
-
-    pub fn write_all(fd: i32, mut b: &[u8]) {
-        while !b.is_empty() {
-            // SAFETY: a valid buffer of b.len() bytes.
-            match unsafe { call(nr::WRITE, &[fd as usize, b.as_ptr() as usize, b.len()]) } {
-                Ok(0) => return,
-                Ok(n) => b = &b[n.min(b.len())..],
-                Err(4) => {} // EINTR
-                Err(_) => return,
-            }
-        }
-    }
-
-    pub fn close(fd: i32) {
-        // SAFETY: closing a descriptor number.
-        let _ = unsafe { call(nr::CLOSE, &[fd as usize]) };
-    }
-}
+#[path = "../src/backend/broker.rs"]
+mod broker;
+#[path = "../src/backend/stage2.rs"]
+mod stage2;
+#[path = "../src/backend/sys.rs"]
+mod sys;
 
 const EINTR: i32 = 4;
 const ENOENT: i32 = 2;
@@ -190,17 +63,11 @@ const ENOEXEC: i32 = 8;
 const ENOTDIR: i32 = 20;
 const ENAMETOOLONG: i32 = 36;
 const ELOOP: i32 = 40;
-const EPERM: i32 = 1;
 
 const AT_FDCWD: usize = -100isize as usize;
-const O_CLOEXEC: usize = 0o2000000;
-const O_PATH: usize = 0o10000000;
 const AT_EMPTY_PATH: usize = 0x1000;
-const AT_SYMLINK_NOFOLLOW: usize = 0x100;
-const STATX_TYPE: usize = 1;
-const S_IFMT: u16 = 0o170000;
-const S_IFDIR: u16 = 0o040000;
-const S_IFSOCK: u16 = 0o140000;
+const S_IFMT: u32 = 0o170000;
+const S_IFSOCK: u32 = 0o140000;
 
 /// Said on bwrap's stderr pipe once the sandbox exists (bwrap.rs STARTED).
 const STARTED: &[u8] = b"\0dcjail-stage2-started\0";
@@ -457,40 +324,6 @@ fn parse_u32(s: &[u8]) -> Option<u32> {
     u32::try_from(v).ok()
 }
 
-/// `path` with a NUL, in `buf`; None when it does not fit.
-fn c_path<'b>(buf: &'b mut [u8], parts: &[&[u8]]) -> Option<&'b [u8]> {
-    let mut n = 0;
-    for p in parts {
-        if n + p.len() >= buf.len() {
-            return None;
-        }
-        buf[n..n + p.len()].copy_from_slice(p);
-        n += p.len();
-    }
-    buf[n] = 0;
-    Some(&buf[..=n])
-}
-
-/// The type bits of a file (`fd` with an empty path, or a path).
-fn file_type(dirfd: usize, path: &[u8], flags: usize) -> Result<u16, i32> {
-    let mut st = [0u8; 256];
-    // SAFETY: NUL-terminated path; statx writes at most 256 bytes.
-    unsafe {
-        sys::call(
-            sys::nr::STATX,
-            &[
-                dirfd,
-                path.as_ptr() as usize,
-                flags,
-                STATX_TYPE,
-                st.as_mut_ptr() as usize,
-            ],
-        )?;
-    }
-    // struct statx: stx_mode is the u16 at offset 28.
-    Ok(u16::from_ne_bytes([st[28], st[29]]) & S_IFMT)
-}
-
 /// Reads the program from descriptor `fd`, which must be the sealed memfd
 /// the first stage made: nothing a caller passes through argv or stdin
 /// qualifies. The pages are never unmapped (this process execs soon).
@@ -608,7 +441,7 @@ fn default_signal(sig: usize) {
 /// Binds the proxy's listener inside the network namespace and hands it to
 /// the proxy outside over `chan` (net::session::send_listener).
 fn send_listener(chan: i32) {
-    match file_type(chan as usize, b"\0", AT_EMPTY_PATH) {
+    match sys::stat(chan as usize, b"\0", AT_EMPTY_PATH).map(|s| s.mode & S_IFMT) {
         Ok(S_IFSOCK) => {}
         _ => refuse(b"the proxy channel is not dcjail's", None),
     }
@@ -687,229 +520,6 @@ fn send_listener(chan: i32) {
     }
     sys::close(l as i32);
     sys::close(chan);
-}
-
-/// The landlock ruleset with every rule added; nothing applied yet.
-fn build_ruleset(p: &Program<'_>) -> i32 {
-    #[repr(C)]
-    struct Attr {
-        fs: u64,
-        net: u64,
-        scoped: u64,
-    }
-    #[repr(C, packed)]
-    struct PathBeneath {
-        allowed: u64,
-        parent: i32,
-    }
-    #[repr(C)]
-    struct NetPort {
-        allowed: u64,
-        port: u64,
-    }
-    const CONNECT_TCP: u64 = 1 << 1;
-    // Rights that mean something on a non-directory (landlock::access::FILE).
-    const FILE: u64 = 1 | (1 << 1) | (1 << 2) | (1 << 14) | (1 << 15);
-    let attr = Attr {
-        fs: p.handled_fs,
-        net: p.handled_net,
-        scoped: p.scoped,
-    };
-    // SAFETY: a valid attribute struct of the size given.
-    let rs = match unsafe {
-        sys::call(
-            sys::LANDLOCK_CREATE_RULESET,
-            &[&attr as *const Attr as usize, core::mem::size_of::<Attr>()],
-        )
-    } {
-        Ok(fd) => fd as i32,
-        Err(e) => refuse(b"landlock: cannot create the ruleset", Some(e)),
-    };
-    let mut buf = [0u8; format::MAX_PATH + 1];
-    for (path, access) in p.fs_rules() {
-        let Some(c) = c_path(&mut buf, &[path]) else {
-            refuse(b"landlock: rule path too long", None)
-        };
-        // SAFETY: NUL-terminated path.
-        let fd = match unsafe {
-            sys::call(
-                sys::nr::OPENAT,
-                &[AT_FDCWD, c.as_ptr() as usize, O_PATH | O_CLOEXEC],
-            )
-        } {
-            Ok(fd) => fd,
-            // A grant on a path that is gone only narrows the sandbox.
-            Err(_) if file_type(AT_FDCWD, c, AT_SYMLINK_NOFOLLOW).is_err() => continue,
-            Err(e) => {
-                let mut l = Line::new();
-                l.push(b"landlock: cannot open ").escaped(path);
-                refuse(&l.buf[..l.len], Some(e))
-            }
-        };
-        let mut bits = access;
-        if file_type(fd, b"\0", AT_EMPTY_PATH) != Ok(S_IFDIR) {
-            bits &= FILE;
-        }
-        if bits != 0 {
-            let rule = PathBeneath {
-                allowed: bits,
-                parent: fd as i32,
-            };
-            // SAFETY: a valid rule of type LANDLOCK_RULE_PATH_BENEATH.
-            if let Err(e) = unsafe {
-                sys::call(
-                    sys::LANDLOCK_ADD_RULE,
-                    &[rs as usize, 1, &rule as *const PathBeneath as usize],
-                )
-            } {
-                let mut l = Line::new();
-                l.push(b"landlock: cannot add the rule for ").escaped(path);
-                refuse(&l.buf[..l.len], Some(e))
-            }
-        }
-        sys::close(fd as i32);
-    }
-    for port in p.ports() {
-        let rule = NetPort {
-            allowed: CONNECT_TCP,
-            port: u64::from(port),
-        };
-        // SAFETY: a valid rule of type LANDLOCK_RULE_NET_PORT.
-        if let Err(e) = unsafe {
-            sys::call(
-                sys::LANDLOCK_ADD_RULE,
-                &[rs as usize, 2, &rule as *const NetPort as usize],
-            )
-        } {
-            refuse(b"landlock: cannot add a port rule", Some(e));
-        }
-    }
-    rs
-}
-
-fn prctl(op: usize, a: usize) -> Result<usize, i32> {
-    // SAFETY: the prctl operations used here take integers only.
-    unsafe { sys::call(sys::nr::PRCTL, &[op, a]) }
-}
-
-/// Empties every capability set (landlock.rs drop_capabilities): the
-/// bounding set only where the caller may shrink it.
-fn drop_capabilities() {
-    const PR_CAPBSET_READ: usize = 23;
-    const PR_CAPBSET_DROP: usize = 24;
-    const PR_CAP_AMBIENT: usize = 47;
-    const PR_CAP_AMBIENT_CLEAR_ALL: usize = 4;
-    for cap in 0..64 {
-        match prctl(PR_CAPBSET_READ, cap) {
-            Err(_) => break,
-            Ok(1) => match prctl(PR_CAPBSET_DROP, cap) {
-                Ok(_) | Err(EPERM) => {}
-                Err(e) => refuse(b"cannot drop a capability from the bounding set", Some(e)),
-            },
-            Ok(_) => {}
-        }
-    }
-    // SAFETY: integer arguments only.
-    if let Err(e) =
-        unsafe { sys::call(sys::nr::PRCTL, &[PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL]) }
-    {
-        refuse(b"cannot clear the ambient capabilities", Some(e));
-    }
-    const V3: u32 = 0x2008_0522;
-    let hdr = [V3, 0u32];
-    let data = [0u32; 6];
-    // SAFETY: capset reads the header and two data structs (version 3).
-    if let Err(e) = unsafe {
-        sys::call(
-            sys::nr::CAPSET,
-            &[hdr.as_ptr() as usize, data.as_ptr() as usize],
-        )
-    } {
-        refuse(b"cannot drop the capabilities", Some(e));
-    }
-    let hdr = [V3, 0u32];
-    let mut got = [u32::MAX; 6];
-    // SAFETY: capget writes two data structs (version 3).
-    if let Err(e) = unsafe {
-        sys::call(
-            sys::nr::CAPGET,
-            &[hdr.as_ptr() as usize, got.as_mut_ptr() as usize],
-        )
-    } {
-        refuse(b"cannot read the capabilities back", Some(e));
-    }
-    if got.iter().any(|v| *v != 0) {
-        refuse(b"capabilities are still held after dropping them", None);
-    }
-}
-
-/// Closes every descriptor above 2 but those the program keeps.
-fn close_fds(p: &Program<'_>) {
-    let mut lo: u32 = 3;
-    loop {
-        // The smallest kept descriptor at or above `lo`.
-        let next = p
-            .keep_fds()
-            .filter(|k| *k >= 0)
-            .map(|k| k as u32)
-            .filter(|k| *k >= lo)
-            .min();
-        let hi = match next {
-            Some(k) if k == lo => {
-                lo = k.saturating_add(1);
-                continue;
-            }
-            Some(k) => k - 1,
-            None => u32::MAX,
-        };
-        // SAFETY: close_range only closes descriptors.
-        if let Err(e) = unsafe { sys::call(sys::CLOSE_RANGE, &[lo as usize, hi as usize]) } {
-            refuse(b"cannot close inherited file descriptors", Some(e));
-        }
-        match next {
-            Some(k) => lo = k.saturating_add(1),
-            None => return,
-        }
-    }
-}
-
-/// Applies the layer in landlock.rs's order: no_new_privs, capabilities,
-/// landlock, seccomp, descriptors. Everything that can fail on bad input
-/// (the ruleset) is built before the first irreversible step.
-fn apply(p: &Program<'_>) {
-    let rs = build_ruleset(p);
-    const PR_SET_NO_NEW_PRIVS: usize = 38;
-    if let Err(e) = prctl(PR_SET_NO_NEW_PRIVS, 1) {
-        refuse(b"cannot set no_new_privs", Some(e));
-    }
-    drop_capabilities();
-    // SAFETY: a ruleset descriptor and no flags.
-    if let Err(e) = unsafe { sys::call(sys::LANDLOCK_RESTRICT_SELF, &[rs as usize]) } {
-        refuse(b"landlock restrict_self failed", Some(e));
-    }
-    sys::close(rs);
-    #[repr(C)]
-    struct Fprog {
-        len: u16,
-        filter: *const u8,
-    }
-    const SECCOMP_SET_MODE_FILTER: usize = 1;
-    for (len, insns) in p.filters() {
-        let prog = Fprog {
-            len,
-            filter: insns.as_ptr(),
-        };
-        // SAFETY: a sock_fprog pointing at `len` instructions.
-        if let Err(e) = unsafe {
-            sys::call(
-                sys::nr::SECCOMP,
-                &[SECCOMP_SET_MODE_FILTER, 0, &prog as *const Fprog as usize],
-            )
-        } {
-            refuse(b"cannot install the seccomp filter", Some(e));
-        }
-    }
-    close_fds(p);
 }
 
 /// execve; on ENOEXEC the file goes to /bin/sh, as execvp does. `argv[0]`
@@ -1083,9 +693,20 @@ unsafe extern "C" fn stub_main(sp: *const usize) -> ! {
             _ => refuse(b"bad proxy channel", None),
         }
     }
-    apply(&program);
     // SAFETY: argv[6..] is the command, NULL-terminated, with argv[5]
     // ("--") free to borrow.
-    let code = unsafe { exec_command(argv.add(6), envp, path_var) };
-    sys::exit(code)
+    let mut exec = || unsafe { exec_command(argv.add(6), envp, path_var) };
+    match stage2::run(&program, &mut exec) {
+        Ok(code) => sys::exit(code),
+        Err(f) => {
+            let mut l = Line::new();
+            l.push(f.what);
+            if let Some(p) = f.path {
+                l.escaped(p);
+            }
+            let what = l.buf;
+            let n = l.len;
+            refuse(&what[..n], f.errno)
+        }
+    }
 }

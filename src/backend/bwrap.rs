@@ -5,14 +5,14 @@
 //! This module owns: finding a trustworthy `bwrap` (fixed absolute paths,
 //! never one the workspace could plant), the cheap probe `auto` uses, the
 //! pure rendering of the bwrap argv from a `Plan` (the mount order is the
-//! security argument and is unit-tested), the placeholders that make a
-//! missing protected path uncreatable (and their removal), `doctor`'s real
-//! namespace test, and the launch under `exec::supervise_with`.
+//! security argument and is unit-tested), the guards that keep a missing
+//! protected name uncreatable (held by the broker inside, see
+//! `backend::broker`), `doctor`'s real namespace test, and the launch under
+//! `exec::supervise_with`.
 //!
 //! It must never: run a `bwrap` found inside a writable root, write anything
-//! on the host that outlives a run (except after a SIGKILL, cleaned by the
-//! next run over the same root), cache probe results on disk, or start the
-//! command when any piece of the plan cannot be expressed (it refuses).
+//! on the host, cache probe results on disk, or start the command when any
+//! piece of the plan cannot be expressed (it refuses).
 
 use crate::plan::{PathRule, Plan};
 use crate::policy::{NetMode, SandboxMode};
@@ -47,9 +47,6 @@ pub const STAGE2_MEMFD: &str = "dcjail-stage2";
 /// dcjail's own binary, as the second stage is started from it.
 const SELF_EXE: &str = "/proc/self/exe";
 
-/// The extended attribute that marks a placeholder dcjail created.
-pub const PLACEHOLDER_XATTR: &str = "user.dcjail.placeholder";
-
 /// What is at a host path, as the renderer needs to know it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Node {
@@ -57,13 +54,11 @@ pub enum Node {
     Dir,
     File,
     Symlink,
-    /// Someone else's entry in a sticky directory (/tmp): this uid can
-    /// neither remove nor rename it, so it needs no mount to stay put.
+    /// Someone else's entry in a sticky directory not ours (/tmp): this uid
+    /// can neither remove nor rename it, and its programs trust no other
+    /// user's git dir or start-up file, so nothing in it is protected and
+    /// it makes no run refuse.
     Foreign,
-    /// An empty directory or file left by dcjail (marked with the xattr).
-    Placeholder {
-        dir: bool,
-    },
 }
 
 impl Node {
@@ -71,7 +66,7 @@ impl Node {
         self != Node::Missing
     }
     fn is_dir(self) -> bool {
-        matches!(self, Node::Dir | Node::Placeholder { dir: true })
+        self == Node::Dir
     }
 }
 
@@ -89,24 +84,22 @@ impl Host for RealHost {
             return Node::Missing;
         };
         let ft = m.file_type();
-        if ft.is_symlink() && foreign_in_sticky(p, &m) {
+        if foreign_in_sticky(p, &m) {
             Node::Foreign
         } else if ft.is_symlink() {
             Node::Symlink
         } else if ft.is_dir() {
-            if is_marked(p) {
-                Node::Placeholder { dir: true }
-            } else {
-                Node::Dir
-            }
-        } else if ft.is_file() && m.len() == 0 && is_marked(p) {
-            Node::Placeholder { dir: false }
+            Node::Dir
         } else {
             Node::File
         }
     }
 }
 
+/// Another user's entry in a sticky directory (/tmp), whoever owns the
+/// directory: root's own /tmp included, since no program of this user
+/// trusts another user's git dir or start-up file there (git refuses a
+/// repository owned by someone else).
 fn foreign_in_sticky(p: &Path, m: &std::fs::Metadata) -> bool {
     use std::os::unix::fs::MetadataExt;
     // SAFETY: geteuid never fails.
@@ -114,67 +107,27 @@ fn foreign_in_sticky(p: &Path, m: &std::fs::Metadata) -> bool {
     let sticky = p
         .parent()
         .and_then(|d| std::fs::metadata(d).ok())
-        .is_some_and(|d| d.mode() & 0o1000 != 0 && d.uid() != me);
+        .is_some_and(|d| d.mode() & 0o1000 != 0);
     sticky && m.uid() != me
 }
 
-/// Placeholders exist only where bwrap runs.
-#[cfg(not(target_os = "linux"))]
-fn is_marked(_p: &Path) -> bool {
-    false
-}
-
-#[cfg(target_os = "linux")]
-fn is_marked(p: &Path) -> bool {
-    let Ok(c) = std::ffi::CString::new(p.as_os_str().as_bytes()) else {
-        return false;
-    };
-    let name = c"user.dcjail.placeholder";
-    let mut buf = [0u8; 8];
-    // SAFETY: valid C strings and a buffer of the given length.
-    let r = unsafe {
-        libc::lgetxattr(
-            c.as_ptr(),
-            name.as_ptr(),
-            buf.as_mut_ptr().cast(),
-            buf.len(),
-        )
-    };
-    r >= 0
-}
-
-/// A placeholder: the first missing component of a protected path, created
-/// empty on the host just before the run so a read-only mount can sit on it,
-/// removed after the run.
+/// A missing protected name: `name` cannot be created in the existing
+/// directory `dir` (its first missing component). The broker inside holds
+/// it; nothing is put on the host.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Placeholder {
-    pub path: PathBuf,
-    pub dir: bool,
-    /// Already on the host, left by an earlier run: adopt it, remove it after.
-    pub adopt: bool,
+pub struct Guard {
+    pub dir: PathBuf,
+    pub name: OsString,
 }
 
 /// The rendered launch: bwrap's options (passed through `--args`) and the
-/// placeholders to create first.
+/// names the broker must keep uncreatable.
 #[derive(Clone, Debug, Default)]
 pub struct Rendered {
     pub args: Vec<OsString>,
-    pub placeholders: Vec<Placeholder>,
-    /// Existing read-only mount points: locked shared during the run so a
-    /// concurrent run's cleanup never removes one under us.
-    pub ro_points: Vec<PathBuf>,
+    pub guards: Vec<Guard>,
     /// What `explain` should say about how the plan is enforced.
     pub notes: Vec<String>,
-}
-
-/// Protected names that are directories when they exist; a placeholder for
-/// them is a directory, for everything else an empty file.
-fn dir_like(p: &Path) -> bool {
-    let name = p.file_name().map(|n| n.as_bytes()).unwrap_or_default();
-    matches!(
-        name,
-        b"hooks" | b".vscode" | b".idea" | b"commands" | b"agents" | b".dcjail" | b".git"
-    )
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -184,7 +137,7 @@ enum Role {
     /// A directory on the way to a protected path: bound onto itself so it
     /// is a mount point and cannot be renamed or removed.
     Pin,
-    /// Read-only whatever the roots say (protected, deny_write, placeholder).
+    /// Read-only whatever the roots say (protected, deny_write).
     Ro,
     /// Masked (deny_read).
     Mask,
@@ -293,7 +246,7 @@ pub fn render(plan: &Plan, host: &dyn Host) -> Result<Rendered, String> {
             continue;
         }
         // Walk down from the root: pin existing directories, stop at the
-        // first missing component (placeholder) or non-directory.
+        // first missing component (a guard) or non-directory.
         let rel = target.strip_prefix(&root).map_err(|e| e.to_string())?;
         let mut cur = root.clone();
         let comps: Vec<_> = rel.components().collect();
@@ -312,24 +265,15 @@ pub fn render(plan: &Plan, host: &dyn Host) -> Result<Rendered, String> {
                     ));
                 }
                 Node::Missing => {
-                    let dir = !last || dir_like(&cur);
-                    out.placeholders.push(Placeholder {
-                        path: cur.clone(),
-                        dir,
-                        adopt: false,
-                    });
-                    add(&mut points, &cur, Node::Placeholder { dir }, Role::Ro);
-                    break;
-                }
-                Node::Placeholder { dir } => {
-                    if !out.placeholders.iter().any(|p| p.path == cur) {
-                        out.placeholders.push(Placeholder {
-                            path: cur.clone(),
-                            dir,
-                            adopt: true,
-                        });
+                    if let (Some(dir), Some(name)) = (cur.parent(), cur.file_name()) {
+                        let g = Guard {
+                            dir: dir.to_path_buf(),
+                            name: name.to_os_string(),
+                        };
+                        if !out.guards.contains(&g) {
+                            out.guards.push(g);
+                        }
                     }
-                    add(&mut points, &cur, node, Role::Ro);
                     break;
                 }
                 Node::File => {
@@ -409,9 +353,6 @@ pub fn render(plan: &Plan, host: &dyn Host) -> Result<Rendered, String> {
         let bind = if writable { "--bind" } else { "--ro-bind" };
         push(a, &[bind.as_ref(), p, p]);
         emitted.push((pt.path.clone(), false));
-        if pt.roles.contains(&Role::Ro) && pt.node.exists() {
-            out.ro_points.push(pt.path.clone());
-        }
     }
     // 3. Masks become read-only once everything inside them is mounted.
     for r in &remount {
@@ -431,11 +372,13 @@ pub fn render(plan: &Plan, host: &dyn Host) -> Result<Rendered, String> {
     if plan.net.mode != NetMode::Full {
         push(a, &["--unshare-net".as_ref()]);
     }
+    // No --new-session: the command keeps the caller's terminal (job
+    // control, full-screen programs); TIOCSTI and TIOCLINUX, against which
+    // bwrap makes a new session, are refused by the seccomp layer inside.
     push(
         a,
         &[
             "--die-with-parent".as_ref(),
-            "--new-session".as_ref(),
             "--cap-drop".as_ref(),
             "ALL".as_ref(),
             "--chdir".as_ref(),
@@ -445,6 +388,11 @@ pub fn render(plan: &Plan, host: &dyn Host) -> Result<Rendered, String> {
     if !plan.fs.protected.is_empty() || !plan.fs.deny_write.is_empty() {
         out.notes.push(
             "protected and deny_write paths are subtracted by read-only mounts (landlock cannot subtract inside a granted tree); the landlock + seccomp layer inside grants writes to the writable roots only and enforces reads, network and the process rules".to_string(),
+        );
+    }
+    if !out.guards.is_empty() {
+        out.notes.push(
+            "missing protected names are kept uncreatable by the broker inside the sandbox, which performs every call that creates a name; nothing is created on the host".to_string(),
         );
     }
     Ok(out)
@@ -709,16 +657,22 @@ pub fn probe(plan: &Plan) -> Result<PathBuf, String> {
     Ok(bwrap)
 }
 
+/// The layer as data, for `explain` (Linux only: elsewhere there is none).
+#[cfg(target_os = "linux")]
+pub type Layer = super::landlock::LayerSpec;
+#[cfg(not(target_os = "linux"))]
+pub type Layer = ();
+
 /// Everything `exec` needs to start the command under bwrap.
 #[derive(Debug)]
 pub struct BwrapLaunch {
     pub bwrap: PathBuf,
     pub rendered: Rendered,
-    /// The serialized landlock + seccomp layer dcjail's own stage 2
-    /// applies (`LayerSpec` bytes).
-    pub layer: Vec<u8>,
-    /// The same layer as the embedded stub runs it (`stub_format`); empty
-    /// where there is no stub.
+    /// The landlock + seccomp layer the second stage applies.
+    pub layer: Layer,
+    /// The same layer as the second stage runs it (`stub_format`), with
+    /// the guards' directories known by inode: what the embedded stub, or
+    /// dcjail itself where memfds cannot be executed, reads.
     pub program: Vec<u8>,
     /// dcjail's own binary, run again inside as stage 2.
     pub exe: PathBuf,
@@ -745,18 +699,24 @@ fn layer(plan: &Plan) -> Result<super::landlock::LayerSpec, String> {
 #[cfg(target_os = "linux")]
 pub const STUB: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/stage2-stub"));
 
-/// The layer as the embedded stub executes it (`stub_format`): the same
-/// rules, with the seccomp filter already compiled, so the stub decides
-/// nothing. Checked by the stub's own parser here, so that what the stub
-/// would refuse is refused before anything starts.
+/// A guard as the stub program carries it: the directory by inode.
+pub type GuardId = (u64, u64, Vec<u8>);
+
+/// The layer as the second stage executes it (`stub_format`): the same
+/// rules, with the seccomp filter already compiled and the guards by inode,
+/// so the stage decides nothing. Checked by the stub's own parser here, so
+/// that what the stub would refuse is refused before anything starts.
 #[cfg(target_os = "linux")]
-pub fn stub_program(spec: &super::landlock::LayerSpec) -> Result<Vec<u8>, String> {
-    use super::stub_format::{Program, MAGIC, MAX_INSNS, MAX_PATH};
+pub fn stub_program(
+    spec: &super::landlock::LayerSpec,
+    guards: &[GuardId],
+) -> Result<Vec<u8>, String> {
+    use super::stub_format::{Program, BROKER, MAGIC, MAX_INSNS, MAX_NAME, MAX_PATH};
     let u32_of = |n: usize, what: &str| {
         u32::try_from(n).map_err(|_| format!("the second stage takes no more than 2^32 {what}"))
     };
-    let filters = super::seccomp::compile(spec.sockets)?.raw();
-    let mut o = Vec::with_capacity(256 + spec.fs_rules.len() * 48);
+    let filters = super::seccomp::compile(spec.sockets, spec.fs)?.raw();
+    let mut o = Vec::with_capacity(256 + spec.fs_rules.len() * 48 + guards.len() * 32);
     o.extend_from_slice(MAGIC);
     o.extend_from_slice(&spec.handled_fs.to_le_bytes());
     // LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP.
@@ -795,8 +755,51 @@ pub fn stub_program(spec: &super::landlock::LayerSpec) -> Result<Vec<u8>, String
         o.extend_from_slice(&u32_of(n, "instructions")?.to_le_bytes());
         o.extend_from_slice(f);
     }
+    let flags = if spec.fs.brokered() { BROKER } else { 0 };
+    o.extend_from_slice(&flags.to_le_bytes());
+    o.extend_from_slice(&u32_of(guards.len(), "guards")?.to_le_bytes());
+    for (dev, ino, name) in guards {
+        if name.len() > MAX_NAME {
+            return Err(format!(
+                "a protected name is longer than {MAX_NAME} bytes: `{}`",
+                String::from_utf8_lossy(name)
+            ));
+        }
+        o.extend_from_slice(&dev.to_le_bytes());
+        o.extend_from_slice(&ino.to_le_bytes());
+        o.extend_from_slice(&u32_of(name.len(), "bytes")?.to_le_bytes());
+        o.extend_from_slice(name);
+    }
     Program::parse(&o).map_err(|e| format!("the second stage's program: {e}"))?;
     Ok(o)
+}
+
+/// Each guard's directory by inode, as the broker inside compares it. The
+/// directory was seen on the way from a writable root in `render`; it must
+/// still be a directory, and not a symlink, now.
+#[cfg(target_os = "linux")]
+fn guard_ids(guards: &[Guard]) -> Result<Vec<GuardId>, String> {
+    use std::os::unix::fs::MetadataExt;
+    guards
+        .iter()
+        .map(|g| {
+            let m = std::fs::symlink_metadata(&g.dir).map_err(|e| {
+                format!(
+                    "`{}` (where `{}` must stay uncreatable): {}",
+                    g.dir.display(),
+                    g.name.to_string_lossy(),
+                    crate::policy::io_words(&e)
+                )
+            })?;
+            if !m.is_dir() {
+                return Err(format!(
+                    "`{}` changed while the sandbox was being set up",
+                    g.dir.display()
+                ));
+            }
+            Ok((m.dev(), m.ino(), g.name.as_bytes().to_vec()))
+        })
+        .collect()
 }
 
 /// Probes and renders: the `prepare` step of backend selection.
@@ -804,13 +807,10 @@ pub fn stub_program(spec: &super::landlock::LayerSpec) -> Result<Vec<u8>, String
 pub fn prepare(plan: &Plan) -> Result<BwrapLaunch, String> {
     let bwrap = probe(plan)?;
     let rendered = render(plan, &RealHost)?;
-    let spec = layer(plan)?;
-    let program = if STUB.is_empty() {
-        Vec::new()
-    } else {
-        stub_program(&spec)?
-    };
-    let layer = spec.to_bytes();
+    let mut spec = layer(plan)?;
+    let guards = guard_ids(&rendered.guards)?;
+    spec.fs.create = !guards.is_empty();
+    let program = stub_program(&spec, &guards)?;
     // Opened through the magic link at launch: no readlink (its path walk
     // contends with every mount namespace being set up or torn down on the
     // machine), and no window in which the path could name another file.
@@ -818,7 +818,7 @@ pub fn prepare(plan: &Plan) -> Result<BwrapLaunch, String> {
     Ok(BwrapLaunch {
         bwrap,
         rendered,
-        layer,
+        layer: spec,
         program,
         exe,
     })
@@ -834,11 +834,9 @@ pub fn describe(l: &BwrapLaunch) -> serde_json::Value {
         "bwrap": l.bwrap.to_string_lossy(),
         "argv": lossy(&l.rendered.args),
         "args_via": "--args FD (NUL-separated) and --json-status-fd FD, then `-- STAGE2 __stage2 FD IGN ERR -- COMMAND...`",
-        "placeholders": l.rendered.placeholders.iter().map(|p| serde_json::json!({
-            "path": p.path.to_string_lossy(),
-            "kind": if p.dir { "dir" } else { "file" },
-            "adopted": p.adopt,
-        })).collect::<Vec<_>>(),
+        "uncreatable": l.rendered.guards.iter().map(|g| {
+            g.dir.join(&g.name).to_string_lossy().into_owned()
+        }).collect::<Vec<_>>(),
         "stage2": {
             "exe": if l.exe == Path::new(SELF_EXE) {
                 crate::plan::own_exe().unwrap_or_else(|| l.exe.clone())
@@ -855,8 +853,8 @@ pub fn describe(l: &BwrapLaunch) -> serde_json::Value {
 
 /// Which second stage a launch starts, for `explain`.
 #[cfg(target_os = "linux")]
-fn stage2_runs(l: &BwrapLaunch) -> String {
-    if l.program.is_empty() {
+fn stage2_runs(_l: &BwrapLaunch) -> String {
+    if STUB.is_empty() {
         "dcjail itself (`exe`), re-executed inside".into()
     } else {
         format!(
@@ -873,284 +871,19 @@ fn stage2_runs(_l: &BwrapLaunch) -> String {
 }
 
 #[cfg(target_os = "linux")]
-fn layer_json(bytes: &[u8]) -> serde_json::Value {
-    match super::landlock::LayerSpec::from_bytes(bytes) {
-        Ok(spec) => spec.describe(),
-        Err(e) => serde_json::Value::String(e),
-    }
+fn layer_json(layer: &Layer) -> serde_json::Value {
+    layer.describe()
 }
 
 #[cfg(not(target_os = "linux"))]
-fn layer_json(bytes: &[u8]) -> serde_json::Value {
-    serde_json::json!({ "bytes": bytes.len() })
-}
-
-/// A locked host path held for the run.
-#[cfg(target_os = "linux")]
-struct Held {
-    path: PathBuf,
-    fd: std::os::fd::OwnedFd,
-    /// A placeholder: removed after the run if nobody else holds it.
-    remove: bool,
+fn layer_json(_layer: &Layer) -> serde_json::Value {
+    serde_json::Value::Null
 }
 
 #[cfg(target_os = "linux")]
 fn cpath(p: &Path) -> Result<std::ffi::CString, String> {
     std::ffi::CString::new(p.as_os_str().as_bytes())
         .map_err(|_| format!("`{}` contains a NUL byte", p.display()))
-}
-
-/// Opens a directory or regular file without following symlinks and takes a
-/// shared lock on it; None for anything else.
-#[cfg(target_os = "linux")]
-fn lock_shared(p: &Path) -> Option<std::os::fd::OwnedFd> {
-    use std::os::fd::FromRawFd;
-    let c = cpath(p).ok()?;
-    // SAFETY: valid C string; the fd is owned right after.
-    let fd = unsafe {
-        libc::open(
-            c.as_ptr(),
-            libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY,
-        )
-    };
-    if fd < 0 {
-        return None;
-    }
-    // SAFETY: fd was just opened and is ours.
-    let owned = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: valid fd and buffer.
-    if unsafe { libc::fstat(fd, &mut st) } != 0 {
-        return None;
-    }
-    let fmt = st.st_mode & libc::S_IFMT;
-    if fmt != libc::S_IFDIR && fmt != libc::S_IFREG {
-        return None;
-    }
-    // SAFETY: valid fd.
-    if unsafe { libc::flock(fd, libc::LOCK_SH) } != 0 {
-        return None;
-    }
-    Some(owned)
-}
-
-/// Creates (or adopts) one placeholder, marked and locked shared.
-#[cfg(target_os = "linux")]
-fn make_placeholder(ph: &Placeholder) -> Result<Held, String> {
-    use std::os::fd::AsRawFd;
-    let c = cpath(&ph.path)?;
-    let fail = |what: &str| {
-        format!(
-            "cannot {what} the placeholder that keeps `{}` uncreatable: {}",
-            ph.path.display(),
-            crate::policy::io_words(&std::io::Error::last_os_error())
-        )
-    };
-    // Each retry means another run removed the placeholder in between;
-    // a few are plenty even with hundreds of runs on one root.
-    for _ in 0..10 {
-        let created = match create_marked(ph) {
-            Ok(Some(created)) => created,
-            Ok(None) => {
-                let made = create_in_place(ph, &c);
-                if !made && crate::exec::errno() != libc::EEXIST {
-                    return Err(fail("create"));
-                }
-                made
-            }
-            Err(e) => {
-                return Err(format!(
-                    "cannot create the placeholder that keeps `{}` uncreatable: {}",
-                    ph.path.display(),
-                    crate::policy::io_words(&e)
-                ))
-            }
-        };
-        let Some(fd) = lock_shared(&ph.path) else {
-            if created {
-                return Err(fail("lock"));
-            }
-            // The run that made it removed it between our attempt and our
-            // open: make it again.
-            if matches!(std::fs::symlink_metadata(&ph.path), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
-            {
-                continue;
-            }
-            // Something else appeared there (a symlink, a socket): bwrap would
-            // follow or fail; refuse rather than guess.
-            return Err(format!(
-                "`{}` appeared while the sandbox was being set up and is neither a file nor a directory",
-                ph.path.display()
-            ));
-        };
-        if created {
-            let name = c"user.dcjail.placeholder";
-            // SAFETY: valid fd, C string and 1-byte buffer. A filesystem
-            // without user xattrs only loses the next-run cleanup.
-            unsafe { libc::fsetxattr(fd.as_raw_fd(), name.as_ptr(), b"1".as_ptr().cast(), 1, 0) };
-        }
-        // The placeholder may have been removed by another run between our
-        // open and our lock: then lock the new one.
-        if same_file(&ph.path, fd.as_raw_fd()) {
-            let remove = created || is_marked(&ph.path);
-            return Ok(Held {
-                path: ph.path.clone(),
-                fd,
-                remove,
-            });
-        }
-    }
-    Err(fail("settle"))
-}
-
-/// Creates the placeholder already carrying its mark: made under a private
-/// name, marked, then renamed into place without replacing anything. A run
-/// that saw it unmarked would take it for the user's own file, hold it as
-/// such and never remove it; with concurrent runs on one workspace that
-/// left placeholders behind. `Some(false)`: something is there already;
-/// `None`: this filesystem cannot rename without
-/// replacing, create in place instead.
-#[cfg(target_os = "linux")]
-fn create_marked(ph: &Placeholder) -> std::io::Result<Option<bool>> {
-    let (Some(dir), Some(name)) = (ph.path.parent(), ph.path.file_name()) else {
-        return Ok(None);
-    };
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(format!(".dcjail-ph-{}", std::process::id()));
-    let tmp = dir.join(tmp_name);
-    let t = cpath(&tmp).map_err(std::io::Error::other)?;
-    let to = cpath(&ph.path).map_err(std::io::Error::other)?;
-    let remove_tmp = || {
-        // SAFETY: valid C string.
-        unsafe {
-            if ph.dir {
-                libc::rmdir(t.as_ptr());
-            } else {
-                libc::unlink(t.as_ptr());
-            }
-        }
-    };
-    // A leftover of a killed process with this pid.
-    remove_tmp();
-    // SAFETY: valid C strings; the file's fd is closed at once.
-    unsafe {
-        if ph.dir {
-            if libc::mkdir(t.as_ptr(), 0o755) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-        } else {
-            let fd = libc::open(
-                t.as_ptr(),
-                libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-                0o644,
-            );
-            if fd < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            libc::close(fd);
-        }
-        // A filesystem without user xattrs only loses the cleanup.
-        libc::lsetxattr(
-            t.as_ptr(),
-            c"user.dcjail.placeholder".as_ptr(),
-            b"1".as_ptr().cast(),
-            1,
-            0,
-        );
-        let r = libc::syscall(
-            libc::SYS_renameat2,
-            libc::AT_FDCWD,
-            t.as_ptr(),
-            libc::AT_FDCWD,
-            to.as_ptr(),
-            libc::RENAME_NOREPLACE,
-        );
-        if r == 0 {
-            return Ok(Some(true));
-        }
-        let e = std::io::Error::last_os_error();
-        remove_tmp();
-        match e.raw_os_error() {
-            Some(libc::EEXIST) => Ok(Some(false)),
-            Some(libc::EINVAL) | Some(libc::ENOSYS) => Ok(None),
-            _ => Err(e),
-        }
-    }
-}
-
-/// Creates the placeholder at its path directly, unmarked until the caller
-/// marks it; false (errno set) when that fails.
-#[cfg(target_os = "linux")]
-fn create_in_place(ph: &Placeholder, c: &std::ffi::CStr) -> bool {
-    if ph.dir {
-        // SAFETY: valid C string.
-        unsafe { libc::mkdir(c.as_ptr(), 0o755) == 0 }
-    } else {
-        // SAFETY: valid C string; the fd is closed at once.
-        let fd = unsafe {
-            libc::open(
-                c.as_ptr(),
-                libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-                0o644,
-            )
-        };
-        if fd >= 0 {
-            // SAFETY: our fd.
-            unsafe { libc::close(fd) };
-        }
-        fd >= 0
-    }
-}
-
-#[cfg(target_os = "linux")]
-fn same_file(p: &Path, fd: i32) -> bool {
-    let Ok(c) = cpath(p) else {
-        return false;
-    };
-    let mut a: libc::stat = unsafe { std::mem::zeroed() };
-    let mut b: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: valid pointers.
-    unsafe {
-        libc::lstat(c.as_ptr(), &mut a) == 0
-            && libc::fstat(fd, &mut b) == 0
-            && a.st_dev == b.st_dev
-            && a.st_ino == b.st_ino
-    }
-}
-
-/// After the run: removes each placeholder nobody else holds, only if it is
-/// still the empty thing dcjail made.
-#[cfg(target_os = "linux")]
-fn release(held: Vec<Held>) {
-    use std::os::fd::AsRawFd;
-    for h in held.into_iter().rev() {
-        if !h.remove {
-            continue;
-        }
-        let fd = h.fd.as_raw_fd();
-        // SAFETY: valid fd; converts our shared lock when no one else has one.
-        if unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-            continue;
-        }
-        if !same_file(&h.path, fd) || !is_marked(&h.path) {
-            continue;
-        }
-        let Ok(c) = cpath(&h.path) else { continue };
-        // rmdir refuses a non-empty directory; a file is removed only empty.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: valid fd and buffer.
-        unsafe {
-            if libc::fstat(fd, &mut st) != 0 {
-                continue;
-            }
-            if st.st_mode & libc::S_IFMT == libc::S_IFDIR {
-                libc::rmdir(c.as_ptr());
-            } else if st.st_size == 0 {
-                libc::unlink(c.as_ptr());
-            }
-        }
-    }
 }
 
 /// `memfd_create` flag (Linux 6.3): executable even where
@@ -1164,8 +897,8 @@ const MFD_EXEC: libc::c_uint = 0x10;
 /// 2, EACCES): dcjail itself is the second stage then, applying the same
 /// layer, only slower to start.
 #[cfg(target_os = "linux")]
-fn stub_memfd(l: &BwrapLaunch) -> Result<Option<std::os::fd::OwnedFd>, String> {
-    if STUB.is_empty() || l.program.is_empty() {
+fn stub_memfd() -> Result<Option<std::os::fd::OwnedFd>, String> {
+    if STUB.is_empty() {
         return Ok(None);
     }
     match memfd(c"dcjail-stub", STUB, true, MFD_EXEC) {
@@ -1277,37 +1010,8 @@ pub fn launch(
     argv: &[std::ffi::CString],
     envp: &[std::ffi::CString],
 ) -> Result<i32, String> {
-    let mut held: Vec<Held> = Vec::new();
-    let result = run_bwrap(plan, l, argv, envp, &mut held);
-    release(held);
-    result
-}
-
-#[cfg(target_os = "linux")]
-fn run_bwrap(
-    plan: &Plan,
-    l: &BwrapLaunch,
-    argv: &[std::ffi::CString],
-    envp: &[std::ffi::CString],
-    held: &mut Vec<Held>,
-) -> Result<i32, String> {
     use std::ffi::CString;
     use std::os::fd::{AsRawFd, FromRawFd};
-    for ph in &l.rendered.placeholders {
-        held.push(make_placeholder(ph)?);
-    }
-    for p in &l.rendered.ro_points {
-        if held.iter().any(|h| &h.path == p) {
-            continue;
-        }
-        if let Some(fd) = lock_shared(p) {
-            held.push(Held {
-                path: p.clone(),
-                fd,
-                remove: false,
-            });
-        }
-    }
     let mut args_data = Vec::new();
     for a in &l.rendered.args {
         args_data.extend_from_slice(a.as_bytes());
@@ -1315,14 +1019,9 @@ fn run_bwrap(
     }
     let args_fd = memfd(c"dcjail-bwrap-args", &args_data, false, 0).map_err(|(m, _)| m)?;
     // The second stage: the embedded stub, or dcjail itself where a memfd
-    // cannot be executed. Each gets the layer in its own form.
-    let stub_fd = stub_memfd(l)?;
-    let layer = if stub_fd.is_some() {
-        &l.program
-    } else {
-        &l.layer
-    };
-    let layer_fd = memfd(c"dcjail-stage2", layer, true, 0).map_err(|(m, _)| m)?;
+    // cannot be executed; both read the same program.
+    let stub_fd = stub_memfd()?;
+    let layer_fd = memfd(c"dcjail-stage2", &l.program, true, 0).map_err(|(m, _)| m)?;
     // bwrap's stderr goes to a pipe until stage 2 runs, so that a bwrap that
     // cannot build the sandbox is one refusal line (or an `auto` fallback),
     // not bwrap's words followed by ours. The caller's stderr travels as a
@@ -1385,7 +1084,7 @@ fn run_bwrap(
     bargv.extend(argv.iter().cloned());
     let bwrap_path = cpath(&l.bwrap)?;
     let mut interrupted: Option<i32> = None;
-    let mut forward = |pid: libc::pid_t, sig: libc::c_int, _code: libc::c_int| {
+    let mut forward = |pid: libc::pid_t, sig: libc::c_int, code: libc::c_int| {
         let cmds = sandbox_commands(pid);
         if cmds.is_empty() {
             if SHIELDED.contains(&sig) {
@@ -1394,6 +1093,11 @@ fn run_bwrap(
                 // SAFETY: our own child.
                 unsafe { libc::kill(pid, libc::SIGKILL) };
             }
+            return;
+        }
+        // The command shares the caller's terminal and process group: a
+        // terminal's ^C already reached it.
+        if code == libc::SI_KERNEL {
             return;
         }
         for c in cmds {
@@ -1610,12 +1314,6 @@ fn bwrap_said(mut f: std::fs::File) -> Vec<u8> {
     said
 }
 
-/// Applies the serialized layer (stage 2, inside the sandbox).
-#[cfg(target_os = "linux")]
-fn apply_layer(bytes: &[u8]) -> Result<(), String> {
-    super::landlock::LayerSpec::from_bytes(bytes)?.apply()
-}
-
 /// Reads the layer from `fd` only if it is the sealed memfd the first stage
 /// made: nothing a caller can pass through argv or stdin qualifies.
 #[cfg(target_os = "linux")]
@@ -1739,10 +1437,26 @@ pub fn stage2_main(args: &[OsString]) -> i32 {
             return fail(e);
         }
     }
-    if let Err(e) = apply_layer(&bytes) {
-        return fail(e);
+    let program = match super::stub_format::Program::parse(&bytes) {
+        Ok(p) => p,
+        Err(e) => return fail(e.to_string()),
+    };
+    // The stub's own sequence (stage2.rs), so that this second stage applies
+    // the very same layer and brokers the same calls.
+    let mut exec = || crate::exec::exec_command(&argv, &envp, path_var.as_deref());
+    match super::stage2::run(&program, &mut exec) {
+        Ok(code) => code,
+        Err(f) => {
+            let mut m = String::from_utf8_lossy(f.what).into_owned();
+            if let Some(p) = f.path {
+                m.push_str(&String::from_utf8_lossy(p));
+            }
+            if let Some(e) = f.errno {
+                m.push_str(&format!(": {}", std::io::Error::from_raw_os_error(e)));
+            }
+            fail(m)
+        }
     }
-    crate::exec::exec_command(&argv, &envp, path_var.as_deref())
 }
 
 /// `doctor`: finds bwrap, actually runs it with every namespace dcjail
@@ -1883,7 +1597,7 @@ fn layer_bytes_for_default() -> Result<(), String> {
     let plan = crate::plan::build(&policy, vec!["true".into()], &facts).map_err(|r| r.message)?;
     let spec = layer(&plan)?;
     if !STUB.is_empty() {
-        stub_program(&spec)?;
+        stub_program(&spec, &[])?;
     }
     Ok(())
 }
@@ -1968,13 +1682,15 @@ mod tests {
             "--unshare-cgroup-try",
             "--unshare-net",
             "--die-with-parent",
-            "--new-session",
         ] {
             assert!(w.contains(&ns.to_string()), "{ns} missing");
         }
+        // The caller's terminal stays the command's (job control works);
+        // TIOCSTI is refused by the seccomp layer instead.
+        assert!(!w.contains(&"--new-session".to_string()));
         pos(&w, &["--cap-drop", "ALL"]);
         assert!(!w.contains(&"--bind".to_string()));
-        assert!(r.placeholders.is_empty());
+        assert!(r.guards.is_empty());
     }
 
     #[test]
@@ -2009,63 +1725,61 @@ mod tests {
         let rc = pos(&w, &["--ro-bind", "/ws/.bashrc", "/ws/.bashrc"]);
         assert!(pos(&w, &["--ro-bind", "/", "/"]) < root);
         assert!(root < pin && pin < hooks && pin < config && root < rc);
-        assert!(r.placeholders.is_empty());
-        assert_eq!(r.ro_points.len(), 3);
+        assert!(r.guards.is_empty());
     }
 
     #[test]
-    fn a_missing_protected_path_gets_a_placeholder_at_its_first_missing_component() {
+    fn a_missing_protected_path_is_guarded_at_its_first_missing_component_and_nothing_is_mounted() {
         let p = plan(
             SandboxMode::WorkspaceWrite,
             &["/ws"],
-            &["/ws/.claude/commands", "/ws/.mcp.json", "/ws/.git/hooks"],
+            &[
+                "/ws/.claude/commands",
+                "/ws/.claude/agents",
+                "/ws/.mcp.json",
+                "/ws/.git/hooks",
+            ],
         );
         let host = fake(&[("/ws", Node::Dir)]);
         let r = render(&p, &host).unwrap();
         let w = words(&r);
+        let g = |d: &str, n: &str| Guard {
+            dir: d.into(),
+            name: n.into(),
+        };
         assert_eq!(
-            r.placeholders,
-            vec![
-                Placeholder {
-                    path: "/ws/.claude".into(),
-                    dir: true,
-                    adopt: false
-                },
-                Placeholder {
-                    path: "/ws/.mcp.json".into(),
-                    dir: false,
-                    adopt: false
-                },
-                Placeholder {
-                    path: "/ws/.git".into(),
-                    dir: true,
-                    adopt: false
-                },
-            ]
+            r.guards,
+            vec![g("/ws", ".claude"), g("/ws", ".mcp.json"), g("/ws", ".git")]
         );
-        assert!(
-            pos(&w, &["--bind", "/ws", "/ws"])
-                < pos(&w, &["--ro-bind", "/ws/.claude", "/ws/.claude"])
-        );
-        pos(&w, &["--ro-bind", "/ws/.git", "/ws/.git"]);
+        // A mount would need a placeholder on the host: there is none.
+        for m in ["/ws/.claude", "/ws/.mcp.json", "/ws/.git"] {
+            assert!(!w.contains(&m.to_string()), "{m} mounted: {w:?}");
+        }
     }
 
     #[test]
-    fn a_placeholder_left_by_a_killed_run_is_adopted() {
-        let p = plan(SandboxMode::WorkspaceWrite, &["/ws"], &["/ws/.vscode"]);
+    fn a_missing_name_inside_an_existing_git_dir_is_guarded_in_it() {
+        let p = plan(
+            SandboxMode::WorkspaceWrite,
+            &["/ws"],
+            &["/ws/.git/hooks", "/ws/.git/config"],
+        );
         let host = fake(&[
             ("/ws", Node::Dir),
-            ("/ws/.vscode", Node::Placeholder { dir: true }),
+            ("/ws/.git", Node::Dir),
+            ("/ws/.git/config", Node::File),
         ]);
         let r = render(&p, &host).unwrap();
         assert_eq!(
-            r.placeholders,
-            vec![Placeholder {
-                path: "/ws/.vscode".into(),
-                dir: true,
-                adopt: true
+            r.guards,
+            vec![Guard {
+                dir: "/ws/.git".into(),
+                name: "hooks".into()
             }]
         );
+        // The directory holding the guard is pinned, so it cannot be
+        // renamed away and recreated unguarded.
+        pos(&words(&r), &["--bind", "/ws/.git", "/ws/.git"]);
     }
 
     #[test]
@@ -2074,7 +1788,7 @@ mod tests {
         let host = fake(&[("/ws", Node::Dir), ("/ws/.git", Node::File)]);
         let r = render(&p, &host).unwrap();
         pos(&words(&r), &["--ro-bind", "/ws/.git", "/ws/.git"]);
-        assert!(r.placeholders.is_empty());
+        assert!(r.guards.is_empty());
     }
 
     #[test]
@@ -2091,7 +1805,7 @@ mod tests {
         let host = fake(&[("/tmp", Node::Dir), ("/tmp/.bashrc", Node::Foreign)]);
         let r = render(&p, &host).unwrap();
         assert!(!words(&r).contains(&"/tmp/.bashrc".to_string()));
-        assert!(r.placeholders.is_empty());
+        assert!(r.guards.is_empty());
     }
 
     #[test]
@@ -2293,8 +2007,12 @@ mod tests {
     #[cfg(target_os = "linux")]
     fn spec_for_stub() -> crate::backend::landlock::LayerSpec {
         use crate::backend::landlock::{access, FsRule, LayerSpec};
-        use crate::backend::seccomp::{Inet, SocketRules};
+        use crate::backend::seccomp::{FsRules, Inet, Meta, SocketRules};
         LayerSpec {
+            fs: FsRules {
+                meta: Meta::Broker,
+                create: true,
+            },
             abi: 6,
             handled_fs: access::READ | access::WRITE,
             fs_rules: vec![
@@ -2323,8 +2041,12 @@ mod tests {
     fn the_stub_program_carries_the_whole_layer_and_the_compiled_filters() {
         use crate::backend::stub_format::Program;
         let spec = spec_for_stub();
-        let bytes = stub_program(&spec).unwrap();
+        let guards: Vec<GuardId> = vec![(5, 77, b".bashrc".to_vec()), (5, 78, b"hooks".to_vec())];
+        let bytes = stub_program(&spec, &guards).unwrap();
         let p = Program::parse(&bytes).unwrap();
+        assert!(p.broker());
+        let got: Vec<GuardId> = p.guards().map(|(d, i, n)| (d, i, n.to_vec())).collect();
+        assert_eq!(got, guards);
         assert_eq!(p.handled_fs, spec.handled_fs);
         assert_eq!(p.handled_net, 0b11);
         assert_eq!(p.scoped, 3);
@@ -2338,7 +2060,7 @@ mod tests {
         assert_eq!(p.ports().collect::<Vec<_>>(), vec![3128]);
         assert_eq!(p.keep_fds().collect::<Vec<_>>(), vec![7, 4]);
         let filters: Vec<Vec<u8>> = p.filters().map(|(_, b)| b.to_vec()).collect();
-        let compiled = crate::backend::seccomp::compile(spec.sockets)
+        let compiled = crate::backend::seccomp::compile(spec.sockets, spec.fs)
             .unwrap()
             .raw();
         assert_eq!(filters, compiled);
@@ -2349,15 +2071,18 @@ mod tests {
         let mut open = spec.clone();
         open.restrict_tcp = false;
         open.tcp_connect_ports.clear();
-        let b = stub_program(&open).unwrap();
-        assert_eq!(Program::parse(&b).unwrap().handled_net, 0);
+        open.fs = crate::backend::seccomp::FsRules::OPEN;
+        let b = stub_program(&open, &[]).unwrap();
+        let q = Program::parse(&b).unwrap();
+        assert_eq!(q.handled_net, 0);
+        assert!(!q.broker());
     }
 
     #[cfg(target_os = "linux")]
     #[test]
     fn the_stub_parser_refuses_every_truncation_trailing_bytes_and_bad_rules() {
         use crate::backend::stub_format::Program;
-        let bytes = stub_program(&spec_for_stub()).unwrap();
+        let bytes = stub_program(&spec_for_stub(), &[(1, 2, b"x".to_vec())]).unwrap();
         for n in 0..bytes.len() {
             assert!(Program::parse(&bytes[..n]).is_err(), "truncated at {n}");
         }
@@ -2370,13 +2095,17 @@ mod tests {
         // What the stub would refuse is refused when the program is made.
         let mut rel = spec_for_stub();
         rel.fs_rules[0].path = "relative".into();
-        assert!(stub_program(&rel).is_err());
+        assert!(stub_program(&rel, &[]).is_err());
         let mut wide = spec_for_stub();
         wide.handled_fs = crate::backend::landlock::access::READ;
-        assert!(stub_program(&wide).is_err());
+        assert!(stub_program(&wide, &[]).is_err());
         let mut long = spec_for_stub();
         long.fs_rules[0].path = format!("/{}", "x".repeat(5000)).into();
-        assert!(stub_program(&long).is_err());
+        assert!(stub_program(&long, &[]).is_err());
+        // A guard must be a plain file name.
+        for bad in [&b"a/b"[..], b"", b".", b"..", b"x\0y"] {
+            assert!(stub_program(&spec_for_stub(), &[(1, 2, bad.to_vec())]).is_err());
+        }
     }
 
     #[cfg(all(

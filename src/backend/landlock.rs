@@ -30,11 +30,9 @@
 //!   paths they match at launch; a file created later that matches is not
 //!   covered, except inside a matched `deny_read` directory.
 
-use super::seccomp::{self, Inet, SocketRules};
+use super::seccomp::{self, FsRules, Inet, Meta, SocketRules};
 use crate::plan::{PathRule, Plan};
 use crate::policy::NetMode;
-use std::ffi::OsString;
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Component, Path, PathBuf};
 
@@ -135,8 +133,8 @@ pub struct FsRule {
     pub access: u64,
 }
 
-/// The whole in-process layer, as data. Serializable byte-exactly
-/// (`to_bytes`/`from_bytes`) so a second stage can receive it over an fd.
+/// The whole in-process layer, as data. A second stage receives it as a
+/// stub program (`bwrap::stub_program`, `stub_format`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LayerSpec {
     /// The landlock ABI every right below needs.
@@ -151,6 +149,8 @@ pub struct LayerSpec {
     /// `scope::*` bits.
     pub scopes: u64,
     pub sockets: SocketRules,
+    /// Metadata and creation rules of the seccomp filter.
+    pub fs: FsRules,
     /// Descriptors above 2 that survive into the command.
     pub keep_fds: Vec<i32>,
 }
@@ -237,6 +237,16 @@ pub fn layer_spec_with(plan: &Plan, subtraction: WriteSubtraction) -> Result<Lay
         tcp_connect_ports: Vec::new(),
         scopes: scope::ABSTRACT_UNIX_SOCKET | scope::SIGNAL,
         sockets,
+        fs: FsRules {
+            // Nothing may change in read-only; in workspace-write metadata
+            // changes go to the broker, which allows them where writes are.
+            meta: match plan.fs.access {
+                crate::policy::SandboxMode::ReadOnly => Meta::Refuse,
+                crate::policy::SandboxMode::WorkspaceWrite => Meta::Broker,
+                crate::policy::SandboxMode::DangerFullAccess => Meta::Allow,
+            },
+            create: false,
+        },
         keep_fds: Vec::new(),
     })
 }
@@ -474,159 +484,7 @@ fn visit(
     Ok(())
 }
 
-// ---------------------------------------------------------------------------
-// Serialization: magic, then fields in order; integers little-endian,
-// byte strings and lists prefixed by a u32 length. Paths are raw bytes.
-
-const MAGIC: &[u8] = b"DCJAIL-LAYER\x01";
-
-struct Reader<'a> {
-    b: &'a [u8],
-}
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
-        if self.b.len() < n {
-            return Err("layer spec is truncated".into());
-        }
-        let (h, t) = self.b.split_at(n);
-        self.b = t;
-        Ok(h)
-    }
-    fn arr<const N: usize>(&mut self) -> Result<[u8; N], String> {
-        let s = self.take(N)?;
-        let mut a = [0u8; N];
-        a.copy_from_slice(s);
-        Ok(a)
-    }
-    fn u8(&mut self) -> Result<u8, String> {
-        Ok(self.arr::<1>()?[0])
-    }
-    fn bool(&mut self) -> Result<bool, String> {
-        match self.u8()? {
-            0 => Ok(false),
-            1 => Ok(true),
-            v => Err(format!("layer spec: bad boolean {v}")),
-        }
-    }
-    fn u16(&mut self) -> Result<u16, String> {
-        Ok(u16::from_le_bytes(self.arr()?))
-    }
-    fn u32(&mut self) -> Result<u32, String> {
-        Ok(u32::from_le_bytes(self.arr()?))
-    }
-    fn i32(&mut self) -> Result<i32, String> {
-        Ok(i32::from_le_bytes(self.arr()?))
-    }
-    fn u64(&mut self) -> Result<u64, String> {
-        Ok(u64::from_le_bytes(self.arr()?))
-    }
-    fn len(&mut self) -> Result<usize, String> {
-        let n = self.u32()? as usize;
-        // Every element takes at least one byte: a bigger count is a lie.
-        if n > self.b.len() {
-            return Err("layer spec: length exceeds the data".into());
-        }
-        Ok(n)
-    }
-    fn bytes(&mut self) -> Result<&'a [u8], String> {
-        let n = self.len()?;
-        self.take(n)
-    }
-}
-
-fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
-    out.extend_from_slice(&(b.len() as u32).to_le_bytes());
-    out.extend_from_slice(b);
-}
-
 impl LayerSpec {
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut o = Vec::with_capacity(64 + self.fs_rules.len() * 48);
-        o.extend_from_slice(MAGIC);
-        o.extend_from_slice(&self.abi.to_le_bytes());
-        o.extend_from_slice(&self.handled_fs.to_le_bytes());
-        o.extend_from_slice(&(self.fs_rules.len() as u32).to_le_bytes());
-        for r in &self.fs_rules {
-            put_bytes(&mut o, r.path.as_os_str().as_bytes());
-            o.extend_from_slice(&r.access.to_le_bytes());
-        }
-        o.push(self.restrict_tcp as u8);
-        o.extend_from_slice(&(self.tcp_connect_ports.len() as u32).to_le_bytes());
-        for p in &self.tcp_connect_ports {
-            o.extend_from_slice(&p.to_le_bytes());
-        }
-        o.extend_from_slice(&self.scopes.to_le_bytes());
-        o.push(self.sockets.allow_unix as u8);
-        o.push(match self.sockets.inet {
-            Inet::Deny => 0,
-            Inet::StreamOnly => 1,
-            Inet::Allow => 2,
-        });
-        o.extend_from_slice(&(self.keep_fds.len() as u32).to_le_bytes());
-        for fd in &self.keep_fds {
-            o.extend_from_slice(&fd.to_le_bytes());
-        }
-        o
-    }
-
-    pub fn from_bytes(b: &[u8]) -> Result<LayerSpec, String> {
-        let mut r = Reader { b };
-        if r.take(MAGIC.len())? != MAGIC {
-            return Err("not a dcjail layer spec (bad magic)".into());
-        }
-        let abi = r.u32()?;
-        let handled_fs = r.u64()?;
-        let n = r.len()?;
-        let mut fs_rules = Vec::with_capacity(n);
-        for _ in 0..n {
-            let path = PathBuf::from(OsString::from_vec(r.bytes()?.to_vec()));
-            if !path.is_absolute() {
-                return Err(format!(
-                    "layer spec: rule path `{}` is not absolute",
-                    path.display()
-                ));
-            }
-            let access = r.u64()?;
-            if access & !handled_fs != 0 {
-                return Err("layer spec: a rule grants an unhandled right".into());
-            }
-            fs_rules.push(FsRule { path, access });
-        }
-        let restrict_tcp = r.bool()?;
-        let n = r.len()?;
-        let mut tcp_connect_ports = Vec::with_capacity(n);
-        for _ in 0..n {
-            tcp_connect_ports.push(r.u16()?);
-        }
-        let scopes = r.u64()?;
-        let allow_unix = r.bool()?;
-        let inet = match r.u8()? {
-            0 => Inet::Deny,
-            1 => Inet::StreamOnly,
-            2 => Inet::Allow,
-            v => return Err(format!("layer spec: bad inet value {v}")),
-        };
-        let n = r.len()?;
-        let mut keep_fds = Vec::with_capacity(n);
-        for _ in 0..n {
-            keep_fds.push(r.i32()?);
-        }
-        if !r.b.is_empty() {
-            return Err("layer spec: trailing bytes".into());
-        }
-        Ok(LayerSpec {
-            abi,
-            handled_fs,
-            fs_rules,
-            restrict_tcp,
-            tcp_connect_ports,
-            scopes,
-            sockets: SocketRules { allow_unix, inet },
-            keep_fds,
-        })
-    }
-
     /// What each ABI-dependent feature needs, for refusal messages.
     fn needs(&self) -> Vec<(u32, &'static str)> {
         let mut v = vec![
@@ -666,10 +524,13 @@ impl LayerSpec {
     /// Builds the ruleset and the seccomp program, then applies, in this
     /// order: no_new_privs, capabilities dropped, landlock, seccomp, file
     /// descriptors closed. Nothing is applied when building fails; after
-    /// the first step the process must exec or exit.
-    pub fn apply(&self) -> Result<(), String> {
+    /// the first step the process must exec or exit. When the filter hands
+    /// calls to a broker, returns its listener (already closed in the
+    /// command's descriptor table but for the one returned, which the
+    /// caller must hand out and close before exec).
+    pub fn apply(&self) -> Result<Option<std::os::fd::OwnedFd>, String> {
         let ruleset = self.build_ruleset()?;
-        let program = seccomp::compile(self.sockets)?;
+        let program = seccomp::compile(self.sockets, self.fs)?;
 
         // SAFETY: plain prctl.
         if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
@@ -688,8 +549,14 @@ impl LayerSpec {
                 status.ruleset
             ));
         }
-        seccomp::install(&program)?;
-        close_fds(&self.keep_fds)
+        let listener = seccomp::install(&program, self.fs.brokered())?;
+        let mut keep = self.keep_fds.clone();
+        if let Some(l) = &listener {
+            use std::os::fd::AsRawFd;
+            keep.push(l.as_raw_fd());
+        }
+        close_fds(&keep)?;
+        Ok(listener)
     }
 
     fn build_ruleset(&self) -> Result<::landlock::RulesetCreated, String> {
@@ -801,7 +668,7 @@ impl LayerSpec {
             "seccomp": {
                 "arch": seccomp::arch().ok(),
                 "default": "allow",
-                "rules": seccomp::describe(self.sockets).iter().map(|r| json!({
+                "rules": seccomp::describe(self.sockets, self.fs).iter().map(|r| json!({
                     "syscall": r.syscall, "when": r.when, "errno": r.errno,
                 })).collect::<Vec<_>>(),
             },
@@ -1240,7 +1107,7 @@ mod tests {
             handled_fs: access::handled(6),
             fs_rules: vec![
                 FsRule {
-                    path: PathBuf::from(OsString::from_vec(b"/odd\xff\n(path)".to_vec())),
+                    path: PathBuf::from(std::ffi::OsString::from("/odd\n(path)")),
                     access: access::READ,
                 },
                 FsRule {
@@ -1255,41 +1122,9 @@ mod tests {
                 allow_unix: false,
                 inet: Inet::StreamOnly,
             },
+            fs: FsRules::OPEN,
             keep_fds: vec![5, 9],
         }
-    }
-
-    #[test]
-    fn spec_round_trips_byte_exactly() {
-        let s = sample();
-        let b = s.to_bytes();
-        let back = LayerSpec::from_bytes(&b).unwrap();
-        assert_eq!(back, s);
-        assert_eq!(back.to_bytes(), b);
-    }
-
-    #[test]
-    fn spec_rejects_truncation_trailing_bytes_and_bad_magic() {
-        let b = sample().to_bytes();
-        for n in 0..b.len() {
-            assert!(
-                LayerSpec::from_bytes(&b[..n]).is_err(),
-                "prefix {n} accepted"
-            );
-        }
-        let mut t = b.clone();
-        t.push(0);
-        assert!(LayerSpec::from_bytes(&t).is_err());
-        let mut m = b.clone();
-        m[0] ^= 1;
-        assert!(LayerSpec::from_bytes(&m).is_err());
-    }
-
-    #[test]
-    fn spec_rejects_rights_it_does_not_handle() {
-        let mut s = sample();
-        s.handled_fs = access::READ;
-        assert!(LayerSpec::from_bytes(&s.to_bytes()).is_err());
     }
 
     #[test]

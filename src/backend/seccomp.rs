@@ -41,15 +41,62 @@ enum Cmp {
     Masked(u8, u64, u64),
 }
 
-/// One refused syscall: refused when any of `when` matches (each an AND of
-/// comparisons); an empty `when` refuses it always.
+/// What the filter answers for a system call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Action {
+    Allow,
+    Errno(i32),
+    /// Handed to the broker (SECCOMP_RET_USER_NOTIF), which performs it or
+    /// answers with an error.
+    Broker,
+}
+
+/// One syscall with rules: `rules` are tried in order (each an AND of
+/// comparisons; the first that holds decides), then `default`. `allow`,
+/// when it holds, answers Allow before any rule: a short path for the
+/// common case of a syscall whose rules all concern rarer arguments.
 struct Entry {
     name: &'static str,
     nr: i64,
-    when: Vec<Vec<Cmp>>,
-    errno: i32,
-    /// What `when` means, for people.
-    says: String,
+    allow: Vec<Cmp>,
+    rules: Vec<(Vec<Cmp>, Action)>,
+    default: Action,
+    /// What the rules mean, for people: one line per rule, then the default.
+    says: Vec<String>,
+}
+
+/// What a layer does with metadata changes (mode, owner, times, extended
+/// attributes, inode flags).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Meta {
+    /// No limit but the setuid/setgid rule (danger-full-access).
+    Allow,
+    /// Refused everywhere (EROFS): nothing is writable (read-only).
+    Refuse,
+    /// Handed to the broker, which allows them where writing is allowed.
+    Broker,
+}
+
+/// The filesystem part of the filter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FsRules {
+    pub meta: Meta,
+    /// Every call that creates a name is handed to the broker (which keeps
+    /// missing protected names uncreatable).
+    pub create: bool,
+}
+
+impl FsRules {
+    /// What needs no broker: metadata limited only by setuid/setgid.
+    pub const OPEN: FsRules = FsRules {
+        meta: Meta::Allow,
+        create: false,
+    };
+
+    /// Whether anything is handed to a broker.
+    pub fn brokered(&self) -> bool {
+        self.create || self.meta == Meta::Broker
+    }
 }
 
 /// A rule as `explain` prints it.
@@ -93,16 +140,67 @@ fn any_flag(arg: u8, flags: &[(&str, u64)]) -> Vec<Vec<Cmp>> {
         .collect()
 }
 
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-fn table(sockets: SocketRules) -> Vec<Entry> {
-    use libc::*;
-    let always = |name: &'static str, nr: i64| Entry {
+/// An entry refused with `errno` when any conjunction of `when` holds.
+fn refused(name: &'static str, nr: i64, when: Vec<Vec<Cmp>>, errno: i32, says: &str) -> Entry {
+    let always = when.is_empty();
+    Entry {
         name,
         nr,
-        when: Vec::new(),
-        errno: EPERM,
-        says: "always".into(),
-    };
+        allow: Vec::new(),
+        rules: if always {
+            Vec::new()
+        } else {
+            when.into_iter()
+                .map(|c| (c, Action::Errno(errno)))
+                .collect()
+        },
+        default: if always {
+            Action::Errno(errno)
+        } else {
+            Action::Allow
+        },
+        says: vec![says.to_string()],
+    }
+}
+
+/// setuid or setgid in the mode argument `arg`: refused (EPERM) so that no
+/// file the command creates or changes carries either bit.
+fn setid(arg: u8, also: &[Cmp]) -> Vec<(Vec<Cmp>, Action)> {
+    [0o4000u64, 0o2000]
+        .iter()
+        .map(|bit| {
+            let mut c = also.to_vec();
+            c.push(Cmp::Masked(arg, *bit, *bit));
+            (c, Action::Errno(libc::EPERM))
+        })
+        .collect()
+}
+
+/// Numbers of the unified table that libc does not name yet.
+const SYS_SETXATTRAT: i64 = 463;
+const SYS_REMOVEXATTRAT: i64 = 466;
+const SYS_OPEN_TREE_ATTR: i64 = 467;
+const SYS_FILE_SETATTR: i64 = 469;
+
+/// ioctls that change an inode's flags or attributes (chattr and the like):
+/// FS_IOC_SETFLAGS, FS_IOC32_SETFLAGS, FS_IOC_FSSETXATTR, FS_IOC_SETVERSION,
+/// FS_IOC32_SETVERSION, FS_IOC_SET_ENCRYPTION_POLICY, FS_IOC_ENABLE_VERITY,
+/// FS_IOC_SETFSLABEL (low 32 bits).
+const INODE_IOCTLS: &[u64] = &[
+    0x4008_6602,
+    0x4004_6602,
+    0x401c_5820,
+    0x4008_7602,
+    0x4004_7602,
+    0x800c_6613,
+    0x4080_6685,
+    0x4100_9432,
+];
+
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+fn table(sockets: SocketRules, fs: FsRules) -> Vec<Entry> {
+    use libc::*;
+    let always = |name: &'static str, nr: i64| refused(name, nr, Vec::new(), EPERM, "always");
     let mut t = vec![
         always("ptrace", SYS_ptrace),
         always("process_vm_readv", SYS_process_vm_readv),
@@ -117,6 +215,7 @@ fn table(sockets: SocketRules) -> Vec<Entry> {
         always("chroot", SYS_chroot),
         always("move_mount", SYS_move_mount),
         always("open_tree", SYS_open_tree),
+        always("open_tree_attr", SYS_OPEN_TREE_ATTR),
         always("fsopen", SYS_fsopen),
         always("fsconfig", SYS_fsconfig),
         always("fsmount", SYS_fsmount),
@@ -135,47 +234,220 @@ fn table(sockets: SocketRules) -> Vec<Entry> {
     ];
     let mut unshare_flags = NS_FLAGS.to_vec();
     unshare_flags.push(("CLONE_NEWTIME", CLONE_NEWTIME as u64));
-    t.push(Entry {
-        name: "unshare",
-        nr: SYS_unshare,
-        when: any_flag(0, &unshare_flags),
-        errno: EPERM,
-        says: "flags include a CLONE_NEW* namespace flag".into(),
-    });
-    t.push(Entry {
-        name: "clone",
-        nr: SYS_clone,
-        when: any_flag(0, NS_FLAGS),
-        errno: EPERM,
-        says: "flags include a CLONE_NEW* namespace flag".into(),
-    });
+    t.push(refused(
+        "unshare",
+        SYS_unshare,
+        any_flag(0, &unshare_flags),
+        EPERM,
+        "flags include a CLONE_NEW* namespace flag",
+    ));
+    t.push(refused(
+        "clone",
+        SYS_clone,
+        any_flag(0, NS_FLAGS),
+        EPERM,
+        "flags include a CLONE_NEW* namespace flag",
+    ));
     // Its flags sit in a struct seccomp cannot read: ENOSYS makes libc fall
     // back to clone, whose flags the rule above checks.
-    t.push(Entry {
-        name: "clone3",
-        nr: SYS_clone3,
-        when: Vec::new(),
-        errno: ENOSYS,
-        says: "always (libc falls back to clone)".into(),
-    });
+    t.push(refused(
+        "clone3",
+        SYS_clone3,
+        Vec::new(),
+        ENOSYS,
+        "always (libc falls back to clone)",
+    ));
+    // Its flags and mode sit in a struct too (a setuid file, a creation the
+    // broker must see): ENOSYS makes callers fall back to openat.
+    t.push(refused(
+        "openat2",
+        SYS_openat2,
+        Vec::new(),
+        ENOSYS,
+        "always (callers fall back to openat)",
+    ));
     // The request type is c_ulong on glibc and c_int on musl.
     #[allow(clippy::unnecessary_cast)]
     let (sti, linux) = (TIOCSTI as u64 & 0xffff_ffff, TIOCLINUX as u64 & 0xffff_ffff);
-    t.push(Entry {
-        name: "ioctl",
-        nr: SYS_ioctl,
-        when: vec![vec![Cmp::Eq(1, sti)], vec![Cmp::Eq(1, linux)]],
-        errno: EPERM,
-        says: "request is TIOCSTI or TIOCLINUX (low 32 bits)".into(),
-    });
+    let mut ioctls = vec![vec![Cmp::Eq(1, sti)], vec![Cmp::Eq(1, linux)]];
+    let mut ioctl_says = "request is TIOCSTI or TIOCLINUX (low 32 bits)".to_string();
+    if fs.meta != Meta::Allow {
+        ioctls.extend(INODE_IOCTLS.iter().map(|r| vec![Cmp::Eq(1, *r)]));
+        ioctl_says = "request is TIOCSTI, TIOCLINUX, or one that changes inode flags or attributes (FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR, …; low 32 bits)".into();
+    }
+    t.push(refused("ioctl", SYS_ioctl, ioctls, EPERM, &ioctl_says));
     if let Some(e) = socket_entry(sockets) {
         t.push(e);
     }
+    t.extend(fs_table(fs));
+    t
+}
+
+/// The filesystem rules: no setuid/setgid mode, metadata as `fs.meta`
+/// says, creations to the broker when `fs.create`.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+fn fs_table(fs: FsRules) -> Vec<Entry> {
+    use libc::*;
+    const O_CREAT_: u64 = 0o100;
+    const O_TMPFILE_BIT: u64 = 0o20000000;
+    let meta_default = match fs.meta {
+        Meta::Allow => Action::Allow,
+        Meta::Refuse => Action::Errno(EROFS),
+        Meta::Broker => Action::Broker,
+    };
+    let meta_says = match fs.meta {
+        Meta::Allow => "allowed",
+        Meta::Refuse => "refused (nothing is writable)",
+        Meta::Broker => "to the broker: allowed where writing is, never on a device",
+    };
+    let create_default = if fs.create {
+        Action::Broker
+    } else {
+        Action::Allow
+    };
+    let create_says = if fs.create {
+        "to the broker: a missing protected name cannot be created"
+    } else {
+        "allowed"
+    };
+    let setid_says = "mode has setuid or setgid: refused (EPERM)";
+    let entry = |name: &'static str,
+                 nr: i64,
+                 allow: Vec<Cmp>,
+                 rules: Vec<(Vec<Cmp>, Action)>,
+                 default: Action,
+                 says: Vec<String>| Entry {
+        name,
+        nr,
+        allow,
+        rules,
+        default,
+        says,
+    };
+    // A metadata call: setuid/setgid refused when `mode` is an argument.
+    let meta = |name: &'static str, nr: i64, mode: Option<u8>| {
+        let rules = mode.map(|a| setid(a, &[])).unwrap_or_default();
+        let mut says = Vec::new();
+        if mode.is_some() {
+            says.push(setid_says.to_string());
+        }
+        says.push(format!("otherwise {meta_says}"));
+        entry(name, nr, Vec::new(), rules, meta_default, says)
+    };
+    // A call that creates a name: setuid/setgid refused when `mode` is an
+    // argument (with `also` holding: open's O_CREAT), then the creation.
+    let create = |name: &'static str, nr: i64, mode: Option<u8>| {
+        let rules = mode.map(|a| setid(a, &[])).unwrap_or_default();
+        let mut says = Vec::new();
+        if mode.is_some() {
+            says.push(setid_says.to_string());
+        }
+        says.push(format!("otherwise {create_says}"));
+        entry(name, nr, Vec::new(), rules, create_default, says)
+    };
+    // open/openat: only O_CREAT and O_TMPFILE carry a mode or make a name.
+    let open = |name: &'static str, nr: i64, flags: u8, mode: u8| {
+        let mut rules = setid(mode, &[Cmp::Masked(flags, O_CREAT_, O_CREAT_)]);
+        rules.extend(setid(
+            mode,
+            &[Cmp::Masked(flags, O_TMPFILE_BIT, O_TMPFILE_BIT)],
+        ));
+        if fs.create {
+            rules.push((vec![Cmp::Masked(flags, O_CREAT_, O_CREAT_)], Action::Broker));
+        }
+        let mut says = vec![format!("with O_CREAT or O_TMPFILE, {setid_says}")];
+        if fs.create {
+            says.push(format!("with O_CREAT, {create_says}"));
+        }
+        says.push("otherwise allowed".into());
+        entry(
+            name,
+            nr,
+            vec![Cmp::Masked(flags, O_CREAT_ | O_TMPFILE_BIT, 0)],
+            rules,
+            Action::Allow,
+            says,
+        )
+    };
+    let mut t = vec![
+        open("openat", SYS_openat, 2, 3),
+        meta("fchmod", SYS_fchmod, Some(1)),
+        meta("fchmodat", SYS_fchmodat, Some(2)),
+        meta("fchmodat2", SYS_fchmodat2, Some(2)),
+        meta("fchown", SYS_fchown, None),
+        meta("fchownat", SYS_fchownat, None),
+        meta("utimensat", SYS_utimensat, None),
+        meta("setxattr", SYS_setxattr, None),
+        meta("lsetxattr", SYS_lsetxattr, None),
+        meta("fsetxattr", SYS_fsetxattr, None),
+        meta("removexattr", SYS_removexattr, None),
+        meta("lremovexattr", SYS_lremovexattr, None),
+        meta("fremovexattr", SYS_fremovexattr, None),
+        create("mkdirat", SYS_mkdirat, None),
+        create("mknodat", SYS_mknodat, Some(2)),
+        create("symlinkat", SYS_symlinkat, None),
+        create("linkat", SYS_linkat, None),
+        create("renameat2", SYS_renameat2, None),
+    ];
+    #[cfg(target_arch = "x86_64")]
+    t.extend([
+        open("open", SYS_open, 1, 2),
+        create("creat", SYS_creat, Some(1)),
+        meta("chmod", SYS_chmod, Some(1)),
+        meta("chown", SYS_chown, None),
+        meta("lchown", SYS_lchown, None),
+        meta("utime", SYS_utime, None),
+        meta("utimes", SYS_utimes, None),
+        meta("futimesat", SYS_futimesat, None),
+        create("mkdir", SYS_mkdir, None),
+        create("mknod", SYS_mknod, Some(1)),
+        create("symlink", SYS_symlink, None),
+        create("link", SYS_link, None),
+        create("rename", SYS_rename, None),
+        create("renameat", SYS_renameat, None),
+    ]);
+    if fs.meta != Meta::Allow {
+        // The *at forms of 6.13 and the path form of the inode-flag ioctls:
+        // no broker for them; callers fall back to the older calls.
+        let errno = if fs.meta == Meta::Refuse {
+            EROFS
+        } else {
+            ENOSYS
+        };
+        let says = if errno == EROFS {
+            "always (nothing is writable)"
+        } else {
+            "always (callers fall back to setxattr, removexattr)"
+        };
+        t.push(refused(
+            "setxattrat",
+            SYS_SETXATTRAT,
+            Vec::new(),
+            errno,
+            says,
+        ));
+        t.push(refused(
+            "removexattrat",
+            SYS_REMOVEXATTRAT,
+            Vec::new(),
+            errno,
+            says,
+        ));
+        t.push(refused(
+            "file_setattr",
+            SYS_FILE_SETATTR,
+            Vec::new(),
+            EPERM,
+            "always (changes inode flags)",
+        ));
+    }
+    // Entries whose every answer is Allow say nothing and are left out.
+    t.retain(|e| e.default != Action::Allow || !e.rules.is_empty());
     t
 }
 
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-fn table(_sockets: SocketRules) -> Vec<Entry> {
+fn table(_sockets: SocketRules, _fs: FsRules) -> Vec<Entry> {
     Vec::new()
 }
 
@@ -222,32 +494,44 @@ fn socket_entry(s: SocketRules) -> Option<Entry> {
             )
         }
     };
-    Some(Entry {
-        name: "socket",
-        nr: SYS_socket,
-        when,
-        errno: EPERM,
-        says,
-    })
+    Some(refused("socket", SYS_socket, when, EPERM, &says))
 }
 
-fn errno_name(e: i32) -> &'static str {
-    match e {
-        libc::ENOSYS => "ENOSYS",
-        _ => "EPERM",
+fn action_name(a: Action) -> &'static str {
+    match a {
+        Action::Allow => "allow",
+        Action::Errno(libc::ENOSYS) => "ENOSYS",
+        Action::Errno(libc::EROFS) => "EROFS",
+        Action::Errno(_) => "EPERM",
+        Action::Broker => "broker",
     }
 }
 
 /// The rule list as `explain` shows it; everything not listed is allowed.
-pub fn describe(sockets: SocketRules) -> Vec<RuleDesc> {
-    let mut out: Vec<RuleDesc> = table(sockets)
-        .into_iter()
-        .map(|e| RuleDesc {
-            syscall: e.name,
-            when: e.says,
-            errno: errno_name(e.errno),
-        })
-        .collect();
+/// An entry with several rules shows one line per rule, then its default.
+pub fn describe(sockets: SocketRules, fs: FsRules) -> Vec<RuleDesc> {
+    let mut out = Vec::new();
+    for e in table(sockets, fs) {
+        let actions = e
+            .rules
+            .iter()
+            .map(|(_, a)| *a)
+            .chain(std::iter::once(e.default));
+        let mut says = e.says.iter();
+        let mut shown: Vec<Action> = Vec::new();
+        for a in actions {
+            // Rules with one action read as one line (the socket family list).
+            if shown.contains(&a) || (a == Action::Allow && e.says.len() <= shown.len()) {
+                continue;
+            }
+            shown.push(a);
+            out.push(RuleDesc {
+                syscall: e.name,
+                when: says.next().cloned().unwrap_or_default(),
+                errno: action_name(a),
+            });
+        }
+    }
     out.push(RuleDesc {
         syscall: "(another ABI: i386, x32)",
         when: "always (i386 kills the process, x32 numbers get ENOSYS)".into(),
@@ -300,6 +584,7 @@ const RET_K: u16 = 0x06; // BPF_RET | BPF_K
 const RET_KILL_PROCESS: u32 = 0x8000_0000;
 const RET_ERRNO: u32 = 0x0005_0000;
 const RET_ALLOW: u32 = 0x7fff_0000;
+const RET_USER_NOTIF: u32 = 0x7fc0_0000;
 /// `struct seccomp_data`: nr, arch, then the arguments from offset 16.
 const DATA_NR: u32 = 0;
 const DATA_ARCH: u32 = 4;
@@ -386,46 +671,68 @@ fn dword(v: u64) -> Result<u32, String> {
     u32::try_from(v).map_err(|_| format!("seccomp filter: constant {v:#x} is wider than 32 bits"))
 }
 
-/// Emits the answer for one table entry: its errno when any conjunction of
-/// `when` holds (or always), else allow. Ends in a return on every path.
+fn ret(a: Action) -> u32 {
+    match a {
+        Action::Allow => RET_ALLOW,
+        Action::Errno(e) => RET_ERRNO | (e as u32 & 0xffff),
+        Action::Broker => RET_USER_NOTIF,
+    }
+}
+
+/// Emits the tests of one conjunction: falls through when every comparison
+/// holds, jumps to `fail` otherwise.
+fn conjunction(
+    conj: &[Cmp],
+    fail: Label,
+    ops: &mut Vec<Op>,
+    label: &mut dyn FnMut() -> Label,
+) -> Result<(), String> {
+    for c in conj {
+        let (a, pass_on_eq, mask, v) = match *c {
+            Cmp::Eq(a, v) => (a, true, None, v),
+            Cmp::Ne(a, v) => (a, false, None, v),
+            Cmp::Masked(a, m, v) => (a, true, Some(m), v),
+        };
+        if a > 5 {
+            return Err(format!("seccomp filter: no argument {a}"));
+        }
+        // The low half of the argument (little-endian targets only).
+        ops.push(Op::Stmt(LD_W_ABS, DATA_ARGS + 8 * u32::from(a)));
+        if let Some(m) = mask {
+            ops.push(Op::Stmt(AND_K, dword(m)?));
+        }
+        let cont = label();
+        ops.push(if pass_on_eq {
+            Op::Jump(JEQ_K, dword(v)?, cont, fail)
+        } else {
+            Op::Jump(JEQ_K, dword(v)?, fail, cont)
+        });
+        ops.push(Op::Here(cont));
+    }
+    Ok(())
+}
+
+/// Emits the answer for one table entry: its short path to Allow, then the
+/// action of the first rule whose conjunction holds, else its default.
+/// Ends in a return on every path.
 fn entry_block(
     e: &Entry,
     ops: &mut Vec<Op>,
     label: &mut dyn FnMut() -> Label,
 ) -> Result<(), String> {
-    let errno = RET_ERRNO | (e.errno as u32 & 0xffff);
-    if e.when.is_empty() {
-        ops.push(Op::Stmt(RET_K, errno));
-        return Ok(());
+    if !e.allow.is_empty() {
+        let no = label();
+        conjunction(&e.allow, no, ops, label)?;
+        ops.push(Op::Stmt(RET_K, RET_ALLOW));
+        ops.push(Op::Here(no));
     }
-    for conj in &e.when {
+    for (conj, action) in &e.rules {
         let fail = label();
-        for c in conj {
-            let (a, pass_on_eq, mask, v) = match *c {
-                Cmp::Eq(a, v) => (a, true, None, v),
-                Cmp::Ne(a, v) => (a, false, None, v),
-                Cmp::Masked(a, m, v) => (a, true, Some(m), v),
-            };
-            if a > 5 {
-                return Err(format!("seccomp filter: no argument {a}"));
-            }
-            // The low half of the argument (little-endian targets only).
-            ops.push(Op::Stmt(LD_W_ABS, DATA_ARGS + 8 * u32::from(a)));
-            if let Some(m) = mask {
-                ops.push(Op::Stmt(AND_K, dword(m)?));
-            }
-            let cont = label();
-            ops.push(if pass_on_eq {
-                Op::Jump(JEQ_K, dword(v)?, cont, fail)
-            } else {
-                Op::Jump(JEQ_K, dword(v)?, fail, cont)
-            });
-            ops.push(Op::Here(cont));
-        }
-        ops.push(Op::Stmt(RET_K, errno));
+        conjunction(conj, fail, ops, label)?;
+        ops.push(Op::Stmt(RET_K, ret(*action)));
         ops.push(Op::Here(fail));
     }
-    ops.push(Op::Stmt(RET_K, RET_ALLOW));
+    ops.push(Op::Stmt(RET_K, ret(e.default)));
     Ok(())
 }
 
@@ -460,7 +767,7 @@ fn search(
 }
 
 /// Compiles the filter. Nothing is installed.
-pub fn compile(sockets: SocketRules) -> Result<Program, String> {
+pub fn compile(sockets: SocketRules, fs: FsRules) -> Result<Program, String> {
     let token: u32 = match arch()? {
         "x86_64" => 0xc000_003e, // AUDIT_ARCH_X86_64
         _ => 0xc000_00b7,        // AUDIT_ARCH_AARCH64
@@ -468,7 +775,7 @@ pub fn compile(sockets: SocketRules) -> Result<Program, String> {
     if cfg!(target_endian = "big") {
         return Err("seccomp filter: arguments are read as little-endian".into());
     }
-    let table = table(sockets);
+    let table = table(sockets, fs);
     let mut entries: Vec<&Entry> = table.iter().collect();
     entries.sort_by_key(|e| e.nr);
     if entries.windows(2).any(|w| w[0].nr == w[1].nr) {
@@ -507,6 +814,8 @@ pub fn compile(sockets: SocketRules) -> Result<Program, String> {
 /// chain): the reference the tests hold `compile` to.
 #[cfg(test)]
 fn compile_reference(sockets: SocketRules) -> Result<Vec<Vec<libc::sock_filter>>, String> {
+    // The rules that need no broker: each entry is one errno, when any
+    // conjunction holds (or always), as seccompiler's filters express.
     use seccompiler::{
         SeccompAction, SeccompCmpArgLen as Len, SeccompCmpOp as Op, SeccompCondition,
         SeccompFilter, SeccompRule,
@@ -518,9 +827,17 @@ fn compile_reference(sockets: SocketRules) -> Result<Vec<Vec<libc::sock_filter>>
     };
     let bad = |e: seccompiler::BackendError| format!("cannot build the seccomp filter: {e}");
     let mut by_errno: BTreeMap<i32, BTreeMap<i64, Vec<SeccompRule>>> = BTreeMap::new();
-    for e in table(sockets) {
+    for e in table(sockets, FsRules::OPEN) {
+        let errno = match (e.rules.first(), e.default) {
+            (None, Action::Errno(x)) => x,
+            (Some((_, Action::Errno(x))), Action::Allow) => *x,
+            _ => return Err(format!("{}: not one errno", e.name)),
+        };
+        if e.rules.iter().any(|(_, a)| *a != Action::Errno(errno)) {
+            return Err(format!("{}: not one errno", e.name));
+        }
         let mut rules = Vec::new();
-        for conj in &e.when {
+        for (conj, _) in &e.rules {
             let conds = conj
                 .iter()
                 .map(|c| match *c {
@@ -534,7 +851,7 @@ fn compile_reference(sockets: SocketRules) -> Result<Vec<Vec<libc::sock_filter>>
                 .map_err(bad)?;
             rules.push(SeccompRule::new(conds).map_err(bad)?);
         }
-        by_errno.entry(e.errno).or_default().insert(e.nr, rules);
+        by_errno.entry(errno).or_default().insert(e.nr, rules);
     }
     let mut out = Vec::new();
     for (errno, rules) in by_errno {
@@ -573,33 +890,56 @@ fn compile_reference(sockets: SocketRules) -> Result<Vec<Vec<libc::sock_filter>>
     Ok(out)
 }
 
+/// `SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV`
+/// (stage2::LISTENER_FLAGS): once the broker has taken a notification,
+/// only a fatal signal interrupts the waiting command, so an operation done
+/// for it is never done twice by a restarted call.
+const LISTENER_FLAGS: libc::c_ulong = (1 << 3) | (1 << 5);
+
 /// Installs the filter(s) on the calling thread. Needs no_new_privs (or
-/// CAP_SYS_ADMIN); the caller has set it.
-pub fn install(prog: &Program) -> Result<(), String> {
-    for p in &prog.0 {
+/// CAP_SYS_ADMIN); the caller has set it. With `listener`, the last one
+/// hands its notifications to the descriptor returned.
+pub fn install(prog: &Program, listener: bool) -> Result<Option<std::os::fd::OwnedFd>, String> {
+    use std::os::fd::FromRawFd;
+    let mut got = None;
+    for (i, p) in prog.0.iter().enumerate() {
         let len = u16::try_from(p.len())
             .map_err(|_| "cannot install the seccomp filter: too long".to_string())?;
         let fprog = libc::sock_fprog {
             len,
             filter: p.as_ptr().cast_mut(),
         };
+        let flags = if listener && i + 1 == prog.0.len() {
+            LISTENER_FLAGS
+        } else {
+            0
+        };
         // SAFETY: a sock_fprog pointing at `len` instructions that outlive the call.
         let r = unsafe {
             libc::syscall(
                 libc::SYS_seccomp,
                 libc::SECCOMP_SET_MODE_FILTER,
-                0,
+                flags,
                 &fprog as *const libc::sock_fprog,
             )
         };
-        if r != 0 {
-            return Err(format!(
-                "cannot install the seccomp filter: {}",
-                std::io::Error::last_os_error()
-            ));
+        if r < 0 {
+            let e = std::io::Error::last_os_error();
+            return Err(if e.raw_os_error() == Some(libc::EBUSY) {
+                "cannot install the seccomp filter: this sandbox runs inside another one that already brokers its system calls".to_string()
+            } else {
+                format!("cannot install the seccomp filter: {e}")
+            });
+        }
+        if flags != 0 {
+            // SAFETY: the listener descriptor the kernel just made, ours.
+            got = Some(unsafe { std::os::fd::OwnedFd::from_raw_fd(r as i32) });
         }
     }
-    Ok(())
+    if listener && got.is_none() {
+        return Err("the broker's seccomp filter is missing".into());
+    }
+    Ok(got)
 }
 
 /// Whether this kernel takes seccomp filters returning errno.
@@ -633,10 +973,17 @@ mod tests {
         allow_unix: false,
         inet: Inet::Deny,
     };
+    const BROKERED: FsRules = FsRules {
+        meta: Meta::Broker,
+        create: true,
+    };
 
     #[test]
     fn describes_every_guarantee_of_spec_5() {
-        let names: Vec<&str> = describe(NONE).iter().map(|r| r.syscall).collect();
+        let names: Vec<&str> = describe(NONE, FsRules::OPEN)
+            .iter()
+            .map(|r| r.syscall)
+            .collect();
         for n in [
             "ptrace",
             "process_vm_readv",
@@ -661,19 +1008,25 @@ mod tests {
 
     #[test]
     fn full_network_has_no_socket_rule() {
-        let r = describe(SocketRules {
-            allow_unix: true,
-            inet: Inet::Allow,
-        });
+        let r = describe(
+            SocketRules {
+                allow_unix: true,
+                inet: Inet::Allow,
+            },
+            FsRules::OPEN,
+        );
         assert!(!r.iter().any(|d| d.syscall == "socket"));
     }
 
     #[test]
     fn unix_allowed_refuses_other_families() {
-        let r = describe(SocketRules {
-            allow_unix: true,
-            inet: Inet::Deny,
-        });
+        let r = describe(
+            SocketRules {
+                allow_unix: true,
+                inet: Inet::Deny,
+            },
+            FsRules::OPEN,
+        );
         let s = r.iter().find(|d| d.syscall == "socket").unwrap();
         assert_eq!(s.when, "family is not AF_UNIX");
     }
@@ -736,7 +1089,7 @@ mod tests {
     fn probes(t: &[Entry]) -> Vec<u64> {
         let mut v: Vec<u64> = vec![0, 1, 2, 0xf, 0x7fff_ffff, 0xffff_ffff, 1 << 32, u64::MAX];
         for e in t {
-            for c in e.when.iter().flatten() {
+            for c in e.rules.iter().flat_map(|(c, _)| c).chain(&e.allow) {
                 let (val, mask) = match *c {
                     Cmp::Eq(_, x) | Cmp::Ne(_, x) => (x, 0),
                     Cmp::Masked(_, m, x) => (x, m),
@@ -769,10 +1122,10 @@ mod tests {
         for inet in [Inet::Deny, Inet::StreamOnly, Inet::Allow] {
             for allow_unix in [false, true] {
                 let s = SocketRules { allow_unix, inet };
-                let ours = compile(s).unwrap();
+                let ours = compile(s, FsRules::OPEN).unwrap();
                 assert_eq!(ours.0.len(), 1, "one program");
                 let reference = compile_reference(s).unwrap();
-                let t = table(s);
+                let t = table(s, FsRules::OPEN);
                 let vals = probes(&t);
                 let mut nrs: Vec<u32> = (0..1024).collect();
                 nrs.extend([
@@ -801,9 +1154,10 @@ mod tests {
                 for e in &t {
                     let nr = e.nr as u32;
                     let used: Vec<u8> = e
-                        .when
+                        .rules
                         .iter()
-                        .flatten()
+                        .flat_map(|(c, _)| c)
+                        .chain(&e.allow)
                         .map(|c| match *c {
                             Cmp::Eq(a, _) | Cmp::Ne(a, _) | Cmp::Masked(a, _, _) => a,
                         })
@@ -843,13 +1197,13 @@ mod tests {
 
     #[test]
     fn an_unlisted_syscall_is_answered_in_a_few_steps() {
-        let p = compile(NONE).unwrap();
+        let p = compile(NONE, BROKERED).unwrap();
         let native: u32 = if cfg!(target_arch = "x86_64") {
             0xc000_003e
         } else {
             0xc000_00b7
         };
-        let listed: Vec<u32> = table(NONE).iter().map(|e| e.nr as u32).collect();
+        let listed: Vec<u32> = table(NONE, BROKERED).iter().map(|e| e.nr as u32).collect();
         let worst = (0..512)
             .filter(|nr| !listed.contains(nr))
             .map(|nr| run(&p.0[0], nr, native, [0; 6]))
@@ -882,13 +1236,178 @@ mod tests {
 
     #[test]
     fn compiles_for_this_arch() {
-        let p = compile(NONE).unwrap();
+        let p = compile(NONE, FsRules::OPEN).unwrap();
         assert!(p.len() > 10);
-        let p = compile(SocketRules {
-            allow_unix: false,
-            inet: Inet::StreamOnly,
-        })
+        let p = compile(
+            SocketRules {
+                allow_unix: false,
+                inet: Inet::StreamOnly,
+            },
+            BROKERED,
+        )
         .unwrap();
         assert!(p.len() > 10);
+    }
+
+    /// The table's own meaning: the short path, then the first rule whose
+    /// conjunction holds, else the default. What the BPF must agree with.
+    fn meaning(t: &[Entry], nr: u32, args: [u64; 6]) -> u32 {
+        let holds = |c: &Cmp| {
+            let lo = |a: u8| args[a as usize] & 0xffff_ffff;
+            match *c {
+                Cmp::Eq(a, v) => lo(a) == v & 0xffff_ffff,
+                Cmp::Ne(a, v) => lo(a) != v & 0xffff_ffff,
+                Cmp::Masked(a, m, v) => lo(a) & m == v,
+            }
+        };
+        let Some(e) = t.iter().find(|e| e.nr as u32 == nr) else {
+            return RET_ALLOW;
+        };
+        if !e.allow.is_empty() && e.allow.iter().all(holds) {
+            return RET_ALLOW;
+        }
+        for (conj, a) in &e.rules {
+            if conj.iter().all(holds) {
+                return ret(*a);
+            }
+        }
+        ret(e.default)
+    }
+
+    #[test]
+    fn the_filter_answers_every_rule_as_the_table_means_it() {
+        let native: u32 = if cfg!(target_arch = "x86_64") {
+            0xc000_003e
+        } else {
+            0xc000_00b7
+        };
+        for meta in [Meta::Allow, Meta::Refuse, Meta::Broker] {
+            for create in [false, true] {
+                let fs = FsRules { meta, create };
+                for s in [
+                    NONE,
+                    SocketRules {
+                        allow_unix: true,
+                        inet: Inet::StreamOnly,
+                    },
+                ] {
+                    let p = compile(s, fs).unwrap();
+                    let t = table(s, fs);
+                    let vals = probes(&t);
+                    for nr in 0..600u32 {
+                        assert_eq!(run(&p.0[0], nr, native, [0; 6]).0, meaning(&t, nr, [0; 6]));
+                    }
+                    for e in &t {
+                        for a in 0..4usize {
+                            for &x in &vals {
+                                for &y in &[0u64, 0o100, 0o4755, 0o20000000, 0o2644] {
+                                    let mut args = [y; 6];
+                                    args[a] = x;
+                                    assert_eq!(
+                                        run(&p.0[0], e.nr as u32, native, args).0,
+                                        meaning(&t, e.nr as u32, args),
+                                        "{fs:?} {} {args:?}",
+                                        e.name
+                                    );
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn modes_with_setuid_or_setgid_are_refused_in_every_mode() {
+        let native: u32 = if cfg!(target_arch = "x86_64") {
+            0xc000_003e
+        } else {
+            0xc000_00b7
+        };
+        let eperm = RET_ERRNO | libc::EPERM as u32;
+        for meta in [Meta::Allow, Meta::Refuse, Meta::Broker] {
+            for create in [false, true] {
+                let p = compile(NONE, FsRules { meta, create }).unwrap();
+                let at = |nr: i64, args: [u64; 6]| run(&p.0[0], nr as u32, native, args).0;
+                for mode in [0o4755u64, 0o2755, 0o6755] {
+                    assert_eq!(at(libc::SYS_fchmod, [3, mode, 0, 0, 0, 0]), eperm);
+                    assert_eq!(at(libc::SYS_fchmodat, [3, 0, mode, 0, 0, 0]), eperm);
+                    assert_eq!(at(libc::SYS_fchmodat2, [3, 0, mode, 0, 0, 0]), eperm);
+                    assert_eq!(at(libc::SYS_openat, [3, 0, 0o101, mode, 0, 0]), eperm);
+                    assert_eq!(at(libc::SYS_openat, [3, 0, 0o20200002, mode, 0, 0]), eperm);
+                    assert_eq!(
+                        at(libc::SYS_mknodat, [3, 0, 0o100000 | mode, 0, 0, 0]),
+                        eperm
+                    );
+                }
+                // Without O_CREAT or O_TMPFILE the mode means nothing.
+                assert_eq!(at(libc::SYS_openat, [3, 0, 0, 0o4755, 0, 0]), RET_ALLOW);
+                assert_eq!(
+                    at(libc::SYS_openat2, [3, 0, 0, 0, 0, 0]),
+                    RET_ERRNO | libc::ENOSYS as u32
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn metadata_and_creation_go_where_the_mode_says() {
+        let native: u32 = if cfg!(target_arch = "x86_64") {
+            0xc000_003e
+        } else {
+            0xc000_00b7
+        };
+        let go = |fs: FsRules, nr: i64, args: [u64; 6]| {
+            run(&compile(NONE, fs).unwrap().0[0], nr as u32, native, args).0
+        };
+        let erofs = RET_ERRNO | libc::EROFS as u32;
+        let ro = FsRules {
+            meta: Meta::Refuse,
+            create: false,
+        };
+        let ww = FsRules {
+            meta: Meta::Broker,
+            create: true,
+        };
+        assert_eq!(go(ro, libc::SYS_fchmodat, [3, 0, 0o644, 0, 0, 0]), erofs);
+        assert_eq!(go(ro, libc::SYS_utimensat, [3, 0, 0, 0, 0, 0]), erofs);
+        assert_eq!(go(ro, libc::SYS_fsetxattr, [3, 0, 0, 0, 0, 0]), erofs);
+        assert_eq!(go(ro, libc::SYS_fchown, [3, 0, 0, 0, 0, 0]), erofs);
+        assert_eq!(
+            go(ro, libc::SYS_openat, [3, 0, 0o101, 0o644, 0, 0]),
+            RET_ALLOW
+        );
+        assert_eq!(
+            go(ww, libc::SYS_fchmodat, [3, 0, 0o644, 0, 0, 0]),
+            RET_USER_NOTIF
+        );
+        assert_eq!(
+            go(ww, libc::SYS_openat, [3, 0, 0o101, 0o644, 0, 0]),
+            RET_USER_NOTIF
+        );
+        assert_eq!(go(ww, libc::SYS_openat, [3, 0, 0o2, 0, 0, 0]), RET_ALLOW);
+        assert_eq!(
+            go(ww, libc::SYS_mkdirat, [3, 0, 0o755, 0, 0, 0]),
+            RET_USER_NOTIF
+        );
+        assert_eq!(
+            go(ww, libc::SYS_renameat2, [3, 0, 3, 0, 0, 0]),
+            RET_USER_NOTIF
+        );
+        assert_eq!(go(ww, libc::SYS_linkat, [3, 0, 3, 0, 0, 0]), RET_USER_NOTIF);
+        assert_eq!(
+            go(FsRules::OPEN, libc::SYS_fchmodat, [3, 0, 0o644, 0, 0, 0]),
+            RET_ALLOW
+        );
+        // chattr's ioctl is refused wherever metadata is limited.
+        assert_eq!(
+            go(ro, libc::SYS_ioctl, [3, 0x4008_6602, 0, 0, 0, 0]),
+            RET_ERRNO | 1
+        );
+        assert_eq!(
+            go(FsRules::OPEN, libc::SYS_ioctl, [3, 0x4008_6602, 0, 0, 0, 0]),
+            RET_ALLOW
+        );
     }
 }

@@ -15,10 +15,14 @@
 //! u32 n  { u16 port }                          TCP connect ports
 //! u32 n  { i32 fd }                            descriptors kept open
 //! u32 n  { u32 count  count × 8 bytes }        seccomp programs (sock_filter)
+//! u32 flags                                    BROKER: the last program's
+//!                                              notifications are served
+//! u32 n  { u64 dev  u64 ino  u32 len  name }   names that cannot be created
+//!                                              in the directory (dev, ino)
 //! ```
 
 /// First bytes of a program; the version is the last byte.
-pub const MAGIC: &[u8; 12] = b"DCJAIL-STUB\x01";
+pub const MAGIC: &[u8; 12] = b"DCJAIL-STUB\x02";
 
 /// Longest rule path the stub accepts (Linux PATH_MAX, NUL excluded).
 pub const MAX_PATH: usize = 4095;
@@ -28,6 +32,13 @@ pub const MAX_INSNS: usize = 4096;
 
 /// Bytes of one `struct sock_filter`.
 pub const INSN: usize = 8;
+
+/// `flags`: a broker process serves the seccomp notifications of the last
+/// program (see `backend::broker`).
+pub const BROKER: u32 = 1;
+
+/// Longest file name (Linux NAME_MAX).
+pub const MAX_NAME: usize = 255;
 
 /// A program checked whole by `parse`: the iterators below re-read parts
 /// already known to be well formed.
@@ -39,6 +50,8 @@ pub struct Program<'a> {
     ports: List<'a>,
     keep: List<'a>,
     filters: List<'a>,
+    pub flags: u32,
+    guards: List<'a>,
 }
 
 #[derive(Clone, Copy)]
@@ -129,6 +142,26 @@ impl<'a> Program<'a> {
             }
             r.take(n * INSN).map(|_| ())
         })?;
+        let flags = r.u32()?;
+        if flags & !BROKER != 0 {
+            return Err("unknown program flags");
+        }
+        if flags & BROKER != 0 && filters.count == 0 {
+            return Err("a broker needs a seccomp program");
+        }
+        let guards = r.list(|r| {
+            r.u64()?;
+            r.u64()?;
+            let n = r.u32()? as usize;
+            if n == 0 || n > MAX_NAME {
+                return Err("guarded name length out of range");
+            }
+            let name = r.take(n)?;
+            if name.contains(&0) || name.contains(&b'/') || name == b"." || name == b".." {
+                return Err("a guarded name is not a file name");
+            }
+            Ok(())
+        })?;
         if !r.b.is_empty() {
             return Err("trailing bytes after the program");
         }
@@ -140,6 +173,26 @@ impl<'a> Program<'a> {
             ports,
             keep,
             filters,
+            flags,
+            guards,
+        })
+    }
+
+    /// Whether a broker serves the last seccomp program's notifications.
+    pub fn broker(&self) -> bool {
+        self.flags & BROKER != 0
+    }
+
+    /// `(dev, ino, name)`: `name` cannot be created in the directory.
+    pub fn guards(&self) -> impl Iterator<Item = (u64, u64, &'a [u8])> + 'a {
+        let mut r = Reader {
+            b: self.guards.bytes,
+        };
+        (0..self.guards.count).map_while(move |_| {
+            let dev = r.u64().ok()?;
+            let ino = r.u64().ok()?;
+            let n = r.u32().ok()? as usize;
+            Some((dev, ino, r.take(n).ok()?))
         })
     }
 

@@ -9,6 +9,9 @@
 //! weaker there. It must never leave the command running unsupervised where
 //! a supervisor was asked for.
 
+mod watch;
+pub use watch::{supervise_watched, Start as WatchedStart};
+
 use crate::backend::Choice;
 use crate::plan::Plan;
 use std::ffi::{CString, OsStr, OsString};
@@ -585,6 +588,29 @@ impl SignalFd {
     #[cfg(not(target_os = "linux"))]
     fn new(_mask: &libc::sigset_t) -> Option<SignalFd> {
         None
+    }
+
+    #[cfg(target_os = "linux")]
+    fn raw(&self) -> libc::c_int {
+        use std::os::fd::AsRawFd;
+        self.0.as_raw_fd()
+    }
+
+    /// One pending signal, without waiting (the descriptor is non-blocking).
+    #[cfg(target_os = "linux")]
+    fn take(&self) -> Option<libc::c_int> {
+        // SAFETY: signalfd_siginfo is plain data; read fills it whole or fails.
+        let mut si: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
+        let size = std::mem::size_of::<libc::signalfd_siginfo>();
+        // SAFETY: a buffer of `size` bytes.
+        let n = unsafe {
+            libc::read(
+                self.raw(),
+                (&mut si as *mut libc::signalfd_siginfo).cast(),
+                size,
+            )
+        };
+        (usize::try_from(n) == Ok(size)).then_some(si.ssi_signo as libc::c_int)
     }
 
     /// Waits at most `wait` for a signal (preferred when both are ready)

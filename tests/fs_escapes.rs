@@ -1,0 +1,764 @@
+//! Attacks on what the filesystem guarantees beyond plain writes: metadata
+//! (mode, times, extended attributes, inode flags) outside the writable
+//! roots, setuid/setgid files anywhere, missing protected names, traces on
+//! the host, another user's files in /tmp, and a dcjail killed with
+//! SIGKILL. Each case runs once without the sandbox, where the effect must
+//! happen (so the case can fail), then under each backend that accepts the
+//! policy, as root and as uid 65534, where the command must run to its end
+//! and the effect must not happen.
+#![cfg(target_os = "linux")]
+
+#[path = "support/scratch.rs"]
+mod scratch;
+
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_dcjail");
+
+fn is_root() -> bool {
+    // SAFETY: geteuid never fails.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn bwrap_works() -> bool {
+    Command::new("bwrap")
+        .args(["--ro-bind", "/", "/", "--unshare-user", "--", "true"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// The users a case runs as: root, and uid 65534 when we are root.
+fn users() -> Vec<bool> {
+    if is_root() {
+        vec![false, true]
+    } else {
+        vec![false]
+    }
+}
+
+/// A scratch tree: `ws` (the workspace) and `out` (readable, never
+/// writable), owned by the user the case runs as.
+struct T {
+    root: PathBuf,
+    ws: PathBuf,
+    out: PathBuf,
+    nobody: bool,
+}
+
+impl T {
+    fn new(tag: &str, nobody: bool) -> T {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let root = scratch::fresh(&format!(
+            "fsx-{tag}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::SeqCst)
+        ));
+        let ws = root.join("ws");
+        let out = root.join("out");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::create_dir_all(&out).unwrap();
+        T {
+            root,
+            ws,
+            out,
+            nobody,
+        }
+    }
+
+    /// Gives the tree to uid 65534 when the case runs as that user.
+    fn own(&self) {
+        if self.nobody {
+            let ok = Command::new("chown")
+                .args(["-R", "65534:65534"])
+                .arg(&self.root)
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok);
+        }
+    }
+
+    /// A policy file outside the workspace: approved, the mode given, no
+    /// built-in protected paths when `protect` is false (landlock refuses
+    /// them inside a writable root).
+    fn policy(&self, mode: &str, protect: bool) -> PathBuf {
+        let p = self.root.join(format!("policy-{mode}-{protect}.toml"));
+        std::fs::write(
+            &p,
+            format!(
+                "[permission]\noutcome = \"allow\"\napproval = \"granted\"\n\
+                 [sandbox]\nmode = \"{mode}\"\n\
+                 [sandbox.filesystem]\nprotect_defaults = {protect}\n"
+            ),
+        )
+        .unwrap();
+        p
+    }
+
+    /// Runs `script` with `sh -c` in the workspace: unsandboxed when
+    /// `backend` is None, else under it with `policy`.
+    fn run(&self, backend: Option<&str>, policy: &Path, script: &str) -> Output {
+        let mut c = if self.nobody {
+            let mut c = Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+                .arg(BIN);
+            c
+        } else {
+            Command::new(BIN)
+        };
+        c.arg("--policy").arg(policy);
+        match backend {
+            Some(b) => c.args(["--backend", b]),
+            None => c.arg("--no-sandbox"),
+        };
+        c.args(["--", "sh", "-c", script])
+            .current_dir(&self.ws)
+            .env("HOME", &self.ws)
+            .env("TMPDIR", self.root.join("tmpdir"))
+            .env_remove("DCJAIL_POLICY")
+            .stdin(Stdio::null());
+        let _ = std::fs::create_dir_all(self.root.join("tmpdir"));
+        if self.nobody {
+            let _ = Command::new("chown")
+                .args(["65534:65534"])
+                .arg(self.root.join("tmpdir"))
+                .status();
+        }
+        c.output().unwrap()
+    }
+}
+
+impl Drop for T {
+    fn drop(&mut self) {
+        scratch::remove(&self.root);
+    }
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Everything about a file that a metadata change could touch.
+#[derive(Debug, PartialEq, Eq)]
+struct Meta {
+    mode: u32,
+    uid: u32,
+    gid: u32,
+    mtime: (i64, i64),
+    atime: i64,
+    xattrs: String,
+    flags: String,
+}
+
+fn meta(p: &Path) -> Meta {
+    let m = std::fs::symlink_metadata(p).unwrap();
+    let xattrs = Command::new("getfattr")
+        .args(["-d", "-m", "-", "--absolute-names"])
+        .arg(p)
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    let flags = Command::new("lsattr")
+        .arg("-d")
+        .arg(p)
+        .output()
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .split_whitespace()
+                .next()
+                .unwrap_or("")
+                .to_string()
+        })
+        .unwrap_or_default();
+    Meta {
+        mode: m.mode(),
+        uid: m.uid(),
+        gid: m.gid(),
+        mtime: (m.mtime(), m.mtime_nsec()),
+        atime: m.atime(),
+        xattrs,
+        flags,
+    }
+}
+
+/// The backends that run `mode`: bwrap (when it can build namespaces here)
+/// and landlock.
+fn backends() -> Vec<&'static str> {
+    let mut v = Vec::new();
+    if bwrap_works() {
+        v.push("bwrap");
+    }
+    v.push("landlock");
+    v
+}
+
+/// One metadata attack on `out/victim`: the script, with `V` for the path.
+const META_ATTACKS: &[&str] = &[
+    "chmod 600 V",
+    "chmod 4755 V",
+    "touch -m -d @1000000000 V",
+    "touch -a -d @1000000000 V",
+    "setfattr -n user.dcjail -v 1 V",
+    "chattr +A V",
+    "python3 -c 'import os,sys; fd=os.open(sys.argv[1], os.O_RDONLY); os.fchmod(fd, 0o600)' V",
+    "python3 -c 'import os,sys; fd=os.open(sys.argv[1], os.O_RDONLY); os.utime(fd, (5, 5))' V",
+    "python3 -c 'import os,sys; fd=os.open(sys.argv[1], os.O_RDONLY); os.setxattr(fd, \"user.x\", b\"1\")' V",
+    "exec 3<V; chmod 600 /proc/self/fd/3",
+    "ln -s V link && chmod 600 link",
+];
+
+#[test]
+fn metadata_outside_the_writable_roots_never_changes() {
+    for nobody in users() {
+        for attack in META_ATTACKS {
+            let t = T::new("meta", nobody);
+            let victim = t.out.join("victim");
+            std::fs::write(&victim, "x").unwrap();
+            std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o644)).unwrap();
+            t.own();
+            let script = format!(
+                "{}; echo RAN-META",
+                attack.replace('V', victim.to_str().unwrap())
+            );
+            // The control: without the sandbox the change happens (or the
+            // file system cannot hold it, and the attack proves nothing).
+            let before = meta(&victim);
+            let ro = t.policy("read-only", false);
+            let o = t.run(None, &ro, &script);
+            let after = meta(&victim);
+            if before == after {
+                eprintln!(
+                    "note: `{attack}` changes nothing here even unsandboxed ({}): skipped",
+                    text(&o).trim()
+                );
+                continue;
+            }
+            for mode in ["read-only", "workspace-write"] {
+                let policy = t.policy(mode, false);
+                for b in backends() {
+                    let _ = std::fs::remove_file(t.ws.join("link"));
+                    std::fs::write(&victim, "x").unwrap();
+                    std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o644))
+                        .unwrap();
+                    let _ = Command::new("setfattr")
+                        .args(["-x", "user.dcjail"])
+                        .arg(&victim)
+                        .status();
+                    let _ = Command::new("setfattr")
+                        .args(["-x", "user.x"])
+                        .arg(&victim)
+                        .status();
+                    let _ = Command::new("chattr").arg("-A").arg(&victim).status();
+                    t.own();
+                    let before = meta(&victim);
+                    let o = t.run(Some(b), &policy, &script);
+                    assert!(
+                        String::from_utf8_lossy(&o.stdout).contains("RAN-META"),
+                        "{b} {mode} nobody={nobody} `{attack}` did not run: {}",
+                        text(&o)
+                    );
+                    assert_eq!(
+                        meta(&victim),
+                        before,
+                        "{b} {mode} nobody={nobody}: `{attack}` changed the file outside: {}",
+                        text(&o)
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn metadata_inside_the_workspace_still_changes() {
+    // chmod, touch, xattrs and cp -p are real work: they work where
+    // writing does.
+    for nobody in users() {
+        let t = T::new("metain", nobody);
+        t.own();
+        let policy = t.policy("workspace-write", false);
+        for b in backends() {
+            let o = t.run(
+                Some(b),
+                &policy,
+                "echo x > f && chmod 600 f && touch -m -d @1000000000 f && \
+                 setfattr -n user.k -v v f && cp -p f g && stat -c '%a %Y' f g && \
+                 getfattr --only-values -n user.k f; echo; echo RAN",
+            );
+            let out = String::from_utf8_lossy(&o.stdout);
+            assert!(out.contains("RAN"), "{b}: {}", text(&o));
+            assert!(
+                out.contains("600 1000000000\n600 1000000000\nv"),
+                "{b} nobody={nobody}: {}",
+                text(&o)
+            );
+        }
+    }
+}
+
+#[test]
+fn device_nodes_keep_their_metadata_even_for_root() {
+    if !is_root() {
+        return;
+    }
+    let t = T::new("dev", false);
+    let script = "touch -m -d @1500000000 /dev/null; echo RAN";
+    let before = std::fs::metadata("/dev/null").unwrap().mtime();
+    let o = t.run(None, &t.policy("read-only", false), script);
+    assert!(text(&o).contains("RAN"));
+    let changed = std::fs::metadata("/dev/null").unwrap().mtime();
+    // Put the host's /dev/null back to a recent time.
+    let _ = Command::new("touch").args(["-m", "/dev/null"]).status();
+    assert_ne!(before, changed, "the control could not change /dev/null");
+    for mode in ["read-only", "workspace-write"] {
+        let policy = t.policy(mode, false);
+        for b in backends() {
+            let before = std::fs::metadata("/dev/null").unwrap().mtime();
+            let o = t.run(Some(b), &policy, script);
+            assert!(text(&o).contains("RAN"), "{b} {mode}: {}", text(&o));
+            assert_eq!(
+                std::fs::metadata("/dev/null").unwrap().mtime(),
+                before,
+                "{b} {mode}: /dev/null's time changed"
+            );
+        }
+    }
+}
+
+/// Every way to leave a setuid or setgid file behind in the workspace.
+const SETID_ATTACKS: &[&str] = &[
+    "cp /usr/bin/id id2 && chmod 4755 id2",
+    "cp /usr/bin/id id2 && chmod u+s id2",
+    "cp /usr/bin/id id2 && chmod g+s id2",
+    "install -m 4755 /usr/bin/id id2",
+    "cp -p /usr/bin/passwd p2",
+    "python3 -c 'import os; os.close(os.open(\"s1\", os.O_CREAT|os.O_WRONLY, 0o4755))'",
+    "python3 -c 'import os, stat; os.mknod(\"s2\", stat.S_IFREG|0o6755)'",
+    "python3 -c 'import os; fd=os.open(\"s3\", os.O_CREAT|os.O_WRONLY, 0o755); os.fchmod(fd, 0o4755)'",
+    "python3 -c 'import ctypes, os; l=ctypes.CDLL(None, use_errno=True); fd=os.open(\".\", os.O_TMPFILE|os.O_WRONLY, 0o4755); l.linkat(-100, b\"/proc/self/fd/%d\" % fd, -100, b\"s4\", 0x400)'",
+    "tar -xpf ../setid.tar",
+];
+
+/// Files under `dir` with setuid or setgid (directories aside: a directory's
+/// setgid bit is its group inheritance, not a privilege).
+fn setid_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let m = e.metadata().unwrap();
+        if m.is_dir() {
+            out.extend(setid_files(&e.path()));
+        } else if m.mode() & 0o6000 != 0 {
+            out.push(e.path());
+        }
+    }
+    out
+}
+
+fn make_setid_tar(t: &T) {
+    let ok = Command::new("python3")
+        .arg("-c")
+        .arg(
+            "import tarfile, io, sys\n\
+             t = tarfile.open(sys.argv[1], 'w')\n\
+             i = tarfile.TarInfo('tarred'); i.mode = 0o4755; d = b'#!/bin/sh\\n'; i.size = len(d)\n\
+             t.addfile(i, io.BytesIO(d)); t.close()",
+        )
+        .arg(t.root.join("setid.tar"))
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+}
+
+#[test]
+fn no_setuid_or_setgid_file_is_left_in_the_workspace() {
+    for nobody in users() {
+        for attack in SETID_ATTACKS {
+            let t = T::new("setid", nobody);
+            make_setid_tar(&t);
+            t.own();
+            let script = format!("{attack}; echo RAN-SETID");
+            let ww = t.policy("workspace-write", false);
+            t.run(None, &ww, &script);
+            if setid_files(&t.ws).is_empty() {
+                // e.g. cp -p of a root file as another user drops the bit.
+                continue;
+            }
+            for b in backends() {
+                for f in std::fs::read_dir(&t.ws).unwrap().flatten() {
+                    scratch::remove(&f.path());
+                }
+                let o = t.run(Some(b), &ww, &script);
+                assert!(
+                    String::from_utf8_lossy(&o.stdout).contains("RAN-SETID"),
+                    "{b}: {}",
+                    text(&o)
+                );
+                assert_eq!(
+                    setid_files(&t.ws),
+                    Vec::<PathBuf>::new(),
+                    "{b} nobody={nobody}: `{attack}` left a setuid/setgid file: {}",
+                    text(&o)
+                );
+            }
+        }
+    }
+}
+
+/// A git repository whose protected names are missing: no hooks dir, no
+/// .bashrc, .mcp.json, .vscode, .gitmodules, .claude.
+fn bare_project(t: &T) {
+    let ok = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&t.ws)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    let _ = std::fs::remove_dir_all(t.ws.join(".git/hooks"));
+    std::fs::write(t.ws.join("a"), "A").unwrap();
+    std::fs::create_dir(t.ws.join("sub")).unwrap();
+}
+
+const GUARDED: &[&str] = &[
+    ".bashrc",
+    ".mcp.json",
+    ".vscode",
+    ".gitmodules",
+    ".claude",
+    ".git/hooks",
+];
+
+/// Every system call and every path trick that creates a name.
+const CREATE_ATTACKS: &[&str] = &[
+    "echo x > .bashrc",
+    "mkdir .vscode",
+    "mkdir .git/hooks",
+    "cd .git && mkdir hooks",
+    "mkdir -p .claude/commands",
+    "ln -s .bashrc s && echo x > s",
+    "ln -s ../.mcp.json sub/s && echo x > sub/s",
+    "echo x > /proc/self/cwd/.bashrc",
+    "echo x > sub/../.bashrc",
+    "echo x > \"$PWD/.mcp.json\"",
+    "exec 3<.; echo x > /dev/fd/3/.bashrc",
+    "exec 3<.; echo x > /proc/self/fd/3/.gitmodules",
+    "python3 -c 'import os; os.close(os.open(\".bashrc\", os.O_CREAT|os.O_EXCL|os.O_WRONLY))'",
+    "python3 -c 'import os, stat; os.mknod(\".gitmodules\", stat.S_IFIFO|0o644)'",
+    "python3 -c 'import os; os.symlink(\"/etc/passwd\", \".mcp.json\")'",
+    "python3 -c 'import os; os.link(\"a\", \".gitmodules\")'",
+    "python3 -c 'import os; os.rename(\"a\", \".bashrc\")'",
+    "python3 -c 'import os; os.rename(\"sub\", \".vscode\")'",
+    "python3 -c 'import os; d=os.open(\".git\", os.O_RDONLY); os.mkdir(\"hooks\", dir_fd=d)'",
+    "python3 -c 'import ctypes, os; l=ctypes.CDLL(None, use_errno=True); fd=os.open(\".\", os.O_TMPFILE|os.O_WRONLY, 0o644); l.linkat(-100, b\"/proc/self/fd/%d\" % fd, -100, b\".bashrc\", 0x400)'",
+    "python3 -c 'import ctypes, os; l=ctypes.CDLL(None, use_errno=True); l.renameat2(-100, b\"a\", -100, b\".mcp.json\", 1)'",
+];
+
+#[test]
+fn a_missing_protected_name_cannot_be_created_by_any_call() {
+    if !bwrap_works() {
+        eprintln!("note: bubblewrap cannot create namespaces here; skipped");
+        return;
+    }
+    for nobody in users() {
+        for attack in CREATE_ATTACKS {
+            let t = T::new("create", nobody);
+            bare_project(&t);
+            t.own();
+            let policy = t.policy("workspace-write", true);
+            let script = format!("{attack}; echo RAN-CREATE");
+            let made = |t: &T| -> Vec<&str> {
+                GUARDED
+                    .iter()
+                    .copied()
+                    .filter(|g| std::fs::symlink_metadata(t.ws.join(g)).is_ok())
+                    .collect()
+            };
+            t.run(None, &policy, &script);
+            assert!(
+                !made(&t).is_empty(),
+                "the control of `{attack}` created nothing"
+            );
+            let t = T::new("create", nobody);
+            bare_project(&t);
+            t.own();
+            let policy = t.policy("workspace-write", true);
+            let o = t.run(Some("bwrap"), &policy, &script);
+            assert!(
+                String::from_utf8_lossy(&o.stdout).contains("RAN-CREATE"),
+                "nobody={nobody} `{attack}`: {}",
+                text(&o)
+            );
+            assert_eq!(
+                made(&t),
+                Vec::<&str>::new(),
+                "nobody={nobody}: `{attack}` created a protected name: {}",
+                text(&o)
+            );
+        }
+    }
+}
+
+#[test]
+fn racing_the_path_string_or_a_symlink_never_creates_a_protected_name() {
+    if !bwrap_works() {
+        return;
+    }
+    // One thread flips the bytes of the path while another opens it with
+    // O_CREAT; a second pair flips a symlink between a harmless target and
+    // the protected name. Bounded: two seconds each.
+    let racer = r#"
+import ctypes, os, threading, time
+libc = ctypes.CDLL(None, use_errno=True)
+buf = ctypes.create_string_buffer(64)
+names = [b"sub/harmless", b".bashrc\0\0\0\0\0"]
+stop = time.time() + 2
+def flip():
+    i = 0
+    while time.time() < stop:
+        ctypes.memmove(buf, names[i % 2], len(names[i % 2]) + 1)
+        i += 1
+threading.Thread(target=flip, daemon=True).start()
+n = 0
+while time.time() < stop:
+    fd = libc.open(buf, os.O_CREAT | os.O_WRONLY, 0o644)
+    if fd >= 0:
+        os.close(fd)
+    n += 1
+def swap():
+    while time.time() < stop + 2:
+        try:
+            os.symlink("sub/other", "ln.tmp"); os.replace("ln.tmp", "ln")
+            os.symlink(".mcp.json", "ln.tmp"); os.replace("ln.tmp", "ln")
+        except OSError:
+            pass
+threading.Thread(target=swap, daemon=True).start()
+while time.time() < stop + 2:
+    try:
+        os.close(os.open("ln", os.O_CREAT | os.O_WRONLY, 0o644))
+    except OSError:
+        pass
+print("RAN-RACE", n)
+"#;
+    for nobody in users() {
+        let t = T::new("race", nobody);
+        bare_project(&t);
+        std::fs::write(t.root.join("racer.py"), racer).unwrap();
+        t.own();
+        let policy = t.policy("workspace-write", true);
+        let cmd = format!("python3 {}", t.root.join("racer.py").display());
+        let o = t.run(Some("bwrap"), &policy, &cmd);
+        assert!(
+            String::from_utf8_lossy(&o.stdout).contains("RAN-RACE"),
+            "{}",
+            text(&o)
+        );
+        for g in [".bashrc", ".mcp.json"] {
+            assert!(
+                std::fs::symlink_metadata(t.ws.join(g)).is_err(),
+                "nobody={nobody}: the race created {g}"
+            );
+        }
+        assert!(
+            t.ws.join("sub/harmless").exists(),
+            "the racer never opened its harmless name"
+        );
+    }
+}
+
+fn listing(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .map(|r| {
+            r.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+#[test]
+fn the_command_sees_exactly_the_users_files_and_nothing_is_left_behind() {
+    if !bwrap_works() {
+        return;
+    }
+    for nobody in users() {
+        let t = T::new("invisible", nobody);
+        bare_project(&t);
+        t.own();
+        let policy = t.policy("workspace-write", true);
+        let tmpdir = t.root.join("tmpdir");
+        std::fs::create_dir_all(&tmpdir).unwrap();
+        t.own();
+        let script = "ls -A; echo ---; git status --porcelain --untracked-files=all; echo ---; ls -A \"$TMPDIR\"";
+        let plain = t.run(None, &policy, script);
+        let tmp_before: Vec<String> = listing(Path::new("/tmp"))
+            .into_iter()
+            .filter(|n| GUARDED.contains(&n.as_str()) || n == ".git")
+            .collect();
+        let o = t.run(Some("bwrap"), &policy, script);
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&plain.stdout),
+            "nobody={nobody}: inside the sandbox the workspace looks different: {}",
+            text(&o)
+        );
+        assert_eq!(listing(&t.ws), vec![".git", "a", "sub"]);
+        assert_eq!(listing(&tmpdir), Vec::<String>::new());
+        let tmp_after: Vec<String> = listing(Path::new("/tmp"))
+            .into_iter()
+            .filter(|n| GUARDED.contains(&n.as_str()) || n == ".git")
+            .collect();
+        assert_eq!(tmp_after, tmp_before, "dcjail left something in /tmp");
+    }
+}
+
+#[test]
+fn another_users_tmp_git_neither_redirects_nor_refuses_roots_runs() {
+    if !is_root() || !bwrap_works() {
+        return;
+    }
+    // In a private mount namespace with its own /tmp, uid 65534 owns
+    // /tmp/.git and swaps it with a symlink to a root-owned directory in a
+    // bounded loop, while root runs dcjail in workspace-write: every run
+    // succeeds and the victim directory is untouched.
+    let t = T::new("tmpgit", false);
+    let victim = t.root.join("victim");
+    std::fs::create_dir(&victim).unwrap();
+    std::fs::write(victim.join("config"), "[core]\n").unwrap();
+    let script = format!(
+        r#"set -u
+mount -t tmpfs -o mode=1777 none /tmp
+setpriv --reuid=65534 --regid=65534 --clear-groups sh -c '
+  end=$(( $(date +%s) + 4 ))
+  while [ $(date +%s) -lt $end ]; do
+    rm -rf /tmp/.git; mkdir /tmp/.git; touch /tmp/.git/x
+    rm -rf /tmp/.git; ln -s {victim} /tmp/.git
+  done' &
+ok=0; bad=0
+i=0; while [ $i -lt 20 ]; do
+  if {bin} --sandbox-mode workspace-write -- true; then ok=$((ok+1)); else bad=$((bad+1)); fi
+  i=$((i+1))
+done
+wait
+echo "RAN ok=$ok bad=$bad"
+"#,
+        victim = victim.display(),
+        bin = BIN
+    );
+    let o = Command::new("unshare")
+        .args(["--mount", "--propagation", "private", "sh", "-c", &script])
+        .current_dir(&t.ws)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let out = text(&o);
+    assert!(out.contains("RAN ok=20 bad=0"), "{out}");
+    assert_eq!(listing(&victim), vec!["config"], "{out}");
+    assert_eq!(
+        std::fs::read_to_string(victim.join("config")).unwrap(),
+        "[core]\n"
+    );
+}
+
+/// The processes whose command line carries `tag`.
+fn tagged(tag: &str) -> Vec<i32> {
+    let o = Command::new("pgrep").arg("-f").arg(tag).output().unwrap();
+    String::from_utf8_lossy(&o.stdout)
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect()
+}
+
+fn kill_tagged(tag: &str) {
+    for p in tagged(tag) {
+        // SAFETY: plain kill of a process group and a process.
+        unsafe {
+            libc::kill(-p, libc::SIGKILL);
+            libc::kill(p, libc::SIGKILL);
+        }
+    }
+}
+
+#[test]
+fn a_sigkilled_dcjail_leaves_no_process_behind() {
+    for nobody in users() {
+        let t = T::new("sigkill", nobody);
+        t.own();
+        let policy = t.policy("read-only", false);
+        let mut runs: Vec<Option<&str>> = vec![None];
+        runs.extend(backends().into_iter().map(Some));
+        for b in runs {
+            let tag = format!(
+                "dcjail-sigkill-{}-{nobody}-{}",
+                std::process::id(),
+                b.unwrap_or("control")
+            );
+            // A child, a setsid daemon, and a double fork, each carrying the
+            // tag in its own command line.
+            let script = format!(
+                "sh -c 'sleep 300; : {tag}' & setsid sh -c 'sleep 300; : {tag}' & \
+                 (sh -c 'sleep 300; : {tag}' &) ; echo started; wait"
+            );
+            let mut c = if nobody {
+                let mut c = Command::new("setpriv");
+                c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+                    .arg(BIN);
+                c
+            } else {
+                Command::new(BIN)
+            };
+            c.arg("--policy").arg(&policy);
+            match b {
+                Some(b) => c.args(["--backend", b]),
+                // With a timeout dcjail supervises even unsandboxed: the
+                // control shows what a supervisor alone cannot hold.
+                None => c.args(["--no-sandbox", "--timeout", "600"]),
+            };
+            let mut child = c
+                .args(["--", "sh", "-c", &script])
+                .current_dir(&t.ws)
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            let t0 = Instant::now();
+            while tagged(&tag).len() < 3 && t0.elapsed() < Duration::from_secs(10) {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let started = tagged(&tag).len();
+            // SAFETY: SIGKILL to the dcjail we spawned (setpriv execs it).
+            unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+            let _ = child.wait();
+            std::thread::sleep(Duration::from_millis(500));
+            let left = tagged(&tag);
+            kill_tagged(&tag);
+            assert!(
+                started >= 3,
+                "{b:?}: the command did not start its processes"
+            );
+            match b {
+                None => assert!(
+                    !left.is_empty(),
+                    "the control left nothing: the test cannot fail"
+                ),
+                Some(b) => assert!(
+                    left.is_empty(),
+                    "{b} nobody={nobody}: {} processes outlived a SIGKILLed dcjail",
+                    left.len()
+                ),
+            }
+        }
+    }
+}
