@@ -671,26 +671,60 @@ pub fn prepare(plan: &Plan) -> Result<Rendered, String> {
 /// `dcjail doctor` on macOS: Seatbelt works when sandbox-exec is where it
 /// must be and dcjail is not already inside a sandbox.
 #[cfg(target_os = "macos")]
-pub fn doctor_report() -> crate::doctor::BackendReport {
+pub fn doctor_report() -> super::report::Report {
+    use super::report::{BackendReport, Check, Report, Status};
+    use super::Kind;
+    let only = [Kind::Seatbelt];
+    let mut checks = Vec::new();
     let mut details = Vec::new();
     let mut fix = None;
     let present = Path::new(SANDBOX_EXEC).is_file();
     if present {
         details.push(format!("{SANDBOX_EXEC} is present"));
+        checks.push(Check::new(
+            "sandbox-exec",
+            Status::Ok,
+            &only,
+            format!("{SANDBOX_EXEC} is present"),
+        ));
     } else {
         details.push(format!("{SANDBOX_EXEC} is missing"));
+        checks.push(
+            Check::new(
+                "sandbox-exec",
+                Status::Fail,
+                &only,
+                format!("{SANDBOX_EXEC} is missing"),
+            )
+            .with_fix(Some(
+                "a macOS install provides it; restore the system".into(),
+            )),
+        );
     }
     let nested = already_sandboxed();
     if nested {
-        details.push("dcjail is already inside a Seatbelt sandbox; profiles cannot nest".into());
-        fix = Some("run dcjail outside any sandbox-exec or app sandbox".into());
+        let m = "dcjail is already inside a Seatbelt sandbox; profiles cannot nest".to_string();
+        details.push(m.clone());
+        let f = "run dcjail outside any sandbox-exec or app sandbox".to_string();
+        fix = Some(f.clone());
+        checks.push(Check::new("nested-sandbox", Status::Fail, &only, m).with_fix(Some(f)));
+    } else {
+        checks.push(Check::new(
+            "nested-sandbox",
+            Status::Ok,
+            &only,
+            "dcjail is not inside another Seatbelt sandbox".into(),
+        ));
     }
     details.push("the network allowlist is not wired to this backend in this build".into());
-    crate::doctor::BackendReport {
-        kind: super::Kind::Seatbelt,
-        works: present && !nested,
-        details,
-        fix,
+    Report {
+        checks,
+        backends: vec![BackendReport {
+            kind: Kind::Seatbelt,
+            works: present && !nested,
+            details,
+            fix,
+        }],
     }
 }
 
