@@ -318,7 +318,7 @@ fn launch_with(
             }
             crate::exec::exec_command(&argv, &envp, path_var.as_deref())
         }),
-        Launch::Seatbelt(r) => backend::seatbelt::launch(plan, &r, &envp),
+        Launch::Seatbelt(r) => backend::seatbelt::launch(plan, &r, &envp, keep_parent),
     };
     (status, Vec::new())
 }

@@ -656,15 +656,9 @@ pub fn prepare(plan: &Plan) -> Result<Rendered, String> {
     if !Path::new(SANDBOX_EXEC).is_file() {
         return Err(format!("{SANDBOX_EXEC} is missing"));
     }
-    if plan.effective_net() == NetMode::Allowlist {
-        // The proxy is started at launch by the supervisor, which then
-        // completes this launch with `Rendered::with_proxy_port`; until that
-        // is wired to this backend the allowlist cannot be enforced.
-        return Err(
-            "network allowlist: dcjail's proxy is not wired to the seatbelt backend in this build"
-                .into(),
-        );
-    }
+    // An allowlist renders with the proxy's port pending: `net::start_for`
+    // starts the proxy at launch and fills it in (`with_proxy_port`);
+    // without it `argv` refuses, so nothing runs with the port unset.
     render(plan, None)
 }
 
@@ -716,7 +710,10 @@ pub fn doctor_report() -> super::report::Report {
             "dcjail is not inside another Seatbelt sandbox".into(),
         ));
     }
-    details.push("the network allowlist is not wired to this backend in this build".into());
+    details.push(
+        "network allowlist: through dcjail's proxy, the profile allowing only localhost:<its port>"
+            .into(),
+    );
     Report {
         checks,
         backends: vec![BackendReport {
@@ -729,8 +726,11 @@ pub fn doctor_report() -> super::report::Report {
 }
 
 /// Execs sandbox-exec by absolute path (macOS only); returns only on failure.
+/// dcjail stays as the parent when something must outlive the exec: the
+/// allowlist proxy, a timeout, or a report written after the command
+/// (`keep_parent`).
 #[cfg(target_os = "macos")]
-pub fn launch(plan: &Plan, r: &Rendered, envp: &[std::ffi::CString]) -> i32 {
+pub fn launch(plan: &Plan, r: &Rendered, envp: &[std::ffi::CString], keep_parent: bool) -> i32 {
     let refuse = |m: String| {
         let r = crate::error::Refusal::unavailable(m);
         eprintln!("{}", r.line());
@@ -741,16 +741,19 @@ pub fn launch(plan: &Plan, r: &Rendered, envp: &[std::ffi::CString]) -> i32 {
         Err(e) => return refuse(e),
     };
     // argv[0] contains a `/`: exec_command execs it as it is, no PATH search.
-    match plan.timeout {
-        None => crate::exec::exec_command(&argv, envp, None),
-        Some(t) => crate::exec::supervise(Some(t), || crate::exec::exec_command(&argv, envp, None)),
+    let proxy = plan.effective_net() == NetMode::Allowlist;
+    if plan.timeout.is_none() && !proxy && !keep_parent {
+        return crate::exec::exec_command(&argv, envp, None);
     }
+    crate::exec::supervise(plan.timeout, || {
+        crate::exec::exec_command(&argv, envp, None)
+    })
 }
 
 /// Elsewhere there is nothing to exec; `prepare` never yields a Seatbelt
 /// launch off macOS, so reaching this is refused, not attempted.
 #[cfg(not(target_os = "macos"))]
-pub fn launch(_plan: &Plan, _r: &Rendered, _envp: &[std::ffi::CString]) -> i32 {
+pub fn launch(_plan: &Plan, _r: &Rendered, _envp: &[std::ffi::CString], _keep_parent: bool) -> i32 {
     let r = crate::error::Refusal::unavailable("Seatbelt exists only on macOS");
     eprintln!("{}", r.line());
     r.exit_code()
