@@ -533,3 +533,61 @@ fn dcjail_plain(args: &[&str]) -> Output {
         .output()
         .unwrap()
 }
+
+/// A user namespace that maps only its creator (rootless containers,
+/// `unshare --map-root-user` by a user): root's files show as the overflow
+/// uid, so the installed bwrap is not trusted. Said as that, not as "not
+/// installed", and `auto` uses landlock.
+#[test]
+fn in_a_user_namespace_without_root_bwrap_is_named_untrusted_not_missing() {
+    if !is_root() {
+        eprintln!("note: not root, cannot switch to nobody; skipped");
+        return;
+    }
+    if dcjail::backend::bwrap::find(None).is_err() {
+        eprintln!("note: no bwrap here; skipped");
+        return;
+    }
+    let d = Dir::new("unmapped-root", true);
+    let run = |args: &[&str]| {
+        Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+            .args(["unshare", "--user", "--map-root-user", "--"])
+            .arg(BIN)
+            .args(args)
+            .current_dir(&d.ws)
+            .env_remove("DCJAIL_POLICY")
+            .env("HOME", &d.ws)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let mut args = vec!["--backend", "bwrap"];
+    args.extend_from_slice(WRITE_MARKER);
+    let err = refused_122(&run(&args));
+    assert!(
+        err.contains("bubblewrap is installed but not trusted")
+            && err.contains("not mapped into this user namespace"),
+        "{err}"
+    );
+    assert_no_marker(&d.ws, "--backend bwrap with root unmapped");
+    let v = json(&run(&["explain", "--", "true"]));
+    assert_eq!(v["backend"], "landlock", "{v}");
+    let o = run(&["doctor", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let v = json(&o);
+    let c = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "bubblewrap")
+        .unwrap();
+    assert_eq!(c["status"], "fail");
+    assert!(
+        c["fix"]
+            .as_str()
+            .unwrap()
+            .contains("user namespace that leaves root unmapped"),
+        "{c}"
+    );
+}

@@ -589,10 +589,60 @@ pub fn find(plan: Option<&Plan>) -> Result<PathBuf, String> {
             }
         }
     }
+    let mut seen: Vec<PathBuf> = Vec::new();
+    let mut untrusted: Vec<String> = Vec::new();
+    for p in BWRAP_PATHS {
+        let Ok(c) = std::fs::canonicalize(p) else {
+            continue;
+        };
+        if !seen.contains(&c) {
+            untrusted.extend(untrusted_because(&c));
+            seen.push(c);
+        }
+    }
+    if !untrusted.is_empty() {
+        return Err(format!(
+            "{NO_TRUSTED_BWRAP}: {}; dcjail runs only a bwrap owned by root or by the user running dcjail, writable by no one else, outside the writable roots",
+            untrusted.join("; ")
+        ));
+    }
     Err(format!(
         "bubblewrap is not installed (no trusted bwrap in {} or on PATH); {}",
         BWRAP_PATHS.join(", "),
         install_hint()
+    ))
+}
+
+/// How `find`'s refusal starts when a bwrap exists but is not trusted.
+pub const NO_TRUSTED_BWRAP: &str = "bubblewrap is installed but not trusted";
+
+/// Why an existing bwrap is not trusted (owner and mode), for the refusal:
+/// inside a user namespace that does not map root, root's files belong to
+/// the overflow uid, and "not installed" would send the user the wrong way.
+fn untrusted_because(p: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(p).ok()?;
+    let overflow = std::fs::read_to_string("/proc/sys/kernel/overflowuid")
+        .ok()
+        .and_then(|s| s.trim().parse::<u32>().ok());
+    // SAFETY: getuid never fails.
+    let me = unsafe { libc::getuid() };
+    if (m.uid() == 0 || m.uid() == me) && m.mode() & 0o022 == 0 {
+        return Some(format!(
+            "{} is inside a writable root of this policy",
+            p.display()
+        ));
+    }
+    let note = if Some(m.uid()) == overflow {
+        " (the overflow uid: its owner is not mapped into this user namespace)"
+    } else {
+        ""
+    };
+    Some(format!(
+        "{} is owned by uid {}{note}, mode {:o}",
+        p.display(),
+        m.uid(),
+        m.mode() & 0o7777
     ))
 }
 

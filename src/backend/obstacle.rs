@@ -713,7 +713,11 @@ fn bwrap_report(
     let bwrap = match p.bwrap() {
         Ok(b) => b,
         Err(e) => {
-            let fix = super::bwrap::install_hint();
+            let fix = if e.starts_with(super::bwrap::NO_TRUSTED_BWRAP) {
+                "run dcjail where root's files belong to root (not inside a user namespace that leaves root unmapped), or install bubblewrap owned by the user running dcjail".to_string()
+            } else {
+                super::bwrap::install_hint()
+            };
             checks.push(
                 Check::new("bubblewrap", Status::Fail, &only, e.clone())
                     .with_fix(Some(fix.clone())),
