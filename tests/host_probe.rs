@@ -228,7 +228,7 @@ fn ubuntu_2404_without_a_profile_auto_uses_landlock_and_doctor_says_setup_apparm
         o.fix()
     );
 
-    let r = obstacle::report(&p);
+    let r = dcjail::backend::doctor_report_with(&p);
     assert!(!works(&r, Kind::Bwrap));
     assert!(works(&r, Kind::Landlock));
     assert_eq!(r.overall(), Overall::Degraded);
@@ -429,7 +429,7 @@ fn max_user_namespaces_zero_stops_root_too() {
             .fix()
             .contains("sudo sysctl -w user.max_user_namespaces=15000"));
     }
-    let r = obstacle::report(&p);
+    let r = dcjail::backend::doctor_report_with(&p);
     assert_eq!(r.overall(), Overall::Degraded);
     assert_eq!(
         failing(&r).iter().map(|f| f.0).collect::<Vec<_>>(),
@@ -453,7 +453,7 @@ fn a_docker_like_seccomp_filter_refusing_namespace_flags() {
     assert!(m.contains("inside a docker container"), "{m}");
     assert!(o.fix().contains("--security-opt seccomp="), "{}", o.fix());
     assert!(o.fix().contains("--backend landlock"));
-    let r = obstacle::report(&p);
+    let r = dcjail::backend::doctor_report_with(&p);
     assert_eq!(check(&r, "container").status, Status::Info);
     assert_eq!(r.auto(), Some(Kind::Landlock));
     // A filter that kills instead is named too, and only clone refused.
@@ -485,7 +485,7 @@ fn kernels_without_usable_landlock_stop_both_linux_backends() {
         .message()
         .contains("not built into this kernel (5.10.0-28-amd64)"));
     assert!(o.fix().contains("CONFIG_SECURITY_LANDLOCK=y"));
-    let r = obstacle::report(&p);
+    let r = dcjail::backend::doctor_report_with(&p);
     assert_eq!(r.overall(), Overall::Unavailable);
     assert_eq!(r.auto(), None);
     assert_eq!(dcjail::doctor::exit_status(&r), 122);
@@ -541,7 +541,10 @@ fn kernels_without_usable_landlock_stop_both_linux_backends() {
         "{}",
         o.message()
     );
-    assert_eq!(obstacle::report(&p).overall(), Overall::Unavailable);
+    assert_eq!(
+        dcjail::backend::doctor_report_with(&p).overall(),
+        Overall::Unavailable
+    );
 }
 
 #[test]
@@ -574,7 +577,10 @@ fn landlock_refused_by_a_seccomp_filter() {
         obstacle::landlock_abi(&p).unwrap_err(),
         Obstacle::LandlockFiltered { sure: true, .. }
     ));
-    assert_eq!(obstacle::report(&p).overall(), Overall::Unavailable);
+    assert_eq!(
+        dcjail::backend::doctor_report_with(&p).overall(),
+        Overall::Unavailable
+    );
 }
 
 #[test]
@@ -587,7 +593,7 @@ fn wsl2_says_what_holds_and_how_to_get_landlock() {
     );
     p.landlock = Sys::Err(libc::EOPNOTSUPP);
     p.files.remove("/sys/kernel/security/lsm");
-    let r = obstacle::report(&p);
+    let r = dcjail::backend::doctor_report_with(&p);
     let w = check(&r, "wsl");
     assert_eq!(w.status, Status::Info);
     assert!(
@@ -612,7 +618,7 @@ fn wsl2_says_what_holds_and_how_to_get_landlock() {
     assert_eq!(r.overall(), Overall::Unavailable);
     // A WSL2 kernel with landlock: both backends work.
     p.landlock = Sys::Ok(6);
-    let r = obstacle::report(&p);
+    let r = dcjail::backend::doctor_report_with(&p);
     assert!(check(&r, "wsl").message.contains("landlock ABI 6 is on"));
     assert_eq!(r.overall(), Overall::Ok);
 }
@@ -626,7 +632,7 @@ fn wsl1_cannot_sandbox_and_says_how_to_convert() {
         "Linux version 4.4.0-19041-Microsoft (Microsoft@Microsoft.com) (gcc version 5.4.0 (GCC) ) #1237-Microsoft",
     );
     p.landlock = Sys::Err(libc::ENOSYS);
-    let r = obstacle::report(&p);
+    let r = dcjail::backend::doctor_report_with(&p);
     let w = check(&r, "wsl");
     assert_eq!(w.status, Status::Fail);
     assert!(w
@@ -641,7 +647,7 @@ fn wsl1_cannot_sandbox_and_says_how_to_convert() {
 fn bwrap_that_works_although_no_profile_is_found_is_said_not_hidden() {
     let mut p = Fake::ubuntu_2404();
     p.bwrap_run = Ok(());
-    let r = obstacle::report(&p);
+    let r = dcjail::backend::doctor_report_with(&p);
     let c = check(&r, "apparmor-userns");
     assert_eq!(c.status, Status::Fail);
     assert!(
@@ -658,7 +664,7 @@ fn bwrap_that_works_although_no_profile_is_found_is_said_not_hidden() {
 fn an_ordinary_machine_has_no_obstacle() {
     let p = Fake::linux();
     assert_eq!(quick(&p), None);
-    let r = obstacle::report(&p);
+    let r = dcjail::backend::doctor_report_with(&p);
     assert!(failing(&r).is_empty(), "{:#?}", r.checks);
     assert_eq!(r.overall(), Overall::Ok);
     assert_eq!(r.auto(), Some(Kind::Bwrap));

@@ -13,6 +13,8 @@ use crate::policy::BackendChoice;
 #[cfg(target_os = "linux")]
 pub mod landlock;
 #[cfg(target_os = "linux")]
+mod linux_report;
+#[cfg(target_os = "linux")]
 pub mod obstacle;
 pub mod report;
 pub mod seatbelt;
@@ -256,8 +258,14 @@ pub fn describe(_plan: &Plan, choice: &Choice) -> serde_json::Value {
 
 /// `doctor`: every check and every backend, whether it works here and why not.
 pub fn doctor_report() -> report::Report {
+    doctor_report_with(this_host())
+}
+
+/// `doctor_report` with the machine's answers given (tests give made-up ones).
+pub fn doctor_report_with(host: &dyn host::Probe) -> report::Report {
+    let _ = host;
     #[cfg(target_os = "linux")]
-    let mut r = obstacle::report(this_host());
+    let mut r = linux_report::report(host);
     #[cfg(target_os = "macos")]
     let mut r = seatbelt::doctor_report();
     #[cfg(not(any(target_os = "linux", target_os = "macos")))]
