@@ -384,6 +384,20 @@ fn any_profile_file_that_grants_userns_to_that_bwrap_is_found() {
             file: "local-bwrap".into()
         }
     );
+    // A profile under a name that does not say bwrap is not looked for on
+    // every launch; doctor's real run then shows the difference.
+    let mut q = Fake::ubuntu_2404();
+    q.bwrap = Ok("/usr/local/bin/bwrap".into());
+    q.profile(
+        "my-sandbox",
+        "profile lb /usr/local/bin/bwrap flags=(unconfined) {\n  userns,\n}\n",
+    );
+    assert!(quick(&q).is_some());
+    q.bwrap_run = Ok(());
+    let r = dcjail::backend::doctor_report_with(&q);
+    assert!(check(&r, "apparmor-userns")
+        .message
+        .contains("bwrap did create its namespaces just now"));
     // Attached but without `userns`: no help.
     let mut p = Fake::ubuntu_2404();
     p.profile(

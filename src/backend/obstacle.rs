@@ -23,8 +23,8 @@ pub const DCJAIL_PROFILE: &str = "dcjail-bwrap";
 pub const DISTRO_PROFILE: &str = "bwrap-userns-restrict";
 /// Where a distribution's bubblewrap lives, the one path its profile covers.
 pub const DISTRO_BWRAP: &str = "/usr/bin/bwrap";
-/// At most this many profile files are read looking for one that covers
-/// bwrap; a machine with more is judged on the first ones.
+/// At most this many files named for bwrap are read looking for one that
+/// covers it; a machine with more is judged on the first ones.
 const PROFILE_SCAN_LIMIT: usize = 1000;
 
 /// A thing that stops a backend here. Each has its words and its fix.
@@ -342,8 +342,12 @@ pub enum AppArmor {
 
 /// Whether the restriction is on, and which profile in /etc/apparmor.d
 /// (not disabled) attaches to `bwrap` and grants `userns`. dcjail's own
-/// and the distribution's files are read first; the others only when
-/// neither covers it.
+/// and the distribution's files are read first, then other files with
+/// `bwrap` in their name: this runs before every launch on such a machine,
+/// and reading all of a distribution's hundred-odd profiles each time would
+/// cost more than the launch. A profile under another name is not seen
+/// (`doctor`'s real run of bwrap then says that bwrap works but is passed
+/// over).
 pub fn apparmor(p: &dyn Probe, bwrap: &Path) -> AppArmor {
     if sysctl(p, paths::APPARMOR_RESTRICT).as_deref() != Some("1") {
         return AppArmor::NotRestricted;
@@ -399,10 +403,12 @@ pub fn apparmor(p: &dyn Probe, bwrap: &Path) -> AppArmor {
     AppArmor::Uncovered { elsewhere }
 }
 
-/// The names AppArmor's loader reads as profiles (not its backup files,
-/// package leftovers or directories of includes).
+/// Other profile files that may be bubblewrap's: named for it, and read
+/// by AppArmor's loader (not backup files, package leftovers or the
+/// directories of includes).
 fn profile_file_name(f: &str) -> bool {
-    !f.starts_with('.')
+    f.contains("bwrap")
+        && !f.starts_with('.')
         && !f.ends_with('~')
         && !f.contains(".dpkg-")
         && !f.contains(".rpm")
