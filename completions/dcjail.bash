@@ -56,12 +56,17 @@ _dcjail() {
                         dcjail:explain) node=explain; start=$((i + 1)); continue ;;
                         dcjail:doctor) node=doctor; start=$((i + 1)); continue ;;
                         dcjail:worktree) node=worktree; start=$((i + 1)); continue ;;
+                        dcjail:setup) node=setup; start=$((i + 1)); continue ;;
                         worktree:enter) node=worktree_enter; start=$((i + 1)); continue ;;
                         worktree:exit) node=worktree_exit; start=$((i + 1)); continue ;;
                         worktree:help) node=worktree_help; start=$((i + 1)); continue ;;
                         worktree_help:enter) node=worktree_help_enter; start=$((i + 1)); continue ;;
                         worktree_help:exit) node=worktree_help_exit; start=$((i + 1)); continue ;;
                         worktree_help:help) node=worktree_help_help; start=$((i + 1)); continue ;;
+                        setup:apparmor) node=setup_apparmor; start=$((i + 1)); continue ;;
+                        setup:help) node=setup_help; start=$((i + 1)); continue ;;
+                        setup_help:apparmor) node=setup_help_apparmor; start=$((i + 1)); continue ;;
+                        setup_help:help) node=setup_help_help; start=$((i + 1)); continue ;;
                     esac
                 fi
                 case "$node" in
@@ -132,14 +137,18 @@ _dcjail() {
             worktree) _dcjail_add -W '-h --help' ;;
             worktree_enter) _dcjail_add -W '--base --json --policy --mode --plan-card -h --help' ;;
             worktree_exit) _dcjail_add -W '--json -h --help' ;;
+            setup) _dcjail_add -W '-h --help' ;;
+            setup_apparmor) _dcjail_add -W '--install -h --help' ;;
         esac
         return 0
     fi
     if (( COMP_CWORD == start )); then
         case "$node" in
-            dcjail) _dcjail_add -W 'explain doctor worktree' ;;
+            dcjail) _dcjail_add -W 'explain doctor worktree setup' ;;
             worktree) _dcjail_add -W 'enter exit help' ;;
             worktree_help) _dcjail_add -W 'enter exit help' ;;
+            setup) _dcjail_add -W 'apparmor help' ;;
+            setup_help) _dcjail_add -W 'apparmor help' ;;
         esac
     fi
     case "$node" in

@@ -50,6 +50,10 @@ function __dcjail_state
                     set node worktree
                     set start (math $i + 1)
                     continue
+                case 'dcjail:setup'
+                    set node setup
+                    set start (math $i + 1)
+                    continue
                 case 'worktree:enter'
                     set node worktree_enter
                     set start (math $i + 1)
@@ -72,6 +76,22 @@ function __dcjail_state
                     continue
                 case 'worktree_help:help'
                     set node worktree_help_help
+                    set start (math $i + 1)
+                    continue
+                case 'setup:apparmor'
+                    set node setup_apparmor
+                    set start (math $i + 1)
+                    continue
+                case 'setup:help'
+                    set node setup_help
+                    set start (math $i + 1)
+                    continue
+                case 'setup_help:apparmor'
+                    set node setup_help_apparmor
+                    set start (math $i + 1)
+                    continue
+                case 'setup_help:help'
+                    set node setup_help_help
                     set start (math $i + 1)
                     continue
             end
@@ -139,6 +159,7 @@ complete -c dcjail -n __dcjail_in_command -a '(__dcjail_complete_command)'
 complete -c dcjail -n '__dcjail_at dcjail' -a 'explain' -d 'print the decision and the enforcement plan; run nothing'
 complete -c dcjail -n '__dcjail_at dcjail' -a 'doctor' -d 'what this machine can enforce, backend by backend'
 complete -c dcjail -n '__dcjail_at dcjail' -a 'worktree' -d 'make a throwaway git worktree, or fold one back'
+complete -c dcjail -n '__dcjail_at dcjail' -a 'setup' -d 'make this machine able to run what dcjail needs'
 complete -c dcjail -n '__dcjail_free dcjail' -a '(__dcjail_complete_command)'
 complete -c dcjail -n '__dcjail_is dcjail' -l policy -r -F -d 'Policy file (TOML); also from env DCJAIL_POLICY. Default: the embedded profile'
 complete -c dcjail -n '__dcjail_is dcjail' -l mode -x -a 'default acceptEdits plan auto dontAsk bypassPermissions' -d 'Agent mode: default, acceptEdits, plan, auto, dontAsk, bypassPermissions'
@@ -226,3 +247,20 @@ complete -c dcjail -n '__dcjail_at worktree_help' -a 'help' -d 'Print this messa
 # worktree_help_exit
 
 # worktree_help_help
+
+# setup
+complete -c dcjail -n '__dcjail_at setup' -a 'apparmor' -d 'Print the AppArmor profile that lets dcjail\'s bwrap create user namespaces (Ubuntu 24.04 and later)'
+complete -c dcjail -n '__dcjail_at setup' -a 'help' -d 'Print this message or the help of the given subcommand(s)'
+complete -c dcjail -n '__dcjail_is setup' -s h -l help -d 'Print help'
+
+# setup_apparmor
+complete -c dcjail -n '__dcjail_is setup_apparmor' -l install -d 'As root: check it with apparmor_parser, install it as /etc/apparmor.d/dcjail-bwrap and load it'
+complete -c dcjail -n '__dcjail_is setup_apparmor' -s h -l help -d 'Print help'
+
+# setup_help
+complete -c dcjail -n '__dcjail_at setup_help' -a 'apparmor' -d 'Print the AppArmor profile that lets dcjail\'s bwrap create user namespaces (Ubuntu 24.04 and later)'
+complete -c dcjail -n '__dcjail_at setup_help' -a 'help' -d 'Print this message or the help of the given subcommand(s)'
+
+# setup_help_apparmor
+
+# setup_help_help

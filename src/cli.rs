@@ -1,5 +1,5 @@
 //! The command line (SPEC §1): flags defined once, here, with their docs;
-//! dispatch to run / explain / doctor / worktree. `main` is only this.
+//! dispatch to run / explain / doctor / worktree / setup. `main` is only this.
 
 use crate::backend::{self, Choice, Launch};
 use crate::error::{Reason, Refusal};
@@ -115,14 +115,14 @@ impl PolicyArgs {
 
 /// dcjail — run a command inside an OS sandbox chosen from a resolved policy.
 ///
-/// Subcommands (as the first word): explain, doctor, worktree. Anything else
+/// Subcommands (as the first word): explain, doctor, worktree, setup. Anything else
 /// is the command to run; `--` before it is the documented form.
 #[derive(Parser, Debug)]
 #[command(
     name = "dcjail",
     version,
     about = "Run COMMAND inside an OS sandbox under a resolved agent policy",
-    override_usage = "dcjail [OPTIONS] [--] COMMAND [ARG]...\n       dcjail explain [OPTIONS] [--] COMMAND [ARG]...\n       dcjail doctor [--json]\n       dcjail worktree enter [--base BRANCH] [--json] [--policy FILE] [--mode MODE] [--plan-card FILE]\n       dcjail worktree exit PATH [--json]",
+    override_usage = "dcjail [OPTIONS] [--] COMMAND [ARG]...\n       dcjail explain [OPTIONS] [--] COMMAND [ARG]...\n       dcjail doctor [--json]\n       dcjail worktree enter [--base BRANCH] [--json] [--policy FILE] [--mode MODE] [--plan-card FILE]\n       dcjail worktree exit PATH [--json]\n       dcjail setup apparmor [--install]",
     after_help = "Exit status: the command's own (128+N on signal N); 124 timeout; 120 refused; 121 approval required; 122 sandbox unavailable; 125 usage or policy error; 126 not executable; 127 not found."
 )]
 pub struct RunCli {
@@ -170,6 +170,7 @@ pub fn main_with(args: Vec<OsString>) -> i32 {
         Some("explain") => explain_main(&args),
         Some("doctor") => doctor_main(&args),
         Some("worktree") => crate::worktree::main(&args[2..]),
+        Some("setup") => crate::setup::main(&args[2..]),
         #[cfg(target_os = "linux")]
         Some(crate::backend::bwrap::STAGE2) => crate::backend::bwrap::stage2_main(&args),
         _ => run_main(args),
@@ -335,7 +336,7 @@ fn launch_with(
                 program.as_deref(),
             )
         }
-        Launch::Seatbelt(r) => backend::seatbelt::launch(plan, &r, &envp),
+        Launch::Seatbelt(r) => backend::seatbelt::launch(plan, &r, &envp, keep_parent),
     };
     (status, Vec::new())
 }

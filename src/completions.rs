@@ -1,6 +1,6 @@
 //! Shell completion scripts (bash, zsh, fish) generated from the same clap
 //! definitions that print `--help`: the run options (`cli::RunCli`),
-//! `explain`, `doctor` and the `worktree` parser. The words an option takes
+//! `explain`, `doctor` and the `worktree` and `setup` parsers. The words an option takes
 //! come from the vocabulary enums of `policy` (their `WORDS`), found by the
 //! type clap parses the value into, so a new word or option reaches the
 //! scripts by regeneration alone (`cargo run --example completions`).
@@ -175,7 +175,7 @@ fn node(cmd: &Command, id: &str, word: &str, about: String) -> Node {
     n
 }
 
-/// The whole command line. `explain`, `doctor` and `worktree` are chosen by
+/// The whole command line. `explain`, `doctor`, `worktree` and `setup` are chosen by
 /// hand in `cli::main` (as the first word only), so they are joined here.
 fn tree() -> Node {
     let built = |mut c: Command| {
@@ -193,6 +193,7 @@ fn tree() -> Node {
         ("explain", built(ExplainCli::command())),
         ("doctor", built(DoctorCli::command())),
         ("worktree", built(crate::worktree::command())),
+        ("setup", built(crate::setup::command())),
     ] {
         root.children.push(node(&cmd, word, word, about_of(&cmd)));
     }

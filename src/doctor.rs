@@ -1,57 +1,122 @@
-//! `dcjail doctor`: what this machine can enforce, backend by backend, and
-//! why not. Exit 0 when some backend enforces the default policy, else 122.
+//! `dcjail doctor`: what this machine can enforce, backend by backend, every
+//! obstacle with its fix, and an overall status. Exit 0 when some backend
+//! enforces the default policy, else 122.
+//!
+//! `--json` is for agents, to show the user what to do before the first
+//! refused call. Its shape is versioned by [`SCHEMA`]: a field is only ever
+//! added within a version; renaming or removing one makes a new version.
 
-use crate::backend::{self, Kind};
-use serde_json::json;
+pub use crate::backend::report::{BackendReport, Check, Overall, Report, Status};
+use crate::error::Reason;
+use serde_json::{json, Value};
+
+/// The version of the `--json` document.
+pub const SCHEMA: u32 = 1;
 
 pub fn doctor(as_json: bool) -> i32 {
-    let report = backend::doctor_report();
-    let ok = report.iter().any(|r| r.works);
+    let report = crate::backend::doctor_report();
     if as_json {
-        let v = json!({
-            "ok": ok,
-            "backends": report.iter().map(|r| json!({
-                "backend": r.kind.name(),
-                "works": r.works,
-                "details": r.details,
-                "fix": r.fix,
-            })).collect::<Vec<_>>(),
-        });
-        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
-    } else {
-        for r in &report {
-            println!(
-                "{}: {}",
-                r.kind.name(),
-                if r.works { "works" } else { "does not work" }
-            );
-            for d in &r.details {
-                println!("  {d}");
-            }
-            if let Some(f) = &r.fix {
-                println!("  fix: {f}");
-            }
-        }
         println!(
             "{}",
-            if ok {
-                "dcjail can enforce the default policy here."
-            } else {
-                "dcjail cannot enforce the default policy here: sandboxed runs will be refused (exit 122)."
-            }
+            serde_json::to_string_pretty(&to_json(&report)).unwrap_or_default()
         );
+    } else {
+        print!("{}", to_text(&report));
     }
-    if ok {
+    exit_status(&report)
+}
+
+/// 0 when some backend enforces the default policy here, else 122.
+pub fn exit_status(r: &Report) -> i32 {
+    if r.auto().is_some() {
         0
     } else {
-        122
+        Reason::SandboxUnavailable.exit_code()
     }
 }
 
-/// One backend's answer.
-pub struct BackendReport {
-    pub kind: Kind,
-    pub works: bool,
-    pub details: Vec<String>,
-    pub fix: Option<String>,
+fn kinds(v: &[crate::backend::Kind]) -> Vec<&'static str> {
+    v.iter().map(|k| k.name()).collect()
+}
+
+/// The `--json` document (schema [`SCHEMA`]).
+pub fn to_json(r: &Report) -> Value {
+    json!({
+        "schema": SCHEMA,
+        "status": r.overall().word(),
+        "ok": r.auto().is_some(),
+        "auto": r.auto().map(|k| k.name()),
+        "exit_status": exit_status(r),
+        "os": std::env::consts::OS,
+        "summary": summary(r),
+        "checks": r.checks.iter().map(|c| json!({
+            "id": c.id,
+            "status": c.status.word(),
+            "backends": kinds(&c.backends),
+            "message": c.message,
+            "fix": c.fix,
+        })).collect::<Vec<_>>(),
+        "backends": r.backends.iter().map(|b| json!({
+            "backend": b.kind.name(),
+            "works": b.works,
+            "details": b.details,
+            "fix": b.fix,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// One sentence on what the status means for the caller.
+pub fn summary(r: &Report) -> String {
+    match (r.overall(), r.auto()) {
+        (Overall::Ok, Some(k)) => format!(
+            "dcjail's first choice of backend works here: `auto` uses {}.",
+            k.name()
+        ),
+        (Overall::Degraded, Some(k)) => format!(
+            "dcjail can enforce the default policy here with {}, but not every policy: what only {} enforces is refused (exit 122) until the obstacles below are fixed.",
+            k.name(),
+            crate::backend::candidates(crate::policy::BackendChoice::Auto)
+                .first()
+                .map(|k| k.name())
+                .unwrap_or("another backend")
+        ),
+        _ => "dcjail cannot enforce the default policy here: sandboxed runs will be refused (exit 122) until an obstacle below is fixed.".into(),
+    }
+}
+
+/// The human-readable report.
+pub fn to_text(r: &Report) -> String {
+    let mut o = String::new();
+    for b in &r.backends {
+        o.push_str(&format!(
+            "{}: {}\n",
+            b.kind.name(),
+            if b.works { "works" } else { "does not work" }
+        ));
+        for d in &b.details {
+            o.push_str(&format!("  {d}\n"));
+        }
+        if let Some(f) = &b.fix {
+            o.push_str(&format!("  fix: {f}\n"));
+        }
+    }
+    let notes: Vec<&Check> = r.checks.iter().filter(|c| c.status != Status::Ok).collect();
+    if !notes.is_empty() {
+        o.push_str("obstacles and notes:\n");
+        for c in notes {
+            o.push_str(&format!(
+                "  {} ({}): {}\n",
+                c.id,
+                c.status.word(),
+                c.message
+            ));
+            if let Some(f) = &c.fix {
+                o.push_str(&format!("    fix: {f}\n"));
+            }
+        }
+    }
+    o.push_str(&format!("status: {}\n", r.overall().word()));
+    o.push_str(&summary(r));
+    o.push('\n');
+    o
 }

@@ -161,3 +161,8 @@ pub fn one_line(s: &str) -> String {
 }
 
 pub type Result<T> = std::result::Result<T, Refusal>;
+
+/// Exit status of a subcommand that started acting on the machine and
+/// failed (`setup apparmor --install` when apparmor_parser refuses): not a
+/// refusal of a run, so no reason word; its own one line says what failed.
+pub const SUBCOMMAND_FAILED: i32 = 1;

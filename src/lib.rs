@@ -15,5 +15,6 @@ pub mod explain;
 pub mod net;
 pub mod plan;
 pub mod policy;
+pub mod setup;
 pub mod walk;
 pub mod worktree;

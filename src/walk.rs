@@ -718,7 +718,9 @@ mod tests {
     }
 
     /// As root every directory is listable; the unlistable cases only happen
-    /// to an unprivileged user, so the walk runs as `nobody` in a child.
+    /// to an unprivileged user, so the walk runs as `nobody` in a child
+    /// (through `setgroups`, which nix offers on Linux only).
+    #[cfg(target_os = "linux")]
     #[test]
     fn unlistable_directory_fails_closed_for_an_unprivileged_user() {
         use std::os::unix::fs::PermissionsExt;

@@ -825,6 +825,8 @@ fn every_help_option_is_in_the_man_page() {
         &["worktree", "--help"],
         &["worktree", "enter", "--help"],
         &["worktree", "exit", "--help"],
+        &["setup", "--help"],
+        &["setup", "apparmor", "--help"],
     ] {
         for opt in help_options(args) {
             if !entries.contains(&opt) {
@@ -838,6 +840,7 @@ fn every_help_option_is_in_the_man_page() {
         ("dcjail doctor", &["doctor", "--help"][..]),
         ("dcjail worktree enter", &["worktree", "enter", "--help"]),
         ("dcjail worktree exit", &["worktree", "exit", "--help"]),
+        ("dcjail setup apparmor", &["setup", "apparmor", "--help"]),
     ] {
         let syn = man_synopsis(&man, head);
         for opt in help_options(args) {

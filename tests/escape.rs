@@ -5,6 +5,7 @@
 //! policy it cannot enforce — that is not an escape — but `bwrap` must block
 //! every case. The result table is printed (`cargo test --test escape --
 //! --nocapture`) and is the one in README.md.
+#![cfg(target_os = "linux")]
 
 #[path = "support/scratch.rs"]
 mod scratch;

@@ -7,8 +7,9 @@
 //! pure rendering of the bwrap argv from a `Plan` (the mount order is the
 //! security argument and is unit-tested), the guards that keep a missing
 //! protected name uncreatable (held by the broker inside, see
-//! `backend::broker`), `doctor`'s real namespace test, and the launch under
-//! `exec::supervise_with`.
+//! `backend::broker`), and the launch under `exec::supervise_with`. What
+//! stops bwrap on a machine, and `doctor`'s real namespace test, are
+//! `backend::obstacle`'s.
 //!
 //! It must never: run a `bwrap` found inside a writable root, write anything
 //! on the host, cache probe results on disk, or start the command when any
@@ -536,10 +537,60 @@ pub fn find(plan: Option<&Plan>) -> Result<PathBuf, String> {
             }
         }
     }
+    let mut seen: Vec<PathBuf> = Vec::new();
+    let mut untrusted: Vec<String> = Vec::new();
+    for p in BWRAP_PATHS {
+        let Ok(c) = std::fs::canonicalize(p) else {
+            continue;
+        };
+        if !seen.contains(&c) {
+            untrusted.extend(untrusted_because(&c));
+            seen.push(c);
+        }
+    }
+    if !untrusted.is_empty() {
+        return Err(format!(
+            "{NO_TRUSTED_BWRAP}: {}; dcjail runs only a bwrap owned by root or by the user running dcjail, writable by no one else, outside the writable roots",
+            untrusted.join("; ")
+        ));
+    }
     Err(format!(
         "bubblewrap is not installed (no trusted bwrap in {} or on PATH); {}",
         BWRAP_PATHS.join(", "),
         install_hint()
+    ))
+}
+
+/// How `find`'s refusal starts when a bwrap exists but is not trusted.
+pub const NO_TRUSTED_BWRAP: &str = "bubblewrap is installed but not trusted";
+
+/// Why an existing bwrap is not trusted (owner and mode), for the refusal:
+/// inside a user namespace that does not map root, root's files belong to
+/// the overflow uid, and "not installed" would send the user the wrong way.
+fn untrusted_because(p: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(p).ok()?;
+    let overflow = std::fs::read_to_string("/proc/sys/kernel/overflowuid")
+        .ok()
+        .and_then(|s| s.trim().parse::<u32>().ok());
+    // SAFETY: getuid never fails.
+    let me = unsafe { libc::getuid() };
+    if (m.uid() == 0 || m.uid() == me) && m.mode() & 0o022 == 0 {
+        return Some(format!(
+            "{} is inside a writable root of this policy",
+            p.display()
+        ));
+    }
+    let note = if Some(m.uid()) == overflow {
+        " (the overflow uid: its owner is not mapped into this user namespace)"
+    } else {
+        ""
+    };
+    Some(format!(
+        "{} is owned by uid {}{note}, mode {:o}",
+        p.display(),
+        m.uid(),
+        m.mode() & 0o7777
     ))
 }
 
@@ -570,90 +621,19 @@ pub fn version(bwrap: &Path) -> Option<(u32, u32, u32)> {
     parse_version(&String::from_utf8_lossy(&out.stdout))
 }
 
-/// The namespaces bwrap needs, judged from the kernel's switches without
-/// creating any (a user namespace costs a millisecond or more to create and
-/// tear down). A refusal this cannot foresee makes bwrap fail before the
-/// second stage starts; `launch` reports that, and `auto` falls back then.
-pub fn userns_allowed() -> Result<(), String> {
-    // SAFETY: geteuid never fails.
-    let root = unsafe { libc::geteuid() } == 0;
-    if read_sysctl("/proc/sys/user/max_user_namespaces").as_deref() == Some("0") {
-        return Err(userns_disabled_message());
-    }
-    if !root {
-        if read_sysctl("/proc/sys/kernel/unprivileged_userns_clone").as_deref() == Some("0") {
-            return Err(userns_disabled_message());
-        }
-        if read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns").as_deref()
-            == Some("1")
-            && !Path::new("/etc/apparmor.d/bwrap-userns-restrict").exists()
-            && !Path::new("/etc/apparmor.d/bwrap").exists()
-        {
-            return Err(apparmor_message());
-        }
-    }
-    Ok(())
-}
-
-fn read_sysctl(p: &str) -> Option<String> {
-    std::fs::read_to_string(p)
-        .ok()
-        .map(|s| s.trim().to_string())
-}
-
-fn userns_disabled_message() -> String {
-    if read_sysctl("/proc/sys/kernel/unprivileged_userns_clone").as_deref() == Some("0") {
-        "unprivileged user namespaces are disabled (kernel.unprivileged_userns_clone = 0)".into()
-    } else if read_sysctl("/proc/sys/user/max_user_namespaces").as_deref() == Some("0") {
-        "user namespaces are disabled (user.max_user_namespaces = 0)".into()
-    } else if in_container().is_some() {
-        "user namespaces cannot be created here (running inside a container whose seccomp profile forbids them)".into()
-    } else {
-        "user namespaces cannot be created here".into()
-    }
-}
-
-fn apparmor_message() -> String {
-    if read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns").as_deref() == Some("1")
-    {
-        "AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns = 1): a namespace is created but may not mount".into()
-    } else {
-        "a user namespace is created but may not mount (an LSM restricts it)".into()
-    }
-}
-
-/// Whether dcjail runs inside a container, and which kind.
-pub fn in_container() -> Option<String> {
-    if let Ok(v) = std::env::var("container") {
-        if !v.is_empty() {
-            return Some(v);
-        }
-    }
-    if Path::new("/.dockerenv").exists() {
-        return Some("docker".into());
-    }
-    if Path::new("/run/.containerenv").exists() {
-        return Some("podman".into());
-    }
-    let cg = std::fs::read_to_string("/proc/1/cgroup").unwrap_or_default();
-    for k in ["docker", "kubepods", "lxc", "containerd"] {
-        if cg.contains(k) {
-            return Some(k.into());
-        }
-    }
-    None
-}
-
 /// What `auto` (and `--backend bwrap`) checks before rendering: a trusted
-/// bwrap, and kernel switches that allow its namespaces. The version is not
+/// bwrap, and nothing that stops its namespaces (`obstacle::userns_obstacle`:
+/// kernel switches, a seccomp filter, AppArmor). The version is not
 /// read here (that costs a read of the whole binary per launch): a bwrap too
 /// old for an option rendered here stops with "Unknown option" before the
 /// second stage, which `launch` turns into a refusal or an `auto` fallback;
 /// `doctor` reports the version.
 #[cfg(target_os = "linux")]
-pub fn probe(plan: &Plan) -> Result<PathBuf, String> {
+pub fn probe(plan: &Plan, host: &dyn super::host::Probe) -> Result<PathBuf, String> {
     let bwrap = find(Some(plan))?;
-    userns_allowed()?;
+    if let Some(o) = super::obstacle::userns_obstacle(host, &bwrap) {
+        return Err(o.to_string());
+    }
     Ok(bwrap)
 }
 
@@ -683,14 +663,14 @@ pub struct BwrapLaunch {
 /// write subtraction (protected paths, deny_write) is left to the read-only
 /// mounts, which landlock cannot express and bwrap enforces.
 #[cfg(target_os = "linux")]
-fn layer(plan: &Plan) -> Result<super::landlock::LayerSpec, String> {
+fn layer(plan: &Plan, host: &dyn super::host::Probe) -> Result<super::landlock::LayerSpec, String> {
     use super::landlock::{layer_spec_with, WriteSubtraction};
     let mut spec = layer_spec_with(plan, WriteSubtraction::ByMounts)?;
     if plan.effective_net() == NetMode::Allowlist {
         // The proxy's listener inside the namespace (net::session).
         spec.tcp_connect_ports = vec![crate::net::session::SANDBOX_PROXY_PORT];
     }
-    spec.check_supported()?;
+    spec.check_supported_with(host)?;
     Ok(spec)
 }
 
@@ -804,10 +784,10 @@ fn guard_ids(guards: &[Guard]) -> Result<Vec<GuardId>, String> {
 
 /// Probes and renders: the `prepare` step of backend selection.
 #[cfg(target_os = "linux")]
-pub fn prepare(plan: &Plan) -> Result<BwrapLaunch, String> {
-    let bwrap = probe(plan)?;
+pub fn prepare(plan: &Plan, host: &dyn super::host::Probe) -> Result<BwrapLaunch, String> {
+    let bwrap = probe(plan, host)?;
     let rendered = render(plan, &RealHost)?;
-    let mut spec = layer(plan)?;
+    let mut spec = layer(plan, host)?;
     let guards = guard_ids(&rendered.guards)?;
     spec.fs.create = !guards.is_empty();
     let program = stub_program(&spec, &guards)?;
@@ -1459,143 +1439,15 @@ pub fn stage2_main(args: &[OsString]) -> i32 {
     }
 }
 
-/// `doctor`: finds bwrap, actually runs it with every namespace dcjail
-/// asks for, and names the obstacle and its fix.
+/// Whether the second stage's layer is available for the default policy
+/// (`doctor`).
 #[cfg(target_os = "linux")]
-pub fn doctor() -> crate::doctor::BackendReport {
-    use crate::backend::Kind;
-    let mut details = Vec::new();
-    let report = |works, details, fix: Option<String>| crate::doctor::BackendReport {
-        kind: Kind::Bwrap,
-        works,
-        details,
-        fix,
-    };
-    if let Some(c) = in_container() {
-        details.push(format!("running inside a container ({c})"));
-    }
-    let bwrap = match find(None) {
-        Ok(b) => b,
-        Err(e) => return report(false, vec![e], Some(install_hint())),
-    };
-    match version(&bwrap) {
-        Some(v) if v >= MIN_VERSION => details.push(format!(
-            "{}: bubblewrap {}.{}.{}",
-            bwrap.display(),
-            v.0,
-            v.1,
-            v.2
-        )),
-        Some(v) => {
-            details.push(format!(
-                "{}: bubblewrap {}.{}.{} is too old ({}.{}.{} needed)",
-                bwrap.display(),
-                v.0,
-                v.1,
-                v.2,
-                MIN_VERSION.0,
-                MIN_VERSION.1,
-                MIN_VERSION.2
-            ));
-            return report(false, details, Some(install_hint()));
-        }
-        None => {
-            details.push(format!("cannot tell the version of {}", bwrap.display()));
-            return report(false, details, None);
-        }
-    }
-    let out = std::process::Command::new(&bwrap)
-        .args([
-            "--ro-bind",
-            "/",
-            "/",
-            "--dev",
-            "/dev",
-            "--proc",
-            "/proc",
-            "--unshare-user",
-            "--unshare-pid",
-            "--unshare-ipc",
-            "--unshare-uts",
-            "--unshare-cgroup-try",
-            "--unshare-net",
-            "--die-with-parent",
-            "--new-session",
-            "--cap-drop",
-            "ALL",
-            "--",
-            "true",
-        ])
-        .stdin(std::process::Stdio::null())
-        .output();
-    let out = match out {
-        Ok(o) => o,
-        Err(e) => {
-            details.push(format!("cannot run {}: {e}", bwrap.display()));
-            return report(false, details, None);
-        }
-    };
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr).trim().to_string();
-        details.push(format!("bwrap could not create the sandbox: {err}"));
-        let (why, fix) = if err.contains("No permissions to create new namespace")
-            || err.contains("Creating new namespace failed")
-        {
-            (
-                userns_disabled_message(),
-                "sudo sysctl -w kernel.unprivileged_userns_clone=1 user.max_user_namespaces=15000 (or use --backend landlock)".to_string(),
-            )
-        } else if err.contains("RTM_NEWADDR")
-            || err.contains("uid map")
-            || err.contains("setting up uid")
-        {
-            (
-                apparmor_message(),
-                "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0, or an AppArmor profile for bwrap with `userns,` (or use --backend landlock)".to_string(),
-            )
-        } else if in_container().is_some() {
-            (
-                "the container forbids namespaces".to_string(),
-                "run the container with a seccomp/AppArmor profile that allows user namespaces, or use --backend landlock".to_string(),
-            )
-        } else {
-            (
-                "unknown obstacle".to_string(),
-                "see bwrap's message above".to_string(),
-            )
-        };
-        details.push(why);
-        return report(false, details, Some(fix));
-    }
-    details.push("user, pid, ipc, uts, cgroup and net namespaces: created".to_string());
-    match layer_bytes_for_default() {
-        Ok(()) => {
-            details.push(format!(
-                "second stage: landlock + seccomp layer supported, applied by {}",
-                if STUB.is_empty() {
-                    "dcjail itself".to_string()
-                } else {
-                    format!("the embedded {}-byte stub", STUB.len())
-                }
-            ));
-            details.push("holds: all of SPEC §5 for read-only, workspace-write and danger-full-access (protected paths and deny_write by read-only mounts), network none/allowlist/full; globs in deny/allow lists cover what they match at launch (a matched directory whole)".to_string());
-            report(true, details, None)
-        }
-        Err(e) => {
-            details.push(format!("second stage: {e}"));
-            report(false, details, None)
-        }
-    }
-}
-
-/// Whether the second stage's layer is available for the default policy.
-#[cfg(target_os = "linux")]
-fn layer_bytes_for_default() -> Result<(), String> {
+pub fn layer_bytes_for_default() -> Result<(), String> {
     let mut policy = crate::policy::Policy::embedded().map_err(|r| r.message)?;
     policy.sandbox.backend = crate::policy::BackendChoice::Bwrap;
     let facts = crate::plan::Facts::gather().map_err(|r| r.message)?;
     let plan = crate::plan::build(&policy, vec!["true".into()], &facts).map_err(|r| r.message)?;
-    let spec = layer(&plan)?;
+    let spec = layer(&plan, &super::host::Real)?;
     if !STUB.is_empty() {
         stub_program(&spec, &[])?;
     }

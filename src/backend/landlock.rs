@@ -503,8 +503,13 @@ impl LayerSpec {
 
     /// Probes the kernel: landlock ABI, seccomp, architecture.
     pub fn check_supported(&self) -> Result<(), String> {
-        seccomp::probe()?;
-        let have = kernel_abi()?;
+        self.check_supported_with(&super::host::Real)
+    }
+
+    /// `check_supported` with the machine's answers given.
+    pub fn check_supported_with(&self, host: &dyn super::host::Probe) -> Result<(), String> {
+        host.seccomp_available()?;
+        let have = super::obstacle::landlock_abi(host).map_err(|o| o.to_string())?;
         if have < self.abi.max(MIN_ABI) {
             let missing: Vec<String> = self
                 .needs()
@@ -696,29 +701,7 @@ fn fd_is_dir(fd: &impl std::os::fd::AsFd) -> bool {
 
 /// The landlock ABI of the running kernel, or why there is none.
 pub fn kernel_abi() -> Result<u32, String> {
-    const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
-    // SAFETY: the version query reads no memory.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_landlock_create_ruleset,
-            std::ptr::null::<libc::c_void>(),
-            0usize,
-            LANDLOCK_CREATE_RULESET_VERSION,
-        )
-    };
-    if r > 0 {
-        return Ok(r as u32);
-    }
-    let e = std::io::Error::last_os_error();
-    Err(match e.raw_os_error() {
-        Some(libc::ENOSYS) => {
-            "landlock is not built into this kernel (Linux 6.12+ needed, ABI 6)".into()
-        }
-        Some(libc::EOPNOTSUPP) => {
-            "landlock is built in but disabled (add `landlock` to the lsm= boot parameter)".into()
-        }
-        _ => format!("cannot query landlock: {e}"),
-    })
+    super::obstacle::landlock_abi(&super::host::Real).map_err(|o| o.to_string())
 }
 
 /// Empties every capability set. The bounding set needs CAP_SETPCAP to
@@ -824,53 +807,6 @@ fn close_fds(keep: &[i32]) -> Result<(), String> {
         lo = k.saturating_add(1);
     }
     Ok(())
-}
-
-/// `doctor`: whether the layer works here for the default policy
-/// (read-only, no network), and why not.
-pub fn doctor() -> (bool, Vec<String>, Option<String>) {
-    let mut details = Vec::new();
-    let mut works = true;
-    let mut fix = None;
-    match kernel_abi() {
-        Ok(a) if a >= MIN_ABI => details.push(format!("landlock ABI {a} (needs {MIN_ABI})")),
-        Ok(a) => {
-            works = false;
-            details.push(format!(
-                "landlock ABI {a}: ABI {MIN_ABI} (Linux 6.12) is needed for signal and abstract-socket scoping"
-            ));
-            fix = Some("run a Linux 6.12 or newer kernel, or install bubblewrap".to_string());
-        }
-        Err(e) => {
-            works = false;
-            details.push(e);
-            fix =
-                Some("enable landlock (Linux 6.12+, lsm=…,landlock) or install bubblewrap".into());
-        }
-    }
-    match seccomp::probe() {
-        Ok(()) => details.push(format!(
-            "seccomp filters available ({})",
-            seccomp::arch().unwrap_or("?")
-        )),
-        Err(e) => {
-            works = false;
-            details.push(e);
-        }
-    }
-    if works {
-        details.push(
-            "holds: read-only and workspace-write without protected paths, deny_read, network none/full, \
-             no_new_privs, no capabilities, seccomp filter, signal/abstract-socket scoping"
-                .into(),
-        );
-        details.push(
-            "refuses: protected paths or deny_write inside writable roots, danger-full-access, \
-             the network allowlist (connect is filtered by port, not address); bwrap enforces them"
-                .into(),
-        );
-    }
-    (works, details, fix)
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! machine happens only here, after the gate chain has said run.
 
 pub mod bwrap;
+pub mod host;
 
 use crate::error::{Refusal, Result};
 use crate::plan::Plan;
@@ -16,6 +17,11 @@ use crate::policy::BackendChoice;
 pub mod broker;
 #[cfg(target_os = "linux")]
 pub mod landlock;
+#[cfg(target_os = "linux")]
+mod linux_report;
+#[cfg(target_os = "linux")]
+pub mod obstacle;
+pub mod report;
 pub mod seatbelt;
 #[cfg(target_os = "linux")]
 pub mod seccomp;
@@ -83,7 +89,7 @@ impl Choice {
 }
 
 /// The candidates in the order `auto` tries them on this OS.
-fn candidates(choice: BackendChoice) -> Vec<Kind> {
+pub(crate) fn candidates(choice: BackendChoice) -> Vec<Kind> {
     match choice {
         BackendChoice::Bwrap => vec![Kind::Bwrap],
         BackendChoice::Landlock => vec![Kind::Landlock],
@@ -100,8 +106,26 @@ fn candidates(choice: BackendChoice) -> Vec<Kind> {
     }
 }
 
+/// This machine, as the backends probe it.
+#[cfg(target_os = "linux")]
+fn this_host() -> &'static dyn host::Probe {
+    &host::Real
+}
+
+/// Off Linux nothing asks the Linux probes; a probe that answers nothing
+/// stands in.
+#[cfg(not(target_os = "linux"))]
+fn this_host() -> &'static dyn host::Probe {
+    &host::Absent
+}
+
 /// Gate 6, second half: picks a backend that enforces the whole plan.
 pub fn select(plan: &Plan) -> Result<Choice> {
+    select_with(plan, this_host())
+}
+
+/// `select` with the machine's answers given (tests give made-up ones).
+pub fn select_with(plan: &Plan, host: &dyn host::Probe) -> Result<Choice> {
     if !plan.sandboxed {
         return Ok(Choice {
             kind: None,
@@ -121,7 +145,7 @@ pub fn select(plan: &Plan) -> Result<Choice> {
     let globs = expand_globs(plan, &list)?;
     let literal = globs.as_ref().map(|c| c.literal_plan(plan));
     for kind in list {
-        match prepare(kind, plan, literal.as_ref()) {
+        match prepare(kind, plan, literal.as_ref(), host) {
             Ok(launch) => {
                 return Ok(Choice {
                     kind: Some(kind),
@@ -170,7 +194,7 @@ pub fn fallback(
         let literal = globs.as_ref().map(|c| c.literal_plan(plan));
         let rest = list.iter().skip_while(|k| **k != failed).skip(1);
         for kind in rest {
-            match prepare(*kind, plan, literal.as_ref()) {
+            match prepare(*kind, plan, literal.as_ref(), this_host()) {
                 Ok(launch) => {
                     return Ok(Choice {
                         kind: Some(*kind),
@@ -196,11 +220,18 @@ pub fn fallback(
 /// Probes one backend for this plan and renders its launch, or says why not.
 /// `literal` is `plan` with its globs replaced by the paths the walk found:
 /// what bwrap and landlock enforce.
-fn prepare(kind: Kind, plan: &Plan, literal: Option<&Plan>) -> std::result::Result<Launch, String> {
-    let _ = (plan, literal);
+fn prepare(
+    kind: Kind,
+    plan: &Plan,
+    literal: Option<&Plan>,
+    host: &dyn host::Probe,
+) -> std::result::Result<Launch, String> {
+    let _ = (plan, literal, host);
     match kind {
         #[cfg(target_os = "linux")]
-        Kind::Bwrap => bwrap::prepare(literal.unwrap_or(plan)).map(|l| Launch::Bwrap(Box::new(l))),
+        Kind::Bwrap => {
+            bwrap::prepare(literal.unwrap_or(plan), host).map(|l| Launch::Bwrap(Box::new(l)))
+        }
         #[cfg(target_os = "linux")]
         Kind::Landlock => {
             // Landlock filters TCP connect by port only: a direct connection
@@ -213,7 +244,7 @@ fn prepare(kind: Kind, plan: &Plan, literal: Option<&Plan>) -> std::result::Resu
             // writable root, not only for what it matches now.
             self::landlock::refuse_glob_write_subtraction(plan)?;
             let spec = self::landlock::layer_spec(literal.unwrap_or(plan))?;
-            spec.check_supported()?;
+            spec.check_supported_with(host)?;
             Ok(Launch::Landlock(spec))
         }
         #[cfg(not(target_os = "linux"))]
@@ -240,45 +271,43 @@ pub fn describe(_plan: &Plan, choice: &Choice) -> serde_json::Value {
     }
 }
 
-/// `doctor`: every backend, whether it works here and why not.
-pub fn doctor_report() -> Vec<crate::doctor::BackendReport> {
-    Kind::ALL
-        .iter()
-        .map(|k| {
-            #[cfg(target_os = "linux")]
-            if *k == Kind::Bwrap {
-                return bwrap::doctor();
+/// `doctor`: every check and every backend, whether it works here and why not.
+pub fn doctor_report() -> report::Report {
+    doctor_report_with(this_host())
+}
+
+/// `doctor_report` with the machine's answers given (tests give made-up ones).
+pub fn doctor_report_with(host: &dyn host::Probe) -> report::Report {
+    let _ = host;
+    #[cfg(target_os = "linux")]
+    let mut r = linux_report::report(host);
+    #[cfg(target_os = "macos")]
+    let mut r = seatbelt::doctor_report();
+    #[cfg(not(any(target_os = "linux", target_os = "macos")))]
+    let mut r = report::Report {
+        checks: Vec::new(),
+        backends: Vec::new(),
+    };
+    for k in Kind::ALL {
+        if r.backends.iter().any(|b| b.kind == k) {
+            continue;
+        }
+        let why = match k {
+            Kind::Seatbelt => "Seatbelt exists only on macOS".to_string(),
+            Kind::Bwrap | Kind::Landlock => {
+                format!("the {} backend exists only on Linux", k.name())
             }
-            #[cfg(target_os = "linux")]
-            if *k == Kind::Landlock {
-                let (works, details, fix) = self::landlock::doctor();
-                return crate::doctor::BackendReport {
-                    kind: *k,
-                    works,
-                    details,
-                    fix,
-                };
-            }
-            #[cfg(target_os = "macos")]
-            if *k == Kind::Seatbelt {
-                return seatbelt::doctor_report();
-            }
-            let why = match k {
-                #[cfg(not(target_os = "macos"))]
-                Kind::Seatbelt => "Seatbelt exists only on macOS".to_string(),
-                Kind::Bwrap | Kind::Landlock if !cfg!(target_os = "linux") => {
-                    format!("the {} backend exists only on Linux", k.name())
-                }
-                _ => format!("the {} backend is not in this build", k.name()),
-            };
-            crate::doctor::BackendReport {
-                kind: *k,
-                works: false,
-                details: vec![why],
-                fix: None,
-            }
-        })
-        .collect()
+        };
+        r.backends.push(report::BackendReport {
+            kind: k,
+            works: false,
+            details: vec![why],
+            fix: None,
+        });
+    }
+    r.backends
+        .sort_by_key(|b| Kind::ALL.iter().position(|k| *k == b.kind));
+    r
 }
 
 #[cfg(test)]

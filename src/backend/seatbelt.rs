@@ -656,47 +656,81 @@ pub fn prepare(plan: &Plan) -> Result<Rendered, String> {
     if !Path::new(SANDBOX_EXEC).is_file() {
         return Err(format!("{SANDBOX_EXEC} is missing"));
     }
-    if plan.effective_net() == NetMode::Allowlist {
-        // The proxy is started at launch by the supervisor, which then
-        // completes this launch with `Rendered::with_proxy_port`; until that
-        // is wired to this backend the allowlist cannot be enforced.
-        return Err(
-            "network allowlist: dcjail's proxy is not wired to the seatbelt backend in this build"
-                .into(),
-        );
-    }
+    // An allowlist renders with the proxy's port pending: `net::start_for`
+    // starts the proxy at launch and fills it in (`with_proxy_port`);
+    // without it `argv` refuses, so nothing runs with the port unset.
     render(plan, None)
 }
 
 /// `dcjail doctor` on macOS: Seatbelt works when sandbox-exec is where it
 /// must be and dcjail is not already inside a sandbox.
 #[cfg(target_os = "macos")]
-pub fn doctor_report() -> crate::doctor::BackendReport {
+pub fn doctor_report() -> super::report::Report {
+    use super::report::{BackendReport, Check, Report, Status};
+    use super::Kind;
+    let only = [Kind::Seatbelt];
+    let mut checks = Vec::new();
     let mut details = Vec::new();
     let mut fix = None;
     let present = Path::new(SANDBOX_EXEC).is_file();
     if present {
         details.push(format!("{SANDBOX_EXEC} is present"));
+        checks.push(Check::new(
+            "sandbox-exec",
+            Status::Ok,
+            &only,
+            format!("{SANDBOX_EXEC} is present"),
+        ));
     } else {
         details.push(format!("{SANDBOX_EXEC} is missing"));
+        checks.push(
+            Check::new(
+                "sandbox-exec",
+                Status::Fail,
+                &only,
+                format!("{SANDBOX_EXEC} is missing"),
+            )
+            .with_fix(Some(
+                "a macOS install provides it; restore the system".into(),
+            )),
+        );
     }
     let nested = already_sandboxed();
     if nested {
-        details.push("dcjail is already inside a Seatbelt sandbox; profiles cannot nest".into());
-        fix = Some("run dcjail outside any sandbox-exec or app sandbox".into());
+        let m = "dcjail is already inside a Seatbelt sandbox; profiles cannot nest".to_string();
+        details.push(m.clone());
+        let f = "run dcjail outside any sandbox-exec or app sandbox".to_string();
+        fix = Some(f.clone());
+        checks.push(Check::new("nested-sandbox", Status::Fail, &only, m).with_fix(Some(f)));
+    } else {
+        checks.push(Check::new(
+            "nested-sandbox",
+            Status::Ok,
+            &only,
+            "dcjail is not inside another Seatbelt sandbox".into(),
+        ));
     }
-    details.push("the network allowlist is not wired to this backend in this build".into());
-    crate::doctor::BackendReport {
-        kind: super::Kind::Seatbelt,
-        works: present && !nested,
-        details,
-        fix,
+    details.push(
+        "network allowlist: through dcjail's proxy, the profile allowing only localhost:<its port>"
+            .into(),
+    );
+    Report {
+        checks,
+        backends: vec![BackendReport {
+            kind: Kind::Seatbelt,
+            works: present && !nested,
+            details,
+            fix,
+        }],
     }
 }
 
 /// Execs sandbox-exec by absolute path (macOS only); returns only on failure.
+/// dcjail stays as the parent when something must outlive the exec: the
+/// allowlist proxy, a timeout, or a report written after the command
+/// (`keep_parent`).
 #[cfg(target_os = "macos")]
-pub fn launch(plan: &Plan, r: &Rendered, envp: &[std::ffi::CString]) -> i32 {
+pub fn launch(plan: &Plan, r: &Rendered, envp: &[std::ffi::CString], keep_parent: bool) -> i32 {
     let refuse = |m: String| {
         let r = crate::error::Refusal::unavailable(m);
         eprintln!("{}", r.line());
@@ -707,16 +741,19 @@ pub fn launch(plan: &Plan, r: &Rendered, envp: &[std::ffi::CString]) -> i32 {
         Err(e) => return refuse(e),
     };
     // argv[0] contains a `/`: exec_command execs it as it is, no PATH search.
-    match plan.timeout {
-        None => crate::exec::exec_command(&argv, envp, None),
-        Some(t) => crate::exec::supervise(Some(t), || crate::exec::exec_command(&argv, envp, None)),
+    let proxy = plan.effective_net() == NetMode::Allowlist;
+    if plan.timeout.is_none() && !proxy && !keep_parent {
+        return crate::exec::exec_command(&argv, envp, None);
     }
+    crate::exec::supervise(plan.timeout, || {
+        crate::exec::exec_command(&argv, envp, None)
+    })
 }
 
 /// Elsewhere there is nothing to exec; `prepare` never yields a Seatbelt
 /// launch off macOS, so reaching this is refused, not attempted.
 #[cfg(not(target_os = "macos"))]
-pub fn launch(_plan: &Plan, _r: &Rendered, _envp: &[std::ffi::CString]) -> i32 {
+pub fn launch(_plan: &Plan, _r: &Rendered, _envp: &[std::ffi::CString], _keep_parent: bool) -> i32 {
     let r = crate::error::Refusal::unavailable("Seatbelt exists only on macOS");
     eprintln!("{}", r.line());
     r.exit_code()

@@ -10,7 +10,7 @@
 pub mod conn;
 pub mod parse;
 pub mod proxy;
-#[cfg(target_os = "linux")]
+#[cfg(any(target_os = "linux", target_os = "macos"))]
 pub mod session;
 
 use crate::backend::Launch;
@@ -54,7 +54,7 @@ pub fn proxy_env(endpoint: &str, secret: &str) -> Vec<(OsString, OsString)> {
 /// network is not an allowlist.
 #[derive(Default)]
 pub struct NetRun {
-    #[cfg(target_os = "linux")]
+    #[cfg(any(target_os = "linux", target_os = "macos"))]
     session: Option<session::Session>,
     /// Variables for the command (and, for bwrap, stage 2).
     pub env: Vec<(OsString, OsString)>,
@@ -64,9 +64,20 @@ pub struct NetRun {
 }
 
 impl NetRun {
+    /// A proxy on a loopback port of dcjail's own (landlock, Seatbelt).
+    #[cfg(any(target_os = "linux", target_os = "macos"))]
+    fn serving(s: session::Session) -> NetRun {
+        NetRun {
+            env: s.env(),
+            session: Some(s),
+            #[cfg(target_os = "linux")]
+            _chan: None,
+        }
+    }
+
     /// At exit: prints `dcjail: network-denied:` lines, returns the list.
     pub fn finish(&self) -> Vec<String> {
-        #[cfg(target_os = "linux")]
+        #[cfg(any(target_os = "linux", target_os = "macos"))]
         if let Some(s) = &self.session {
             return s.report();
         }
@@ -75,24 +86,22 @@ impl NetRun {
 }
 
 /// Starts the allowlist proxy when the plan asks for one and wires the
-/// launch to it (the landlock port rule, the bwrap stage-2 channel).
+/// launch to it (the landlock port rule, the bwrap stage-2 channel, the
+/// Seatbelt profile's `PROXY` parameter).
 pub fn start_for(plan: &Plan, launch: &mut Launch) -> Result<NetRun, String> {
     if plan.effective_net() != NetMode::Allowlist {
         return Ok(NetRun::default());
     }
-    #[cfg(target_os = "linux")]
+    #[cfg(any(target_os = "linux", target_os = "macos"))]
     {
         match launch {
+            #[cfg(target_os = "linux")]
             Launch::Landlock(spec) => {
                 let (s, port) = session::Session::start_tcp(plan)?;
                 spec.tcp_connect_ports = vec![port];
-                let env = s.env();
-                Ok(NetRun {
-                    session: Some(s),
-                    env,
-                    _chan: None,
-                })
+                Ok(NetRun::serving(s))
             }
+            #[cfg(target_os = "linux")]
             Launch::Bwrap(_) => {
                 use std::os::fd::AsRawFd;
                 let (s, chan) = session::Session::start_netns(plan)?;
@@ -107,11 +116,22 @@ pub fn start_for(plan: &Plan, launch: &mut Launch) -> Result<NetRun, String> {
                     _chan: Some(chan),
                 })
             }
+            #[cfg(not(target_os = "linux"))]
+            Launch::Bwrap(_) => Err("the bwrap backend runs only on Linux".into()),
+            // Wired on Linux too, where no Seatbelt launch is ever run, so
+            // that the tests there drive the same code macOS runs.
+            Launch::Seatbelt(r) => {
+                // The profile allows outbound TCP to localhost:(param
+                // "PROXY") only; the port is this listener's, passed as a
+                // -D parameter, so the profile text is the one explain showed.
+                let (s, port) = session::Session::start_tcp(plan)?;
+                *r = r.clone().with_proxy_port(port);
+                Ok(NetRun::serving(s))
+            }
             Launch::Unsandboxed => Err("network allowlist needs a sandbox backend".into()),
-            Launch::Seatbelt(_) => Err("the Seatbelt backend runs only on macOS".into()),
         }
     }
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(not(any(target_os = "linux", target_os = "macos")))]
     {
         let _ = launch;
         Err("network allowlist is not in this build for this OS".into())

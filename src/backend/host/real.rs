@@ -1,0 +1,294 @@
+//! [`Probe`] answered by this machine (Linux).
+
+use super::{paths, NsCalls, Probe, Sys};
+use std::path::{Path, PathBuf};
+
+/// This machine.
+pub struct Real;
+
+/// Files larger than this are not what a probe reads (AppArmor profiles
+/// are a few KiB); a bigger one reads as absent.
+const READ_LIMIT: u64 = 1 << 20;
+
+impl Probe for Real {
+    fn read(&self, path: &str) -> Option<String> {
+        use std::io::Read;
+        let f = std::fs::File::open(path).ok()?;
+        let mut s = String::new();
+        f.take(READ_LIMIT + 1).read_to_string(&mut s).ok()?;
+        (s.len() as u64 <= READ_LIMIT).then_some(s)
+    }
+
+    fn exists(&self, path: &str) -> bool {
+        std::fs::symlink_metadata(path).is_ok()
+    }
+
+    fn list(&self, dir: &str) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .map(|rd| {
+                rd.filter_map(|e| e.ok())
+                    .filter_map(|e| e.file_name().into_string().ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort();
+        v
+    }
+
+    fn env(&self, name: &str) -> Option<String> {
+        std::env::var(name).ok()
+    }
+
+    fn euid(&self) -> u32 {
+        // SAFETY: geteuid never fails.
+        unsafe { libc::geteuid() }
+    }
+
+    fn kernel_release(&self) -> String {
+        self.read(paths::OSRELEASE)
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default()
+    }
+
+    fn seccomp_filtered(&self) -> bool {
+        // SAFETY: a query with no pointer arguments.
+        unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) == 2 }
+    }
+
+    fn seccomp_available(&self) -> Result<(), String> {
+        crate::backend::seccomp::probe()
+    }
+
+    fn landlock_abi(&self) -> Sys {
+        const LANDLOCK_CREATE_RULESET_VERSION: libc::c_long = 1;
+        guarded(self.seccomp_filtered(), || {
+            // SAFETY: the version query reads no memory.
+            unsafe {
+                libc::syscall(
+                    libc::SYS_landlock_create_ruleset,
+                    std::ptr::null::<libc::c_void>(),
+                    0usize,
+                    LANDLOCK_CREATE_RULESET_VERSION,
+                )
+            }
+        })
+    }
+
+    fn ns_calls(&self) -> NsCalls {
+        if !self.seccomp_filtered() {
+            return NsCalls::Unfiltered;
+        }
+        // The low byte of the flags is clone's exit signal, which unshare
+        // rejects: EINVAL from the kernel, before anything is created.
+        let unshare = guarded(true, || {
+            let flags = libc::CLONE_NEWUSER | 1;
+            // SAFETY: unshare with flags the kernel refuses; nothing changes.
+            unsafe { libc::syscall(libc::SYS_unshare, flags as libc::c_long) }
+        });
+        // CLONE_NEWUSER with CLONE_FS is always EINVAL (copy_process).
+        let clone = guarded(true, || {
+            let flags = (libc::CLONE_NEWUSER | libc::CLONE_FS) as libc::c_long;
+            // SAFETY: a clone the kernel refuses; should one ever start, the
+            // copy leaves at once without touching anything.
+            let r = unsafe { libc::syscall(libc::SYS_clone, flags, 0, 0, 0, 0) };
+            if r == 0 {
+                // SAFETY: leaving the accidental child.
+                unsafe { libc::_exit(0) };
+            }
+            r
+        });
+        NsCalls::Filtered { unshare, clone }
+    }
+
+    fn canonical(&self, p: &Path) -> Option<PathBuf> {
+        std::fs::canonicalize(p).ok()
+    }
+
+    fn setuid_root(&self, p: &Path) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(p)
+            .map(|m| m.uid() == 0 && m.mode() & libc::S_ISUID != 0)
+            .unwrap_or(false)
+    }
+
+    fn bwrap(&self) -> Result<PathBuf, String> {
+        crate::backend::bwrap::find(None)
+    }
+
+    fn bwrap_version(&self, bwrap: &Path) -> Option<(u32, u32, u32)> {
+        crate::backend::bwrap::version(bwrap)
+    }
+
+    fn try_bwrap(&self, bwrap: &Path) -> Result<(), String> {
+        let out = std::process::Command::new(bwrap)
+            .args([
+                "--ro-bind",
+                "/",
+                "/",
+                "--dev",
+                "/dev",
+                "--proc",
+                "/proc",
+                "--unshare-user",
+                "--unshare-pid",
+                "--unshare-ipc",
+                "--unshare-uts",
+                "--unshare-cgroup-try",
+                "--unshare-net",
+                "--die-with-parent",
+                "--new-session",
+                "--cap-drop",
+                "ALL",
+                "--",
+                "true",
+            ])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", bwrap.display()))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
+        }
+    }
+
+    fn second_stage(&self) -> Result<(), String> {
+        crate::backend::bwrap::layer_bytes_for_default()
+    }
+}
+
+fn errno() -> i32 {
+    std::io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO)
+}
+
+const LONG: usize = std::mem::size_of::<libc::c_long>();
+/// The child's answer on the pipe: the return value, then errno.
+const ANSWER: usize = LONG + 4;
+
+/// Runs one system call, in a throwaway child when a seccomp filter might
+/// kill the caller for it.
+fn guarded(filtered: bool, call: impl Fn() -> libc::c_long) -> Sys {
+    let answer = |r: libc::c_long| {
+        if r >= 0 {
+            Sys::Ok(r)
+        } else {
+            Sys::Err(errno())
+        }
+    };
+    if !filtered {
+        return answer(call());
+    }
+    let mut fds = [0; 2];
+    // SAFETY: a pipe into a two-int array.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Sys::Err(errno());
+    }
+    let (r, w) = (fds[0], fds[1]);
+    // SAFETY: the child makes one system call, writes its answer and
+    // `_exit`s; it allocates nothing and touches no lock.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        let v = call();
+        let e = if v < 0 { errno() } else { 0 };
+        let mut buf = [0u8; ANSWER];
+        buf[..LONG].copy_from_slice(&v.to_le_bytes());
+        buf[LONG..].copy_from_slice(&e.to_le_bytes());
+        // SAFETY: writing a stack buffer to our pipe, then leaving.
+        unsafe {
+            libc::write(w, buf.as_ptr().cast(), buf.len());
+            libc::_exit(0);
+        }
+    }
+    // SAFETY: closing our copy of the write end.
+    unsafe { libc::close(w) };
+    if pid < 0 {
+        let e = errno();
+        // SAFETY: closing the read end we own.
+        unsafe { libc::close(r) };
+        return Sys::Err(e);
+    }
+    let mut buf = [0u8; ANSWER];
+    let mut got = 0usize;
+    while got < buf.len() {
+        // SAFETY: reading into the rest of a stack buffer.
+        let n = unsafe { libc::read(r, buf[got..].as_mut_ptr().cast(), buf.len() - got) };
+        if n > 0 {
+            got += n as usize;
+        } else if n < 0 && errno() == libc::EINTR {
+            continue;
+        } else {
+            break;
+        }
+    }
+    // SAFETY: closing the read end we own.
+    unsafe { libc::close(r) };
+    let mut ws = 0;
+    loop {
+        // SAFETY: waiting for our own child.
+        let w = unsafe { libc::waitpid(pid, &mut ws, 0) };
+        if w == pid || (w < 0 && errno() != libc::EINTR) {
+            break;
+        }
+    }
+    if libc::WIFSIGNALED(ws) {
+        return Sys::Killed(libc::WTERMSIG(ws));
+    }
+    if got < buf.len() {
+        return Sys::Err(libc::EIO);
+    }
+    let mut v = [0u8; LONG];
+    v.copy_from_slice(&buf[..LONG]);
+    let mut e = [0u8; 4];
+    e.copy_from_slice(&buf[LONG..]);
+    let v = libc::c_long::from_le_bytes(v);
+    if v >= 0 {
+        Sys::Ok(v)
+    } else {
+        Sys::Err(i32::from_le_bytes(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_namespace_probes_change_nothing_here() {
+        // Asked through the guarded child, as under a filter: the kernel's
+        // own answer to both calls is EINVAL, and no namespace appears.
+        let before = std::fs::read_link("/proc/self/ns/user").unwrap();
+        let unshare = guarded(true, || unsafe {
+            libc::syscall(libc::SYS_unshare, (libc::CLONE_NEWUSER | 1) as libc::c_long)
+        });
+        assert_eq!(unshare, Sys::Err(libc::EINVAL));
+        let direct = guarded(false, || unsafe {
+            libc::syscall(libc::SYS_unshare, (libc::CLONE_NEWUSER | 1) as libc::c_long)
+        });
+        assert_eq!(direct, Sys::Err(libc::EINVAL));
+        assert_eq!(std::fs::read_link("/proc/self/ns/user").unwrap(), before);
+    }
+
+    #[test]
+    fn a_killed_asker_is_reported_not_fatal() {
+        let r = guarded(true, || unsafe {
+            libc::raise(libc::SIGKILL) as libc::c_long
+        });
+        assert_eq!(r, Sys::Killed(libc::SIGKILL));
+    }
+
+    #[test]
+    fn landlock_query_answers_the_same_either_way() {
+        let a = guarded(false, || unsafe {
+            libc::syscall(
+                libc::SYS_landlock_create_ruleset,
+                std::ptr::null::<libc::c_void>(),
+                0usize,
+                1 as libc::c_long,
+            )
+        });
+        let b = Real.landlock_abi();
+        assert_eq!(a, b);
+    }
+}

@@ -1,0 +1,593 @@
+//! Hostile environments made for real on this machine, each run as root
+//! and as an unprivileged user (uid 65534):
+//!
+//! - no user namespaces: a nested user namespace whose
+//!   `user.max_user_namespaces` is set to 0 inside it (a small python3
+//!   helper creates it and maps root and 65534 into it);
+//! - a container's seccomp profile: a filter of this test's own, shaped like
+//!   Docker's default, refusing `unshare` and `clone` with namespace flags
+//!   (EPERM) and `clone3` (ENOSYS);
+//! - landlock's system calls refused (ENOSYS) by a filter of this test's own.
+//!
+//! For each: what `auto` chooses (explain), that a run it can enforce runs
+//! and says where, that a run it cannot enforce is refused with 122 naming
+//! the obstacle and starts nothing (a marker the same command writes
+//! unsandboxed never appears), `--backend bwrap` likewise, and `doctor`'s
+//! words, status and exit status. The same environments, and the ones this
+//! machine cannot make (AppArmor, WSL), are simulated through the probe
+//! interface in tests/host_probe.rs.
+#![cfg(target_os = "linux")]
+
+#[path = "support/scratch.rs"]
+mod scratch;
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_dcjail");
+const PY: &str = "/usr/bin/python3";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Sim {
+    UsernsLimitZero,
+    DockerSeccomp,
+    LandlockRefused,
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid never fails.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn users() -> Vec<bool> {
+    if is_root() {
+        vec![false, true]
+    } else {
+        eprintln!("note: not root, the `nobody` half of this test is skipped");
+        vec![false]
+    }
+}
+
+// ------------------------------------------------------------ seccomp
+
+const BPF_LD_W_ABS: u16 = 0x20;
+const BPF_JEQ_K: u16 = 0x15;
+const BPF_JSET_K: u16 = 0x45;
+const BPF_RET_K: u16 = 0x06;
+const RET_ALLOW: u32 = 0x7fff_0000;
+const RET_ERRNO: u32 = 0x0005_0000;
+#[cfg(target_arch = "x86_64")]
+const AUDIT_ARCH: u32 = 0xC000_003E;
+#[cfg(target_arch = "aarch64")]
+const AUDIT_ARCH: u32 = 0xC000_00B7;
+/// The namespace flags Docker's default profile keeps from `clone`.
+const NS_FLAGS: u32 = 0x7E02_0000;
+
+fn op(code: u16, k: u32) -> libc::sock_filter {
+    libc::sock_filter {
+        code,
+        jt: 0,
+        jf: 0,
+        k,
+    }
+}
+
+fn jump(code: u16, k: u32, jt: u8, jf: u8) -> libc::sock_filter {
+    libc::sock_filter { code, jt, jf, k }
+}
+
+/// Docker's default, in the part that matters here: `unshare` refused,
+/// `clone` refused when it asks for a namespace, `clone3` ENOSYS (so libc
+/// falls back to `clone`).
+fn docker_like() -> Vec<libc::sock_filter> {
+    vec![
+        op(BPF_LD_W_ABS, 4),
+        jump(BPF_JEQ_K, AUDIT_ARCH, 0, 9),
+        op(BPF_LD_W_ABS, 0),
+        jump(BPF_JEQ_K, libc::SYS_unshare as u32, 0, 1),
+        op(BPF_RET_K, RET_ERRNO | libc::EPERM as u32),
+        jump(BPF_JEQ_K, libc::SYS_clone as u32, 0, 3),
+        op(BPF_LD_W_ABS, 16),
+        jump(BPF_JSET_K, NS_FLAGS, 0, 3),
+        op(BPF_RET_K, RET_ERRNO | libc::EPERM as u32),
+        jump(BPF_JEQ_K, libc::SYS_clone3 as u32, 0, 1),
+        op(BPF_RET_K, RET_ERRNO | libc::ENOSYS as u32),
+        op(BPF_RET_K, RET_ALLOW),
+    ]
+}
+
+/// landlock_create_ruleset, landlock_add_rule, landlock_restrict_self: ENOSYS.
+fn no_landlock() -> Vec<libc::sock_filter> {
+    vec![
+        op(BPF_LD_W_ABS, 4),
+        jump(BPF_JEQ_K, AUDIT_ARCH, 0, 6),
+        op(BPF_LD_W_ABS, 0),
+        jump(BPF_JEQ_K, libc::SYS_landlock_create_ruleset as u32, 3, 0),
+        jump(BPF_JEQ_K, libc::SYS_landlock_add_rule as u32, 2, 0),
+        jump(BPF_JEQ_K, libc::SYS_landlock_restrict_self as u32, 1, 0),
+        op(BPF_RET_K, RET_ALLOW),
+        op(BPF_RET_K, RET_ERRNO | libc::ENOSYS as u32),
+        op(BPF_RET_K, RET_ALLOW),
+    ]
+}
+
+/// Installs `prog` in the child before it execs (and so in everything it
+/// starts): what a container runtime does before the container's first
+/// process.
+fn with_filter(c: &mut Command, prog: Vec<libc::sock_filter>) {
+    // SAFETY: between fork and exec the closure makes two system calls on
+    // memory it owns; it allocates nothing.
+    unsafe {
+        c.pre_exec(move || {
+            let fprog = libc::sock_fprog {
+                len: prog.len() as u16,
+                filter: prog.as_ptr() as *mut libc::sock_filter,
+            };
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                || libc::syscall(
+                    libc::SYS_seccomp,
+                    libc::SECCOMP_SET_MODE_FILTER,
+                    0,
+                    &fprog as *const libc::sock_fprog,
+                ) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+// ------------------------------------------------------------ userns
+
+/// Runs argv[1:] in a new user namespace whose max_user_namespaces is 0,
+/// as its root or (argv[0] == "nobody", needs host root) as 65534.
+const USERNS_LIMIT_ZERO: &str = r#"
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+CLONE_NEWUSER = 0x10000000
+who, argv = sys.argv[1], sys.argv[2:]
+r1, w1 = os.pipe(); r2, w2 = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.close(r1); os.close(w2)
+    if libc.unshare(CLONE_NEWUSER) != 0:
+        os._exit(90)
+    os.write(w1, b"u"); os.close(w1)
+    if os.read(r2, 1) != b"m":
+        os._exit(91)
+    with open("/proc/sys/user/max_user_namespaces", "w") as f:
+        f.write("0")
+    if who == "nobody":
+        os.setgroups([]); os.setresgid(65534, 65534, 65534); os.setresuid(65534, 65534, 65534)
+    os.execv(argv[0], argv)
+os.close(w1); os.close(r2)
+if os.read(r1, 1) != b"u":
+    sys.exit(92)
+uid, gid = os.geteuid(), os.getegid()
+if who == "nobody":
+    umap, gmap = "0 0 1\n65534 65534 1\n", "0 0 1\n65534 65534 1\n"
+else:
+    with open(f"/proc/{pid}/setgroups", "w") as f:
+        f.write("deny")
+    umap, gmap = f"0 {uid} 1\n", f"0 {gid} 1\n"
+with open(f"/proc/{pid}/uid_map", "w") as f:
+    f.write(umap)
+with open(f"/proc/{pid}/gid_map", "w") as f:
+    f.write(gmap)
+os.write(w2, b"m")
+_, st = os.waitpid(pid, 0)
+sys.exit(os.WEXITSTATUS(st) if os.WIFEXITED(st) else 128 + os.WTERMSIG(st))
+"#;
+
+// ------------------------------------------------------------ running
+
+/// dcjail with `args`, in `dir`, inside the simulated environment.
+fn dcjail(sim: Sim, nobody: bool, dir: &Path, args: &[&str]) -> Output {
+    let mut c = match sim {
+        Sim::UsernsLimitZero => {
+            let mut c = Command::new(PY);
+            c.arg("-c")
+                .arg(USERNS_LIMIT_ZERO)
+                .arg(if nobody { "nobody" } else { "root" })
+                .arg(BIN);
+            c
+        }
+        Sim::DockerSeccomp | Sim::LandlockRefused => {
+            let mut c = if nobody {
+                let mut c = Command::new("setpriv");
+                c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+                    .arg(BIN);
+                c
+            } else {
+                Command::new(BIN)
+            };
+            with_filter(
+                &mut c,
+                if sim == Sim::DockerSeccomp {
+                    docker_like()
+                } else {
+                    no_landlock()
+                },
+            );
+            c
+        }
+    };
+    c.args(args)
+        .current_dir(dir)
+        .env_remove("DCJAIL_POLICY")
+        .env("HOME", dir)
+        .stdin(Stdio::null());
+    c.output().unwrap()
+}
+
+/// A scratch root holding the workspace `ws` (the cwd) and, outside it, a
+/// policy without the protected paths (what landlock can enforce in
+/// workspace-write).
+struct Dir {
+    root: PathBuf,
+    ws: PathBuf,
+    unprotected: String,
+}
+
+const UNPROTECTED: &str = r#"
+[permission]
+outcome = "allow"
+approval = "granted"
+
+[sandbox]
+mode = "workspace-write"
+
+[sandbox.filesystem]
+protect_defaults = false
+"#;
+
+impl Dir {
+    fn new(tag: &str, nobody: bool) -> Dir {
+        let root = scratch::fresh(&format!("env-{tag}-{nobody}-{}", std::process::id()));
+        let ws = root.join("ws");
+        std::fs::create_dir(&ws).unwrap();
+        let policy = root.join("unprotected.toml");
+        std::fs::write(&policy, UNPROTECTED).unwrap();
+        if nobody {
+            let ok = Command::new("chown")
+                .args(["65534:65534"])
+                .arg(&ws)
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok);
+        }
+        Dir {
+            root,
+            ws,
+            unprotected: policy.to_string_lossy().into_owned(),
+        }
+    }
+}
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        scratch::remove(&self.root);
+    }
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "status {:?}\nstdout: {}\nstderr: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(o)))
+}
+
+/// The one refusal line of a 122.
+fn refused_122(o: &Output) -> String {
+    assert_eq!(o.status.code(), Some(122), "{}", text(o));
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("dcjail: sandbox-unavailable: "), "{err}");
+    assert!(o.stdout.is_empty(), "{}", text(o));
+    err
+}
+
+const WRITE_MARKER: &[&str] = &["--", "sh", "-c", "echo escaped > marker"];
+
+/// The command of a refused run, run unsandboxed in the same environment:
+/// it does write the marker, so the refused run's missing marker means it
+/// never started.
+fn control_writes_the_marker(sim: Sim, nobody: bool, dir: &Path) {
+    let mut args = vec!["--no-sandbox"];
+    args.extend_from_slice(WRITE_MARKER);
+    let o = dcjail(sim, nobody, dir, &args);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let m = dir.join("marker");
+    assert_eq!(std::fs::read_to_string(&m).unwrap(), "escaped\n");
+    std::fs::remove_file(&m).unwrap();
+}
+
+fn assert_no_marker(dir: &Path, what: &str) {
+    assert!(
+        !dir.join("marker").exists(),
+        "{what}: the refused run started its command"
+    );
+}
+
+/// Where bwrap is stopped but landlock works: `auto` picks landlock and
+/// says why in explain; what landlock enforces runs there; what only bwrap
+/// enforces, and `--backend bwrap`, are refused naming the obstacle;
+/// doctor says degraded, exit 0, with the obstacle's check and fix.
+fn bwrap_stopped_landlock_runs(sim: Sim, words: &str, fix_words: &str) {
+    for nobody in users() {
+        let who = if nobody { "nobody" } else { "root" };
+        let d = Dir::new(&format!("{sim:?}"), nobody);
+        let dir = d.ws.as_path();
+
+        let o = dcjail(sim, nobody, dir, &["explain", "--", "true"]);
+        assert_eq!(o.status.code(), Some(0), "{who}: {}", text(&o));
+        let v = json(&o);
+        assert_eq!(v["backend"], "landlock", "{who}: {v}");
+        assert_eq!(v["passed_over"][0]["backend"], "bwrap", "{who}: {v}");
+        let why = v["passed_over"][0]["why"].as_str().unwrap();
+        assert!(why.contains(words), "{who}: {why}");
+        assert!(
+            why.contains("fix: ") && why.contains(fix_words),
+            "{who}: {why}"
+        );
+
+        let o = dcjail(
+            sim,
+            nobody,
+            dir,
+            &["--", "sh", "-c", "echo ran-$DCJAIL_BACKEND"],
+        );
+        assert_eq!(o.status.code(), Some(0), "{who}: {}", text(&o));
+        assert_eq!(String::from_utf8_lossy(&o.stdout), "ran-landlock\n");
+
+        let o = dcjail(
+            sim,
+            nobody,
+            dir,
+            &[
+                "--policy",
+                &d.unprotected,
+                "--",
+                "sh",
+                "-c",
+                "echo $DCJAIL_BACKEND > written",
+            ],
+        );
+        assert_eq!(o.status.code(), Some(0), "{who}: {}", text(&o));
+        assert_eq!(
+            std::fs::read_to_string(dir.join("written")).unwrap(),
+            "landlock\n"
+        );
+
+        control_writes_the_marker(sim, nobody, dir);
+        let mut args = vec!["--sandbox-mode", "workspace-write"];
+        args.extend_from_slice(WRITE_MARKER);
+        let err = refused_122(&dcjail(sim, nobody, dir, &args));
+        assert!(err.contains(&format!("bwrap: {words}")), "{who}: {err}");
+        assert!(err.contains("landlock: "), "{who}: {err}");
+        assert_no_marker(dir, "workspace-write with protected paths");
+
+        let mut args = vec!["--backend", "bwrap"];
+        args.extend_from_slice(WRITE_MARKER);
+        let err = refused_122(&dcjail(sim, nobody, dir, &args));
+        assert!(
+            err.contains(words) && err.contains(fix_words),
+            "{who}: {err}"
+        );
+        assert_no_marker(dir, "--backend bwrap");
+
+        let o = dcjail(sim, nobody, dir, &["doctor", "--json"]);
+        assert_eq!(o.status.code(), Some(0), "{who}: {}", text(&o));
+        let v = json(&o);
+        assert_eq!(v["schema"], 1);
+        assert_eq!(v["status"], "degraded", "{who}: {v}");
+        assert_eq!(v["auto"], "landlock", "{who}: {v}");
+        let c = v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == "user-namespaces")
+            .unwrap();
+        assert_eq!(c["status"], "fail", "{who}: {c}");
+        assert!(c["message"].as_str().unwrap().contains(words), "{who}: {c}");
+        assert!(c["fix"].as_str().unwrap().contains(fix_words), "{who}: {c}");
+
+        let o = dcjail(sim, nobody, dir, &["doctor"]);
+        assert_eq!(o.status.code(), Some(0), "{who}: {}", text(&o));
+        let t = String::from_utf8_lossy(&o.stdout);
+        assert!(t.contains("bwrap: does not work"), "{who}: {t}");
+        assert!(t.contains("landlock: works"), "{who}: {t}");
+        assert!(
+            t.contains(&format!("user-namespaces (fail): {words}")),
+            "{who}: {t}"
+        );
+        assert!(t.contains("status: degraded"), "{who}: {t}");
+    }
+}
+
+#[test]
+fn without_user_namespaces_auto_uses_landlock_and_refuses_what_needs_bwrap() {
+    bwrap_stopped_landlock_runs(
+        Sim::UsernsLimitZero,
+        "user namespaces are disabled (user.max_user_namespaces = 0)",
+        "user.max_user_namespaces",
+    );
+}
+
+#[test]
+fn under_a_docker_like_seccomp_profile_auto_uses_landlock_and_refuses_what_needs_bwrap() {
+    bwrap_stopped_landlock_runs(
+        Sim::DockerSeccomp,
+        "a seccomp filter refuses namespace creation: unshare with CLONE_NEWUSER failed with EPERM",
+        "--security-opt seccomp=",
+    );
+}
+
+/// bwrap's second layer is landlock: with landlock refused, neither Linux
+/// backend runs, and every sandboxed run is refused.
+#[test]
+fn with_landlock_refused_every_sandboxed_run_is_refused_and_nothing_starts() {
+    let sim = Sim::LandlockRefused;
+    let words = "landlock_create_ruleset failed with ENOSYS under a seccomp filter";
+    for nobody in users() {
+        let who = if nobody { "nobody" } else { "root" };
+        let d = Dir::new("landlock-refused", nobody);
+        let dir = d.ws.as_path();
+
+        let o = dcjail(sim, nobody, dir, &["explain", "--", "true"]);
+        assert_eq!(o.status.code(), Some(122), "{who}: {}", text(&o));
+        let v = json(&o);
+        assert_eq!(v["decision"], "unavailable");
+        assert_eq!(v["reason"], "sandbox-unavailable");
+        let m = v["message"].as_str().unwrap();
+        assert!(
+            m.contains("bwrap: ") && m.contains("landlock: "),
+            "{who}: {m}"
+        );
+        assert!(m.contains(words), "{who}: {m}");
+
+        let o = dcjail(sim, nobody, dir, &["--", "sh", "-c", "echo ran"]);
+        let err = refused_122(&o);
+        assert!(err.contains(words), "{who}: {err}");
+
+        control_writes_the_marker(sim, nobody, dir);
+        for extra in [
+            &["--sandbox-mode", "workspace-write"][..],
+            &["--backend", "bwrap", "--sandbox-mode", "workspace-write"],
+            &["--backend", "landlock", "--policy", &d.unprotected],
+        ] {
+            let mut args = extra.to_vec();
+            args.extend_from_slice(WRITE_MARKER);
+            let err = refused_122(&dcjail(sim, nobody, dir, &args));
+            assert!(err.contains(words), "{who}: {extra:?}: {err}");
+            assert_no_marker(dir, &format!("{extra:?}"));
+        }
+
+        let o = dcjail(sim, nobody, dir, &["doctor", "--json"]);
+        assert_eq!(o.status.code(), Some(122), "{who}: {}", text(&o));
+        let v = json(&o);
+        assert_eq!(v["status"], "unavailable", "{who}: {v}");
+        assert_eq!(v["auto"], serde_json::Value::Null);
+        assert_eq!(v["exit_status"], 122);
+        let c = v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == "landlock")
+            .unwrap();
+        assert_eq!(c["status"], "fail");
+        assert!(c["message"].as_str().unwrap().contains(words), "{who}: {c}");
+        assert!(
+            c["fix"]
+                .as_str()
+                .unwrap()
+                .contains("landlock_create_ruleset, landlock_add_rule and landlock_restrict_self"),
+            "{who}: {c}"
+        );
+        let bw = v["backends"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["backend"] == "bwrap")
+            .unwrap();
+        assert_eq!(bw["works"], false);
+        assert!(
+            bw["details"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|d| d.as_str().unwrap().contains("does not run without it")),
+            "{who}: {bw}"
+        );
+    }
+}
+
+/// The same commands outside any simulation: bwrap is chosen, so the
+/// differences above come from the environments, not from the commands.
+#[test]
+fn outside_the_simulations_auto_uses_bwrap() {
+    if dcjail_plain(&["doctor", "--json"]).status.code() != Some(0) {
+        eprintln!("note: bwrap does not work here; nothing to compare with");
+        return;
+    }
+    let v = json(&dcjail_plain(&["explain", "--", "true"]));
+    assert_eq!(v["backend"], "bwrap", "{v}");
+    let v = json(&dcjail_plain(&["doctor", "--json"]));
+    assert_eq!(v["status"], "ok", "{v}");
+}
+
+fn dcjail_plain(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .env_remove("DCJAIL_POLICY")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// A user namespace that maps only its creator (rootless containers,
+/// `unshare --map-root-user` by a user): root's files show as the overflow
+/// uid, so the installed bwrap is not trusted. Said as that, not as "not
+/// installed", and `auto` uses landlock.
+#[test]
+fn in_a_user_namespace_without_root_bwrap_is_named_untrusted_not_missing() {
+    if !is_root() {
+        eprintln!("note: not root, cannot switch to nobody; skipped");
+        return;
+    }
+    if dcjail::backend::bwrap::find(None).is_err() {
+        eprintln!("note: no bwrap here; skipped");
+        return;
+    }
+    let d = Dir::new("unmapped-root", true);
+    let run = |args: &[&str]| {
+        Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+            .args(["unshare", "--user", "--map-root-user", "--"])
+            .arg(BIN)
+            .args(args)
+            .current_dir(&d.ws)
+            .env_remove("DCJAIL_POLICY")
+            .env("HOME", &d.ws)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let mut args = vec!["--backend", "bwrap"];
+    args.extend_from_slice(WRITE_MARKER);
+    let err = refused_122(&run(&args));
+    assert!(
+        err.contains("bubblewrap is installed but not trusted")
+            && err.contains("not mapped into this user namespace"),
+        "{err}"
+    );
+    assert_no_marker(&d.ws, "--backend bwrap with root unmapped");
+    let v = json(&run(&["explain", "--", "true"]));
+    assert_eq!(v["backend"], "landlock", "{v}");
+    let o = run(&["doctor", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let v = json(&o);
+    let c = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "bubblewrap")
+        .unwrap();
+    assert_eq!(c["status"], "fail");
+    assert!(
+        c["fix"]
+            .as_str()
+            .unwrap()
+            .contains("user namespace that leaves root unmapped"),
+        "{c}"
+    );
+}

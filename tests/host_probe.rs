@@ -1,0 +1,692 @@
+//! Machines dcjail cannot be run on here, simulated through the host-probe
+//! interface (`backend::host::Probe`) the real code asks: Ubuntu 24.04's
+//! AppArmor restriction of user namespaces (with and without a profile, for
+//! the distribution's bwrap and another one), Debian's
+//! unprivileged_userns_clone, `user.max_user_namespaces = 0`, a container's
+//! seccomp filter, kernels without landlock (not built, not in the LSM list,
+//! refused by a filter, too old), WSL1 and WSL2. For each: the obstacle's
+//! words and fix, `doctor`'s checks, status and exit status, and `auto`'s
+//! choice with the reason `explain` shows. The same environments run for
+//! real, where this machine can make them, in tests/environments.rs.
+#![cfg(target_os = "linux")]
+
+use dcjail::backend::host::{NsCalls, Probe, Sys};
+use dcjail::backend::obstacle::{self, AppArmor, Obstacle};
+use dcjail::backend::report::{Overall, Report, Status};
+use dcjail::backend::Kind;
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+/// Made-up answers. Unset files are missing.
+struct Fake {
+    files: HashMap<String, String>,
+    names: HashSet<String>,
+    env: HashMap<String, String>,
+    euid: u32,
+    kernel: String,
+    filtered: bool,
+    landlock: Sys,
+    ns: NsCalls,
+    links: HashMap<PathBuf, PathBuf>,
+    setuid: bool,
+    bwrap: Result<PathBuf, String>,
+    bwrap_run: Result<(), String>,
+}
+
+impl Fake {
+    /// An ordinary Linux 6.12 desktop: nothing in the way.
+    fn linux() -> Fake {
+        let mut f = Fake {
+            files: HashMap::new(),
+            names: HashSet::new(),
+            env: HashMap::new(),
+            euid: 1000,
+            kernel: "6.12.9-generic".into(),
+            filtered: false,
+            landlock: Sys::Ok(6),
+            ns: NsCalls::Unfiltered,
+            links: HashMap::new(),
+            setuid: false,
+            bwrap: Ok("/usr/bin/bwrap".into()),
+            bwrap_run: Ok(()),
+        };
+        f.file(
+            "/proc/version",
+            "Linux version 6.12.9-generic (buildd@lcy02) (gcc 14.2.0) #1 SMP",
+        );
+        f.file("/proc/sys/user/max_user_namespaces", "63183\n");
+        f.file(
+            "/sys/kernel/security/lsm",
+            "lockdown,capability,landlock,yama,apparmor",
+        );
+        f
+    }
+
+    /// Ubuntu 24.04: AppArmor restricts unprivileged user namespaces.
+    fn ubuntu_2404() -> Fake {
+        let mut f = Fake::linux();
+        f.file(
+            "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
+            "1\n",
+        );
+        f.file("/sys/module/apparmor/parameters/enabled", "Y\n");
+        // What bwrap says there when nothing lets it have its namespace.
+        f.bwrap_run = Err("bwrap: loopback: Failed RTM_NEWADDR: Operation not permitted".into());
+        f
+    }
+
+    fn file(&mut self, path: &str, text: &str) -> &mut Fake {
+        self.files.insert(path.into(), text.into());
+        self
+    }
+
+    fn profile(&mut self, name: &str, text: &str) -> &mut Fake {
+        let path = format!("/etc/apparmor.d/{name}");
+        self.files.insert(path, text.into());
+        self
+    }
+}
+
+impl Probe for Fake {
+    fn read(&self, path: &str) -> Option<String> {
+        self.files.get(path).cloned()
+    }
+    fn exists(&self, path: &str) -> bool {
+        self.files.contains_key(path) || self.names.contains(path)
+    }
+    fn list(&self, dir: &str) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .files
+            .keys()
+            .chain(self.names.iter())
+            .filter_map(|p| p.strip_prefix(&format!("{dir}/")))
+            .filter(|rest| !rest.contains('/'))
+            .map(String::from)
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+    fn env(&self, name: &str) -> Option<String> {
+        self.env.get(name).cloned()
+    }
+    fn euid(&self) -> u32 {
+        self.euid
+    }
+    fn kernel_release(&self) -> String {
+        self.kernel.clone()
+    }
+    fn seccomp_filtered(&self) -> bool {
+        self.filtered
+    }
+    fn seccomp_available(&self) -> Result<(), String> {
+        Ok(())
+    }
+    fn landlock_abi(&self) -> Sys {
+        self.landlock
+    }
+    fn ns_calls(&self) -> NsCalls {
+        self.ns
+    }
+    fn canonical(&self, p: &Path) -> Option<PathBuf> {
+        Some(
+            self.links
+                .get(p)
+                .cloned()
+                .unwrap_or_else(|| p.to_path_buf()),
+        )
+    }
+    fn setuid_root(&self, _p: &Path) -> bool {
+        self.setuid
+    }
+    fn bwrap(&self) -> Result<PathBuf, String> {
+        self.bwrap.clone()
+    }
+    fn bwrap_version(&self, _bwrap: &Path) -> Option<(u32, u32, u32)> {
+        Some((0, 9, 0))
+    }
+    fn try_bwrap(&self, _bwrap: &Path) -> Result<(), String> {
+        self.bwrap_run.clone()
+    }
+    fn second_stage(&self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// A profile as a distribution's apparmor-profiles ships it: attached to
+/// /usr/bin/bwrap, granting userns (the words are this test's own).
+const DISTRO: &str = "abi <abi/4.0>,\ninclude <tunables/global>\n\
+    profile bwrap /usr/bin/bwrap flags=(attach_disconnected) {\n  allow userns,\n  allow capability,\n}\n\
+    profile unpriv_bwrap flags=(attach_disconnected) {\n  audit deny capability,\n}\n";
+
+fn quick(p: &Fake) -> Option<Obstacle> {
+    let b = p.bwrap.clone().unwrap();
+    obstacle::userns_obstacle(p, &b)
+}
+
+fn check<'a>(r: &'a Report, id: &str) -> &'a dcjail::backend::report::Check {
+    r.checks
+        .iter()
+        .find(|c| c.id == id)
+        .unwrap_or_else(|| panic!("no `{id}` check in {:#?}", r.checks))
+}
+
+fn works(r: &Report, k: Kind) -> bool {
+    r.backends.iter().any(|b| b.kind == k && b.works)
+}
+
+/// The failing checks, one per obstacle: (id, fix).
+fn failing(r: &Report) -> Vec<(&str, String)> {
+    r.checks
+        .iter()
+        .filter(|c| c.status == Status::Fail)
+        .map(|c| (c.id, c.fix.clone().unwrap_or_default()))
+        .collect()
+}
+
+/// A real plan for `auto` to choose a backend for, in a fresh directory.
+fn make_plan(workspace_write: bool) -> (dcjail::plan::Plan, PathBuf) {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "host-probe-{}-{}",
+        std::process::id(),
+        workspace_write
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let dir = std::fs::canonicalize(&dir).unwrap();
+    let mut policy = dcjail::policy::Policy::embedded().unwrap();
+    policy.sandbox.workspace = Some(dir.clone());
+    if workspace_write {
+        policy.sandbox.mode = dcjail::policy::SandboxMode::WorkspaceWrite;
+    }
+    let facts = dcjail::plan::Facts {
+        cwd: dir.clone(),
+        home: None,
+        tmpdir: None,
+        exe: None,
+    };
+    let p = dcjail::plan::build(&policy, vec!["true".into()], &facts).unwrap();
+    (p, dir)
+}
+
+#[test]
+fn ubuntu_2404_without_a_profile_auto_uses_landlock_and_doctor_says_setup_apparmor() {
+    let p = Fake::ubuntu_2404();
+    let o = quick(&p).expect("an obstacle");
+    assert_eq!(o.check_id(), "apparmor-userns");
+    let m = o.message();
+    assert!(
+        m.contains("kernel.apparmor_restrict_unprivileged_userns = 1"),
+        "{m}"
+    );
+    assert!(
+        m.contains("/usr/bin/bwrap, the bubblewrap dcjail uses"),
+        "{m}"
+    );
+    assert!(
+        o.fix().starts_with("sudo dcjail setup apparmor --install"),
+        "{}",
+        o.fix()
+    );
+
+    let r = dcjail::backend::doctor_report_with(&p);
+    assert!(!works(&r, Kind::Bwrap));
+    assert!(works(&r, Kind::Landlock));
+    assert_eq!(r.overall(), Overall::Degraded);
+    assert_eq!(r.auto(), Some(Kind::Landlock));
+    assert_eq!(dcjail::doctor::exit_status(&r), 0);
+    assert_eq!(
+        failing(&r).iter().map(|(id, _)| *id).collect::<Vec<_>>(),
+        vec!["apparmor-userns", "bwrap-sandbox"]
+    );
+    assert!(check(&r, "apparmor-userns")
+        .fix
+        .as_deref()
+        .unwrap()
+        .contains("setup apparmor --install"));
+    // bwrap's failure is the one foreseen: no second fix for it.
+    assert_eq!(check(&r, "bwrap-sandbox").fix, None);
+    let j = dcjail::doctor::to_json(&r);
+    assert_eq!(j["schema"], 1);
+    assert_eq!(j["status"], "degraded");
+    assert_eq!(j["auto"], "landlock");
+    assert_eq!(j["exit_status"], 0);
+    let text = dcjail::doctor::to_text(&r);
+    assert!(
+        text.contains("apparmor-userns (fail): AppArmor restricts"),
+        "{text}"
+    );
+    assert!(
+        text.contains("fix: sudo dcjail setup apparmor --install"),
+        "{text}"
+    );
+    assert!(text.contains("status: degraded"), "{text}");
+}
+
+#[test]
+fn ubuntu_2404_auto_falls_back_to_landlock_with_the_reason_in_explain() {
+    if dcjail::backend::bwrap::find(None).is_err() {
+        eprintln!("note: no bwrap here for the plan to find; skipped");
+        return;
+    }
+    let p = Fake::ubuntu_2404();
+    let (plan, dir) = make_plan(false);
+    let choice = dcjail::backend::select_with(&plan, &p).unwrap();
+    assert_eq!(choice.kind, Some(Kind::Landlock));
+    let v = dcjail::explain::run_json(&plan, &choice);
+    assert_eq!(v["backend"], "landlock");
+    assert_eq!(v["passed_over"][0]["backend"], "bwrap");
+    let why = v["passed_over"][0]["why"].as_str().unwrap();
+    assert!(
+        why.contains("AppArmor restricts unprivileged user namespaces"),
+        "{why}"
+    );
+    assert!(
+        why.contains("fix: sudo dcjail setup apparmor --install"),
+        "{why}"
+    );
+
+    // A policy only bwrap enforces (protected paths inside a writable root)
+    // is refused, naming both: nothing can start.
+    let (plan, dir2) = make_plan(true);
+    let r = dcjail::backend::select_with(&plan, &p).unwrap_err();
+    assert_eq!(r.exit_code(), 122);
+    assert!(
+        r.message.contains("bwrap: AppArmor restricts"),
+        "{}",
+        r.message
+    );
+    assert!(r.message.contains("landlock: "), "{}", r.message);
+
+    // With the profile `dcjail setup apparmor` writes, bwrap is chosen.
+    let mut p = p;
+    p.bwrap_run = Ok(());
+    let bwrap = dcjail::backend::bwrap::find(Some(&plan)).unwrap();
+    p.bwrap = Ok(bwrap.clone());
+    p.profile(
+        "dcjail-bwrap",
+        &dcjail::setup::render(&std::fs::canonicalize(&bwrap).unwrap()).unwrap(),
+    );
+    p.links
+        .insert(bwrap.clone(), std::fs::canonicalize(&bwrap).unwrap());
+    let choice = dcjail::backend::select_with(&plan, &p).unwrap();
+    assert_eq!(choice.kind, Some(Kind::Bwrap));
+    assert!(choice.passed_over.is_empty());
+    for d in [dir, dir2] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+#[test]
+fn the_distribution_profile_covers_only_usr_bin_bwrap() {
+    let mut p = Fake::ubuntu_2404();
+    p.profile("bwrap-userns-restrict", DISTRO);
+    assert_eq!(quick(&p), None);
+    assert_eq!(
+        obstacle::apparmor(&p, Path::new("/usr/bin/bwrap")),
+        AppArmor::Covered {
+            file: "bwrap-userns-restrict".into()
+        }
+    );
+    // A bwrap reached through a symlink is judged by where it leads.
+    p.links.insert("/bin/bwrap".into(), "/usr/bin/bwrap".into());
+    assert_eq!(obstacle::userns_obstacle(&p, Path::new("/bin/bwrap")), None);
+
+    p.bwrap = Ok("/usr/local/bin/bwrap".into());
+    let o = quick(&p).expect("an obstacle for /usr/local/bin/bwrap");
+    let m = o.message();
+    assert!(
+        m.contains("no AppArmor profile grants `userns` to /usr/local/bin/bwrap"),
+        "{m}"
+    );
+    assert!(
+        m.contains("(/etc/apparmor.d/bwrap-userns-restrict covers only /usr/bin/bwrap)"),
+        "{m}"
+    );
+}
+
+#[test]
+fn a_disabled_profile_covers_nothing() {
+    let mut p = Fake::ubuntu_2404();
+    p.profile("bwrap-userns-restrict", DISTRO);
+    p.names
+        .insert("/etc/apparmor.d/disable/bwrap-userns-restrict".into());
+    assert!(matches!(quick(&p), Some(Obstacle::AppArmorUserns { .. })));
+}
+
+#[test]
+fn dcjails_own_profile_covers_the_bwrap_it_was_written_for_and_no_other() {
+    let mut p = Fake::ubuntu_2404();
+    p.bwrap = Ok("/usr/local/bin/bwrap".into());
+    p.profile(
+        "dcjail-bwrap",
+        &dcjail::setup::render(Path::new("/usr/local/bin/bwrap")).unwrap(),
+    );
+    assert_eq!(quick(&p), None);
+    p.bwrap = Ok("/opt/bwrap/bin/bwrap".into());
+    assert!(matches!(quick(&p), Some(Obstacle::AppArmorUserns { .. })));
+}
+
+#[test]
+fn any_profile_file_that_grants_userns_to_that_bwrap_is_found() {
+    let mut p = Fake::ubuntu_2404();
+    p.bwrap = Ok("/usr/local/bin/bwrap".into());
+    p.profile(
+        "firefox",
+        "profile firefox /usr/lib/firefox/firefox flags=(unconfined) {\n  userns,\n}\n",
+    );
+    p.profile(
+        "local-bwrap",
+        "abi <abi/4.0>,\nprofile lb /usr/local/bin/bwrap flags=(unconfined) {\n  userns,\n}\n",
+    );
+    assert_eq!(
+        obstacle::apparmor(&p, Path::new("/usr/local/bin/bwrap")),
+        AppArmor::Covered {
+            file: "local-bwrap".into()
+        }
+    );
+    // A profile under a name that does not say bwrap is not looked for on
+    // every launch; doctor's real run then shows the difference.
+    let mut q = Fake::ubuntu_2404();
+    q.bwrap = Ok("/usr/local/bin/bwrap".into());
+    q.profile(
+        "my-sandbox",
+        "profile lb /usr/local/bin/bwrap flags=(unconfined) {\n  userns,\n}\n",
+    );
+    assert!(quick(&q).is_some());
+    q.bwrap_run = Ok(());
+    let r = dcjail::backend::doctor_report_with(&q);
+    assert!(check(&r, "apparmor-userns")
+        .message
+        .contains("bwrap did create its namespaces just now"));
+    // Attached but without `userns`: no help.
+    let mut p = Fake::ubuntu_2404();
+    p.profile(
+        "bwrap",
+        "profile bwrap /usr/bin/bwrap {\n  capability,\n}\n",
+    );
+    assert!(quick(&p).is_some());
+}
+
+#[test]
+fn root_and_a_setuid_bwrap_are_not_restricted() {
+    let mut p = Fake::ubuntu_2404();
+    p.euid = 0;
+    assert_eq!(quick(&p), None);
+    let mut p = Fake::ubuntu_2404();
+    p.setuid = true;
+    assert_eq!(quick(&p), None);
+}
+
+#[test]
+fn debian_unprivileged_userns_clone_off() {
+    let mut p = Fake::linux();
+    p.file("/proc/sys/kernel/unprivileged_userns_clone", "0\n");
+    let o = quick(&p).unwrap();
+    assert_eq!(o, Obstacle::UnprivilegedUsernsOff);
+    assert!(o
+        .fix()
+        .contains("sudo sysctl -w kernel.unprivileged_userns_clone=1"));
+    p.euid = 0;
+    assert_eq!(quick(&p), None);
+}
+
+#[test]
+fn max_user_namespaces_zero_stops_root_too() {
+    let mut p = Fake::linux();
+    p.file("/proc/sys/user/max_user_namespaces", "0\n");
+    p.bwrap_run = Err("bwrap: Creating new namespace failed: nesting depth or /proc/sys/user/max_*_namespaces exceeded (ENOSPC)".into());
+    for euid in [1000, 0] {
+        p.euid = euid;
+        let o = quick(&p).unwrap();
+        assert!(o.message().contains("user.max_user_namespaces = 0"));
+        assert!(o
+            .fix()
+            .contains("sudo sysctl -w user.max_user_namespaces=15000"));
+    }
+    let r = dcjail::backend::doctor_report_with(&p);
+    assert_eq!(r.overall(), Overall::Degraded);
+    assert_eq!(
+        failing(&r).iter().map(|f| f.0).collect::<Vec<_>>(),
+        vec!["user-namespaces", "bwrap-sandbox"]
+    );
+}
+
+#[test]
+fn a_docker_like_seccomp_filter_refusing_namespace_flags() {
+    let mut p = Fake::linux();
+    p.names.insert("/.dockerenv".into());
+    p.filtered = true;
+    p.ns = NsCalls::Filtered {
+        unshare: Sys::Err(libc::EPERM),
+        clone: Sys::Err(libc::EPERM),
+    };
+    p.bwrap_run = Err("bwrap: No permissions to create new namespace".into());
+    let o = quick(&p).unwrap();
+    let m = o.message();
+    assert!(m.contains("a seccomp filter refuses namespace creation: unshare with CLONE_NEWUSER failed with EPERM"), "{m}");
+    assert!(m.contains("inside a docker container"), "{m}");
+    assert!(o.fix().contains("--security-opt seccomp="), "{}", o.fix());
+    assert!(o.fix().contains("--backend landlock"));
+    let r = dcjail::backend::doctor_report_with(&p);
+    assert_eq!(check(&r, "container").status, Status::Info);
+    assert_eq!(r.auto(), Some(Kind::Landlock));
+    // A filter that kills instead is named too, and only clone refused.
+    p.ns = NsCalls::Filtered {
+        unshare: Sys::Err(libc::EINVAL),
+        clone: Sys::Killed(libc::SIGSYS),
+    };
+    let m = quick(&p).unwrap().message();
+    assert!(
+        m.contains("clone with CLONE_NEWUSER killed the process asking"),
+        "{m}"
+    );
+    // A filter that lets namespace creation through is no obstacle.
+    p.ns = NsCalls::Filtered {
+        unshare: Sys::Err(libc::EINVAL),
+        clone: Sys::Err(libc::EINVAL),
+    };
+    assert_eq!(quick(&p), None);
+}
+
+#[test]
+fn kernels_without_usable_landlock_stop_both_linux_backends() {
+    // Not built in.
+    let mut p = Fake::linux();
+    p.kernel = "5.10.0-28-amd64".into();
+    p.landlock = Sys::Err(libc::ENOSYS);
+    let o = obstacle::landlock_abi(&p).unwrap_err();
+    assert!(o
+        .message()
+        .contains("not built into this kernel (5.10.0-28-amd64)"));
+    assert!(o.fix().contains("CONFIG_SECURITY_LANDLOCK=y"));
+    let r = dcjail::backend::doctor_report_with(&p);
+    assert_eq!(r.overall(), Overall::Unavailable);
+    assert_eq!(r.auto(), None);
+    assert_eq!(dcjail::doctor::exit_status(&r), 122);
+    assert_eq!(
+        failing(&r).iter().map(|f| f.0).collect::<Vec<_>>(),
+        vec!["landlock"]
+    );
+    let bw = r.backends.iter().find(|b| b.kind == Kind::Bwrap).unwrap();
+    assert!(bw
+        .details
+        .iter()
+        .any(|d| d.contains("second stage: landlock is not built")
+            && d.contains("does not run without it")));
+    assert_eq!(dcjail::doctor::to_json(&r)["status"], "unavailable");
+
+    // Built in, not in the LSM list: the fix keeps the list and adds it.
+    let mut p = Fake::linux();
+    p.landlock = Sys::Err(libc::EOPNOTSUPP);
+    p.file(
+        "/sys/kernel/security/lsm",
+        "lockdown,capability,yama,apparmor\n",
+    );
+    let o = obstacle::landlock_abi(&p).unwrap_err();
+    assert!(o
+        .message()
+        .contains("not in the LSM list (lockdown,capability,yama,apparmor)"));
+    assert!(
+        o.fix()
+            .contains("lsm=lockdown,capability,yama,apparmor,landlock"),
+        "{}",
+        o.fix()
+    );
+    // Without securityfs, the boot parameter tells the list.
+    p.files.remove("/sys/kernel/security/lsm");
+    p.file(
+        "/proc/cmdline",
+        "BOOT_IMAGE=/vmlinuz root=/dev/sda1 lsm=yama,apparmor quiet\n",
+    );
+    assert!(obstacle::landlock_abi(&p)
+        .unwrap_err()
+        .fix()
+        .contains("lsm=yama,apparmor,landlock"));
+
+    // Too old for signal and abstract-socket scoping.
+    let mut p = Fake::linux();
+    p.kernel = "6.8.0-45-generic".into();
+    p.landlock = Sys::Ok(4);
+    let o = obstacle::landlock_at_least(&p, 6).unwrap_err();
+    assert!(
+        o.message().contains(
+            "landlock ABI 4 in this kernel (6.8.0-45-generic): ABI 6 (Linux 6.12) is needed"
+        ),
+        "{}",
+        o.message()
+    );
+    assert_eq!(
+        dcjail::backend::doctor_report_with(&p).overall(),
+        Overall::Unavailable
+    );
+}
+
+#[test]
+fn landlock_refused_by_a_seccomp_filter() {
+    // ENOSYS under a filter while the LSM list names landlock: the filter's.
+    let mut p = Fake::linux();
+    p.filtered = true;
+    p.landlock = Sys::Err(libc::ENOSYS);
+    let o = obstacle::landlock_abi(&p).unwrap_err();
+    assert!(
+        matches!(o, Obstacle::LandlockFiltered { sure: true, .. }),
+        "{o:?}"
+    );
+    assert!(o
+        .message()
+        .starts_with("a seccomp filter refuses landlock's system calls"));
+    assert!(o
+        .fix()
+        .contains("landlock_create_ruleset, landlock_add_rule and landlock_restrict_self"));
+    // Without the LSM list it may be either; both are said.
+    p.files.remove("/sys/kernel/security/lsm");
+    let m = obstacle::landlock_abi(&p).unwrap_err().message();
+    assert!(
+        m.contains("the filter refuses landlock's system calls, or the kernel lacks landlock"),
+        "{m}"
+    );
+    // EPERM is never the kernel's answer to the version query.
+    p.landlock = Sys::Err(libc::EPERM);
+    assert!(matches!(
+        obstacle::landlock_abi(&p).unwrap_err(),
+        Obstacle::LandlockFiltered { sure: true, .. }
+    ));
+    assert_eq!(
+        dcjail::backend::doctor_report_with(&p).overall(),
+        Overall::Unavailable
+    );
+}
+
+#[test]
+fn wsl2_says_what_holds_and_how_to_get_landlock() {
+    let mut p = Fake::linux();
+    p.kernel = "5.15.167.4-microsoft-standard-WSL2".into();
+    p.file(
+        "/proc/version",
+        "Linux version 5.15.167.4-microsoft-standard-WSL2 (root@f9c826d3017f) (gcc (GCC) 11.2.0) #1 SMP",
+    );
+    p.landlock = Sys::Err(libc::EOPNOTSUPP);
+    p.files.remove("/sys/kernel/security/lsm");
+    let r = dcjail::backend::doctor_report_with(&p);
+    let w = check(&r, "wsl");
+    assert_eq!(w.status, Status::Info);
+    assert!(
+        w.message.starts_with(
+            "WSL2 (kernel 5.15.167.4-microsoft-standard-WSL2): user namespaces and bubblewrap work"
+        ),
+        "{}",
+        w.message
+    );
+    assert!(
+        w.message.contains("landlock is not usable"),
+        "{}",
+        w.message
+    );
+    let l = check(&r, "landlock");
+    assert_eq!(l.status, Status::Fail);
+    let fix = l.fix.as_deref().unwrap();
+    assert!(
+        fix.contains("kernelCommandLine = lsm=") && fix.contains(".wslconfig"),
+        "{fix}"
+    );
+    assert_eq!(r.overall(), Overall::Unavailable);
+    // A WSL2 kernel with landlock: both backends work.
+    p.landlock = Sys::Ok(6);
+    let r = dcjail::backend::doctor_report_with(&p);
+    assert!(check(&r, "wsl").message.contains("landlock ABI 6 is on"));
+    assert_eq!(r.overall(), Overall::Ok);
+}
+
+#[test]
+fn wsl1_cannot_sandbox_and_says_how_to_convert() {
+    let mut p = Fake::linux();
+    p.kernel = "4.4.0-19041-Microsoft".into();
+    p.file(
+        "/proc/version",
+        "Linux version 4.4.0-19041-Microsoft (Microsoft@Microsoft.com) (gcc version 5.4.0 (GCC) ) #1237-Microsoft",
+    );
+    p.landlock = Sys::Err(libc::ENOSYS);
+    let r = dcjail::backend::doctor_report_with(&p);
+    let w = check(&r, "wsl");
+    assert_eq!(w.status, Status::Fail);
+    assert!(w
+        .fix
+        .as_deref()
+        .unwrap()
+        .contains("wsl --set-version <distribution> 2"));
+    assert_eq!(dcjail::doctor::exit_status(&r), 122);
+}
+
+#[test]
+fn bwrap_that_works_although_no_profile_is_found_is_said_not_hidden() {
+    let mut p = Fake::ubuntu_2404();
+    p.bwrap_run = Ok(());
+    let r = dcjail::backend::doctor_report_with(&p);
+    let c = check(&r, "apparmor-userns");
+    assert_eq!(c.status, Status::Fail);
+    assert!(
+        c.message
+            .contains("bwrap did create its namespaces just now"),
+        "{}",
+        c.message
+    );
+    // `auto` passes it over, so doctor does not call it working.
+    assert!(!works(&r, Kind::Bwrap));
+}
+
+#[test]
+fn an_ordinary_machine_has_no_obstacle() {
+    let p = Fake::linux();
+    assert_eq!(quick(&p), None);
+    let r = dcjail::backend::doctor_report_with(&p);
+    assert!(failing(&r).is_empty(), "{:#?}", r.checks);
+    assert_eq!(r.overall(), Overall::Ok);
+    assert_eq!(r.auto(), Some(Kind::Bwrap));
+    let j = dcjail::doctor::to_json(&r);
+    assert_eq!(j["status"], "ok");
+    for c in j["checks"].as_array().unwrap() {
+        for k in ["id", "status", "backends", "message", "fix"] {
+            assert!(c.get(k).is_some(), "check without `{k}`: {c}");
+        }
+    }
+}
