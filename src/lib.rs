@@ -12,6 +12,8 @@ pub mod domain;
 pub mod error;
 pub mod exec;
 pub mod explain;
+pub mod hook;
+pub mod import;
 pub mod net;
 pub mod plan;
 pub mod policy;

@@ -177,6 +177,17 @@ vocab!(
     }
 );
 
+vocab!(
+    /// How a policy file is read: dcjail's own schema (TOML or JSON), or
+    /// another tool's settings converted by `import`.
+    PolicyFormat {
+        Dcjail = "dcjail",
+        Srt = "srt",
+        ClaudeCode = "claude-code",
+        Codex = "codex",
+    }
+);
+
 impl Tool {
     /// Calls that change files or run arbitrary code.
     pub fn is_mutating(self) -> bool {
@@ -200,6 +211,19 @@ pub struct Policy {
     /// The file this policy came from, if any; it is protected from writes.
     #[serde(skip)]
     pub source: Option<PathBuf>,
+    /// For an imported file: which setting of the other tool each field
+    /// came from (`explain` prints them under `sources`).
+    #[serde(skip)]
+    pub origins: Vec<Origin>,
+}
+
+/// Where one field of the policy came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Origin {
+    /// The dotted dcjail field, `sandbox.filesystem.deny_read`.
+    pub field: String,
+    /// The other tool's setting, `srt settings.json: filesystem.denyRead`.
+    pub from: String,
 }
 
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -277,6 +301,7 @@ impl Default for Policy {
             plan: PlanSection::default(),
             sandbox: Sandbox::default(),
             source: None,
+            origins: Vec::new(),
         }
     }
 }
@@ -375,6 +400,11 @@ pub struct Overrides {
     pub allow_domains: Vec<String>,
     pub deny_domains: Vec<String>,
     pub timeout: Option<u64>,
+    /// How to load, not a field: the policy is read from this inherited
+    /// descriptor instead of a file.
+    pub policy_fd: Option<u32>,
+    /// How to load, not a field: the format of the policy file or descriptor.
+    pub policy_format: Option<PolicyFormat>,
 }
 
 impl Policy {
@@ -385,13 +415,32 @@ impl Policy {
 
     /// Loads the policy: the file when one is named, else the embedded default.
     pub fn load(file: Option<&Path>) -> Result<Policy> {
-        match file {
-            None => Policy::embedded(),
-            Some(path) => {
+        Policy::load_for(file, &Overrides::default())
+    }
+
+    /// Loads the policy the command line names: the file, or the inherited
+    /// descriptor of `--policy-fd`, read as `--policy-format` says (dcjail's
+    /// own schema by default, TOML or JSON), else the embedded default.
+    pub fn load_for(file: Option<&Path>, o: &Overrides) -> Result<Policy> {
+        let format = o.policy_format.unwrap_or(PolicyFormat::Dcjail);
+        match (file, o.policy_fd) {
+            (Some(_), Some(fd)) => Err(Refusal::usage(format!(
+                "--policy-fd {fd} and a policy file both name the policy; give one"
+            ))),
+            (None, None) if format != PolicyFormat::Dcjail => Err(Refusal::usage(format!(
+                "--policy-format {format} needs a policy: --policy FILE, --policy-fd N or DCJAIL_POLICY"
+            ))),
+            (None, None) => Policy::embedded(),
+            (Some(path), None) => {
                 let text = read_policy_file(path)?;
-                let mut p = parse(&text, &path.display().to_string())?;
+                let mut p = from_text(&text, &path.display().to_string(), format, Some(path))?;
                 p.source = Some(path.to_path_buf());
                 Ok(p)
+            }
+            (None, Some(fd)) => {
+                let name = format!("<descriptor {fd}>");
+                let text = read_policy_fd(fd, &name)?;
+                from_text(&text, &name, format, None)
             }
         }
     }
@@ -490,9 +539,206 @@ impl Policy {
     }
 }
 
+/// One field's value, as the schema writes it: what `import` prints as TOML
+/// and what `explain` compares against the defaults.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FieldValue {
+    /// Not set (`version` absent).
+    Absent,
+    Str(String),
+    Int(i64),
+    Bool(bool),
+    List(Vec<String>),
+}
+
+fn path_str(p: &Option<PathBuf>) -> FieldValue {
+    FieldValue::Str(
+        p.as_ref()
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+    )
+}
+
+fn path_list(v: &[PathBuf]) -> FieldValue {
+    FieldValue::List(v.iter().map(|p| p.to_string_lossy().into_owned()).collect())
+}
+
+impl Policy {
+    /// Every leaf field of the schema with its dotted name, in the order of
+    /// the schema (top-level keys, then each table).
+    pub fn fields(&self) -> Vec<(&'static str, FieldValue)> {
+        use FieldValue::*;
+        let (fs, net) = (&self.sandbox.filesystem, &self.sandbox.network);
+        vec![
+            ("version", self.version.map(Int).unwrap_or(Absent)),
+            ("mode", Str(self.mode.word().into())),
+            ("tool", Str(self.tool.word().into())),
+            ("paths", path_list(&self.paths)),
+            (
+                "permission.outcome",
+                Str(self.permission.outcome.word().into()),
+            ),
+            ("permission.rule", Str(self.permission.rule.clone())),
+            (
+                "permission.approval",
+                Str(self.permission.approval.word().into()),
+            ),
+            (
+                "classifier.verdict",
+                Str(self
+                    .classifier
+                    .verdict
+                    .map(|v| v.word())
+                    .unwrap_or("")
+                    .into()),
+            ),
+            ("classifier.reason", Str(self.classifier.reason.clone())),
+            ("worktree.root", path_str(&self.worktree.root)),
+            ("plan.card", path_str(&self.plan.card)),
+            ("sandbox.enabled", Bool(self.sandbox.enabled)),
+            ("sandbox.mode", Str(self.sandbox.mode.word().into())),
+            ("sandbox.backend", Str(self.sandbox.backend.word().into())),
+            ("sandbox.workspace", path_str(&self.sandbox.workspace)),
+            (
+                "sandbox.timeout",
+                Int(i64::try_from(self.sandbox.timeout).unwrap_or(i64::MAX)),
+            ),
+            ("sandbox.filesystem.allow_read", path_list(&fs.allow_read)),
+            ("sandbox.filesystem.deny_read", path_list(&fs.deny_read)),
+            ("sandbox.filesystem.allow_write", path_list(&fs.allow_write)),
+            ("sandbox.filesystem.deny_write", path_list(&fs.deny_write)),
+            (
+                "sandbox.filesystem.protect_defaults",
+                Bool(fs.protect_defaults),
+            ),
+            ("sandbox.network.mode", Str(net.mode.word().into())),
+            (
+                "sandbox.network.allow_domains",
+                FieldValue::List(net.allow_domains.clone()),
+            ),
+            (
+                "sandbox.network.deny_domains",
+                FieldValue::List(net.deny_domains.clone()),
+            ),
+            (
+                "sandbox.network.allow_unix_sockets",
+                Bool(net.allow_unix_sockets),
+            ),
+        ]
+    }
+
+    /// Where each field's value came from, for `explain`, given the policy
+    /// as loaded (before `o` is applied): the command-line option that set
+    /// it, the other tool's setting it was imported from, `from_file` (the
+    /// file, the descriptor or the embedded profile) for a value that differs
+    /// from the schema default, or `default`. A repeatable option adds to
+    /// what the file said; any other replaces it.
+    pub fn sources(&self, o: &Overrides, from_file: &str) -> Vec<(&'static str, String)> {
+        let defaults = Policy::default().fields();
+        let flags = o.flags();
+        self.fields()
+            .into_iter()
+            .zip(defaults)
+            .map(|((field, value), (_, default))| {
+                let flag = flags.iter().find(|(f, _)| *f == field).map(|(_, g)| *g);
+                let adds = matches!(value, FieldValue::List(_));
+                let mut from: Vec<String> = Vec::new();
+                if flag.is_none() || adds {
+                    from.extend(
+                        self.origins
+                            .iter()
+                            .filter(|o| o.field == field)
+                            .map(|o| o.from.clone()),
+                    );
+                    if from.is_empty() && value != default {
+                        from.push(from_file.to_string());
+                    }
+                }
+                if let Some(flag) = flag {
+                    from.push(flag.to_string());
+                }
+                if from.is_empty() {
+                    from.push("default".into());
+                }
+                (field, from.join(" + "))
+            })
+            .collect()
+    }
+}
+
+impl Overrides {
+    /// The fields these overrides set, each with the option that sets it.
+    pub fn flags(&self) -> Vec<(&'static str, &'static str)> {
+        let mut v = Vec::new();
+        let mut add = |set: bool, field, flag| {
+            if set {
+                v.push((field, flag));
+            }
+        };
+        add(self.mode.is_some(), "mode", "--mode");
+        add(self.tool.is_some(), "tool", "--tool");
+        add(!self.paths.is_empty(), "paths", "--path");
+        add(
+            self.permission.is_some(),
+            "permission.outcome",
+            "--permission",
+        );
+        add(self.rule.is_some(), "permission.rule", "--rule");
+        add(self.approval.is_some(), "permission.approval", "--approval");
+        add(
+            self.classifier.is_some(),
+            "classifier.verdict",
+            "--classifier",
+        );
+        add(self.worktree.is_some(), "worktree.root", "--worktree");
+        add(self.plan_card.is_some(), "plan.card", "--plan-card");
+        add(self.no_sandbox, "sandbox.enabled", "--no-sandbox");
+        add(
+            self.sandbox_mode.is_some(),
+            "sandbox.mode",
+            "--sandbox-mode",
+        );
+        add(self.backend.is_some(), "sandbox.backend", "--backend");
+        add(self.workspace.is_some(), "sandbox.workspace", "--workspace");
+        add(self.timeout.is_some(), "sandbox.timeout", "--timeout");
+        add(
+            !self.allow_read.is_empty(),
+            "sandbox.filesystem.allow_read",
+            "--allow-read",
+        );
+        add(
+            !self.deny_read.is_empty(),
+            "sandbox.filesystem.deny_read",
+            "--deny-read",
+        );
+        add(
+            !self.allow_write.is_empty(),
+            "sandbox.filesystem.allow_write",
+            "--allow-write",
+        );
+        add(
+            !self.deny_write.is_empty(),
+            "sandbox.filesystem.deny_write",
+            "--deny-write",
+        );
+        add(self.net.is_some(), "sandbox.network.mode", "--net");
+        add(
+            !self.allow_domains.is_empty(),
+            "sandbox.network.allow_domains",
+            "--allow-domain",
+        );
+        add(
+            !self.deny_domains.is_empty(),
+            "sandbox.network.deny_domains",
+            "--deny-domain",
+        );
+        v
+    }
+}
+
 /// Opens the policy file refusing anything but a regular file (a FIFO would
 /// block, a directory is a mistake), and refusing one that is too large.
-fn read_policy_file(path: &Path) -> Result<String> {
+pub fn read_policy_file(path: &Path) -> Result<String> {
     use std::io::Read;
     #[cfg(unix)]
     use std::os::unix::fs::OpenOptionsExt;
@@ -535,6 +781,53 @@ fn read_policy_file(path: &Path) -> Result<String> {
         let at = e.utf8_error().valid_up_to();
         let line = 1 + e.as_bytes()[..at].iter().filter(|b| **b == b'\n').count();
         Refusal::policy(format!("{name}:{line}: policy file is not valid UTF-8"))
+    })
+}
+
+/// Reads the policy from an inherited descriptor to its end, then closes
+/// it, so the command never inherits it. 0, 1 and 2 are the command's own
+/// stdin, stdout and stderr and are refused.
+fn read_policy_fd(fd: u32, name: &str) -> Result<String> {
+    use std::io::Read;
+    use std::os::unix::io::FromRawFd;
+    let raw = match i32::try_from(fd) {
+        Ok(r) if r > 2 => r,
+        _ => {
+            return Err(Refusal::usage(format!(
+                "--policy-fd {fd}: descriptors 0, 1 and 2 are the command's own; pass the policy on 3 or above"
+            )))
+        }
+    };
+    // SAFETY: F_GETFD only asks whether the number is an open descriptor.
+    if unsafe { libc::fcntl(raw, libc::F_GETFD) } == -1 {
+        return Err(Refusal::policy(format!(
+            "{name}: cannot read policy: descriptor {fd} is not open"
+        )));
+    }
+    // SAFETY: the descriptor is open, inherited for this purpose alone, and
+    // owned here from now on: it is closed when `f` drops.
+    let f = unsafe { std::fs::File::from_raw_fd(raw) };
+    let meta = f
+        .metadata()
+        .map_err(|e| Refusal::policy(format!("{name}: cannot read policy: {}", io_words(&e))))?;
+    if meta.is_dir() {
+        return Err(Refusal::policy(format!(
+            "{name}: the policy must be a file or a pipe, not a directory"
+        )));
+    }
+    let mut bytes = Vec::new();
+    (&f).take(MAX_POLICY_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Refusal::policy(format!("{name}: cannot read policy: {}", io_words(&e))))?;
+    if bytes.len() as u64 > MAX_POLICY_BYTES {
+        return Err(Refusal::policy(format!(
+            "{name}: policy is larger than the limit of {MAX_POLICY_BYTES} bytes"
+        )));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let line = 1 + e.as_bytes()[..at].iter().filter(|b| **b == b'\n').count();
+        Refusal::policy(format!("{name}:{line}: policy is not valid UTF-8"))
     })
 }
 
@@ -587,6 +880,112 @@ pub fn parse(text: &str, name: &str) -> Result<Policy> {
             None => Refusal::policy(format!("{name}: {msg}")),
         }
     })
+}
+
+/// Policy text in `format`. dcjail's own schema is JSON when its first
+/// character (after white space) is `{`, which no TOML document can start
+/// with, and TOML otherwise; other tools' settings go through `import`.
+pub fn from_text(
+    text: &str,
+    name: &str,
+    format: PolicyFormat,
+    path: Option<&Path>,
+) -> Result<Policy> {
+    match format {
+        PolicyFormat::Dcjail if text.trim_start().starts_with('{') => parse_json(text, name),
+        PolicyFormat::Dcjail => parse(text, name),
+        other => crate::import::convert(other, text, name, path).map(|i| i.policy),
+    }
+}
+
+/// Parses a JSON policy (the TOML schema, the same keys); errors name the
+/// file, the line, the dotted key and, for a vocabulary, the accepted words.
+pub fn parse_json(text: &str, name: &str) -> Result<Policy> {
+    serde_json::from_str::<Policy>(text).map_err(|e| {
+        let full = e.to_string();
+        // serde_json appends the position; the line is said up front instead.
+        let suffix = format!(" at line {} column {}", e.line(), e.column());
+        let msg = crate::error::one_line(full.strip_suffix(&suffix).unwrap_or(&full));
+        if e.line() == 0 {
+            return Refusal::policy(format!("{name}: {msg}"));
+        }
+        let offset = json_offset(text, e.line(), e.column());
+        match json_key_at(text, offset) {
+            Some(k) if !msg.contains(&format!("`{k}`")) => {
+                Refusal::policy(format!("{name}:{}: key `{k}`: {msg}", e.line()))
+            }
+            _ => Refusal::policy(format!("{name}:{}: {msg}", e.line())),
+        }
+    })
+}
+
+/// The byte offset of serde_json's 1-based line and column.
+fn json_offset(text: &str, line: usize, column: usize) -> usize {
+    let start: usize = text
+        .split_inclusive('\n')
+        .take(line.saturating_sub(1))
+        .map(str::len)
+        .sum();
+    (start + column.saturating_sub(1)).min(text.len())
+}
+
+/// The dotted key whose value is being read at `offset` of a JSON document
+/// (`sandbox.network.mode`), by following objects and keys up to there.
+pub fn json_key_at(text: &str, offset: usize) -> Option<String> {
+    struct Frame {
+        object: bool,
+        key: Option<String>,
+        want_key: bool,
+    }
+    let bytes = text.as_bytes();
+    let end = offset.min(bytes.len());
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut i = 0;
+    while i < end {
+        match bytes[i] {
+            b'"' => {
+                let mut j = i + 1;
+                let mut s = Vec::new();
+                while j < bytes.len() && bytes[j] != b'"' {
+                    if bytes[j] == b'\\' {
+                        j += 1;
+                    }
+                    if let Some(b) = bytes.get(j) {
+                        s.push(*b);
+                    }
+                    j += 1;
+                }
+                if let Some(f) = stack.last_mut() {
+                    if f.object && f.want_key {
+                        f.key = Some(String::from_utf8_lossy(&s).into_owned());
+                        f.want_key = false;
+                    }
+                }
+                i = j;
+            }
+            b'{' | b'[' => stack.push(Frame {
+                object: bytes[i] == b'{',
+                key: None,
+                want_key: bytes[i] == b'{',
+            }),
+            b'}' | b']' => {
+                stack.pop();
+            }
+            b',' => {
+                if let Some(f) = stack.last_mut() {
+                    f.want_key = f.object;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    let keys: Vec<&str> = stack
+        .iter()
+        .filter(|f| f.object)
+        .filter_map(|f| f.key.as_deref())
+        .collect();
+    (!keys.is_empty()).then(|| keys.join("."))
 }
 
 /// The 1-based line of a byte offset and the dotted key written on that line

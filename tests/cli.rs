@@ -825,6 +825,8 @@ fn every_help_option_is_in_the_man_page() {
         &["worktree", "--help"],
         &["worktree", "enter", "--help"],
         &["worktree", "exit", "--help"],
+        &["hook", "--help"],
+        &["import", "--help"],
     ] {
         for opt in help_options(args) {
             if !entries.contains(&opt) {
@@ -838,6 +840,8 @@ fn every_help_option_is_in_the_man_page() {
         ("dcjail doctor", &["doctor", "--help"][..]),
         ("dcjail worktree enter", &["worktree", "enter", "--help"]),
         ("dcjail worktree exit", &["worktree", "exit", "--help"]),
+        ("dcjail hook", &["hook", "--help"]),
+        ("dcjail import", &["import", "--help"]),
     ] {
         let syn = man_synopsis(&man, head);
         for opt in help_options(args) {

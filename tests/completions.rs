@@ -50,6 +50,8 @@ const HELPS: &[(&str, &[&str])] = &[
     ("worktree", &["worktree", "--help"]),
     ("worktree_enter", &["worktree", "enter", "--help"]),
     ("worktree_exit", &["worktree", "exit", "--help"]),
+    ("hook", &["hook", "--help"]),
+    ("import", &["import", "--help"]),
 ];
 
 /// The long options listed in the Options section of a help text.
@@ -133,17 +135,29 @@ fn every_help_option_is_offered_by_each_script_in_its_place() {
 #[test]
 fn every_subcommand_and_vocabulary_word_is_offered() {
     use dcjail::policy::*;
-    let words: Vec<&str> = ["explain", "doctor", "worktree", "enter", "exit"]
-        .into_iter()
-        .chain(Mode::WORDS.iter().copied())
-        .chain(Tool::WORDS.iter().copied())
-        .chain(Outcome::WORDS.iter().copied())
-        .chain(Approval::WORDS.iter().copied())
-        .chain(Verdict::WORDS.iter().copied())
-        .chain(SandboxMode::WORDS.iter().copied())
-        .chain(BackendChoice::WORDS.iter().copied())
-        .chain(NetMode::WORDS.iter().copied())
-        .collect();
+    let words: Vec<&str> = [
+        "explain",
+        "doctor",
+        "worktree",
+        "enter",
+        "exit",
+        "hook",
+        "import",
+        "claude-code",
+        "codex",
+        "srt",
+    ]
+    .into_iter()
+    .chain(Mode::WORDS.iter().copied())
+    .chain(Tool::WORDS.iter().copied())
+    .chain(Outcome::WORDS.iter().copied())
+    .chain(Approval::WORDS.iter().copied())
+    .chain(Verdict::WORDS.iter().copied())
+    .chain(SandboxMode::WORDS.iter().copied())
+    .chain(BackendChoice::WORDS.iter().copied())
+    .chain(NetMode::WORDS.iter().copied())
+    .chain(PolicyFormat::WORDS.iter().copied())
+    .collect();
     for sh in Shell::ALL {
         let text = committed(sh);
         for w in &words {
@@ -212,6 +226,17 @@ fn bash_script_parses_and_completes_options_values_and_subcommands() {
         ("dcjail worktree enter --mo", "--mode"),
         ("dcjail worktree enter --mode d", "default dontAsk"),
         ("dcjail doctor --", "--help --json"),
+        ("dcjail hoo", "hook"),
+        ("dcjail hook ", "claude-code codex"),
+        ("dcjail hook codex --policy-format c", "claude-code codex"),
+        ("dcjail hook claude-code --c", "--check"),
+        (
+            "dcjail explain --policy-format ",
+            "claude-code codex dcjail srt",
+        ),
+        ("dcjail import ", "claude-code codex srt"),
+        // The second positional of `import` is the settings file.
+        ("dcjail import srt Cargo.t", "Cargo.toml"),
         // After the command starts, dcjail's options are not offered.
         ("dcjail -- ls --mo", ""),
         ("dcjail --net none ls --sandbox", ""),
@@ -279,6 +304,8 @@ fn fish_script_parses_and_completes() {
         ("dcjail worktree e", &["enter", "exit"]),
         ("dcjail worktree enter --ba", &["--base"]),
         ("dcjail doctor --j", &["--json"]),
+        ("dcjail hook --po", &["--policy", "--policy-format"]),
+        ("dcjail imp", &["import"]),
         ("dcjail --tool read --classi", &["--classifier"]),
         // Inside the command, dcjail's own options are not offered.
         ("dcjail -- ls --sandbox", &[]),
