@@ -211,6 +211,9 @@ pub struct Policy {
     /// The file this policy came from, if any; it is protected from writes.
     #[serde(skip)]
     pub source: Option<PathBuf>,
+    /// What messages call a policy read from no file (`<descriptor 3>`).
+    #[serde(skip)]
+    pub label: Option<String>,
     /// For an imported file: which setting of the other tool each field
     /// came from (`explain` prints them under `sources`).
     #[serde(skip)]
@@ -301,6 +304,7 @@ impl Default for Policy {
             plan: PlanSection::default(),
             sandbox: Sandbox::default(),
             source: None,
+            label: None,
             origins: Vec::new(),
         }
     }
@@ -440,7 +444,9 @@ impl Policy {
             (None, Some(fd)) => {
                 let name = format!("<descriptor {fd}>");
                 let text = read_policy_fd(fd, &name)?;
-                from_text(&text, &name, format, None)
+                let mut p = from_text(&text, &name, format, None)?;
+                p.label = Some(name);
+                Ok(p)
             }
         }
     }
@@ -532,9 +538,10 @@ impl Policy {
     }
 
     fn source_name(&self) -> String {
-        match &self.source {
-            Some(p) => p.display().to_string(),
-            None => "policy".to_string(),
+        match (&self.source, &self.label) {
+            (Some(p), _) => p.display().to_string(),
+            (None, Some(l)) => l.clone(),
+            (None, None) => "policy".to_string(),
         }
     }
 }
@@ -974,6 +981,7 @@ pub fn json_key_at(text: &str, offset: usize) -> Option<String> {
             b',' => {
                 if let Some(f) = stack.last_mut() {
                     f.want_key = f.object;
+                    f.key = None;
                 }
             }
             _ => {}

@@ -378,6 +378,8 @@ fn imported_toml_means_the_same_as_the_file_read_directly() {
             let mut p = v["plan"].clone();
             // Each policy file is protected from writes: they differ by name.
             p["filesystem"]["protected"] = Value::Null;
+            // The glob walk counts what is in /tmp at that moment.
+            p["filesystem"]["glob_walk"]["entries"] = Value::Null;
             p
         };
         assert_eq!(
