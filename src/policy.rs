@@ -1042,3 +1042,31 @@ fn locate(text: &str, offset: usize) -> (usize, Option<String>) {
 pub fn os_path(s: OsString) -> PathBuf {
     PathBuf::from(s)
 }
+
+#[cfg(test)]
+mod json_tests {
+    use super::*;
+
+    #[test]
+    fn the_key_at_an_offset_follows_objects_and_resets_after_a_comma() {
+        let t = r#"{"a": 1, "sandbox": {"network": {"mode": "x"}, "b": [1, {"c": 2}]}}"#;
+        let at = |needle: &str| json_key_at(t, t.find(needle).unwrap() + needle.len());
+        assert_eq!(at(r#""x""#).as_deref(), Some("sandbox.network.mode"));
+        assert_eq!(at(r#""c": 2"#).as_deref(), Some("sandbox.b.c"));
+        assert_eq!(at("1,").as_deref(), None);
+        assert_eq!(at(r#""a": 1"#).as_deref(), Some("a"));
+        let esc = r#"{"k\"ey": "v"}"#;
+        assert_eq!(json_key_at(esc, esc.len() - 1).as_deref(), Some("k\"ey"));
+    }
+
+    #[test]
+    fn a_json_policy_parses_to_what_the_same_toml_parses_to() {
+        let toml = "mode = \"plan\"\n[sandbox.network]\nmode = \"allowlist\"\nallow_domains = [\"a.example\"]\n";
+        let json = r#"{"mode": "plan", "sandbox": {"network": {"mode": "allowlist", "allow_domains": ["a.example"]}}}"#;
+        assert_eq!(parse(toml, "t").unwrap(), parse_json(json, "j").unwrap());
+        assert_eq!(
+            from_text(json, "j", PolicyFormat::Dcjail, None).unwrap(),
+            parse(toml, "t").unwrap()
+        );
+    }
+}

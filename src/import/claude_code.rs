@@ -336,11 +336,13 @@ fn rule_paths(cx: &Cx, p: &str, deny: bool, key: &str) -> Result<Vec<PathBuf>> {
         }
         return Ok(out);
     }
-    let rel = p.strip_prefix("./").unwrap_or(p);
-    if deny && !rel.trim_end_matches('/').contains('/') && !rel.starts_with("**") {
-        return Ok(vec![PathBuf::from(format!("**/{rel}"))]);
+    if let Some(rel) = p.strip_prefix("./") {
+        return Ok(vec![PathBuf::from(rel)]);
     }
-    Ok(vec![PathBuf::from(rel)])
+    if deny && !p.trim_end_matches('/').contains('/') && !p.starts_with("**") {
+        return Ok(vec![PathBuf::from(format!("**/{p}"))]);
+    }
+    Ok(vec![PathBuf::from(p)])
 }
 
 fn project_root(settings: &Path) -> Option<PathBuf> {
@@ -354,5 +356,56 @@ fn project_root(settings: &Path) -> Option<PathBuf> {
         dir.parent().map(Path::to_path_buf)
     } else {
         Some(dir.to_path_buf())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cx<'a>(path: Option<&'a Path>) -> Cx<'a> {
+        Cx {
+            format: crate::policy::PolicyFormat::ClaudeCode,
+            name: "settings.json",
+            text: "",
+            path,
+        }
+    }
+
+    #[test]
+    fn rule_paths_read_as_claude_code_writes_them() {
+        let settings = Path::new("/proj/.claude/settings.json");
+        let c = cx(Some(settings));
+        let paths = |p: &str, deny: bool| {
+            rule_paths(&c, p, deny, "k")
+                .unwrap()
+                .into_iter()
+                .map(|p| p.to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(paths("//etc/passwd", true), ["/etc/passwd"]);
+        assert_eq!(paths("~/.aws/**", true), ["~/.aws"]);
+        assert_eq!(
+            paths("/src/secret", true),
+            ["/proj/src/secret", "/src/secret"]
+        );
+        assert_eq!(paths("/build", false), ["/proj/build"]);
+        assert_eq!(paths("./.env", true), [".env"]);
+        assert_eq!(paths(".env", true), ["**/.env"]);
+        assert_eq!(paths("config/prod.json", true), ["config/prod.json"]);
+        assert_eq!(paths("out/", false), ["out/"]);
+        // Without a settings file, a project-relative allow cannot be placed.
+        assert!(rule_paths(&cx(None), "/build", false, "k").is_err());
+        assert_eq!(
+            rule_paths(&cx(None), "/src", true, "k").unwrap(),
+            [PathBuf::from("/src")]
+        );
+    }
+
+    #[test]
+    fn sandbox_paths_are_absolute_with_one_or_two_slashes() {
+        assert_eq!(sandbox_path("//tmp/build"), [PathBuf::from("/tmp/build")]);
+        assert_eq!(sandbox_path("/tmp/build/**"), [PathBuf::from("/tmp/build")]);
+        assert_eq!(sandbox_path("~/.kube"), [PathBuf::from("~/.kube")]);
     }
 }
