@@ -325,7 +325,8 @@ pub fn to_toml(imp: &Imported, header: &str) -> String {
     let defaults = Policy::default().fields();
     let mut out = String::new();
     for l in header.lines() {
-        out.push_str(&format!("# {l}\n"));
+        // A comment may hold no control character but tab.
+        out.push_str(&format!("# {}\n", crate::error::one_line(l)));
     }
     let mut table = "";
     for ((field, value), (_, default)) in p.fields().into_iter().zip(defaults) {
@@ -409,7 +410,7 @@ mod tests {
             field: "sandbox.filesystem.deny_read".into(),
             from: "srt x.json: filesystem.denyRead\nnewline".into(),
         });
-        let text = to_toml(&imp, "imported\nfrom a test");
+        let text = to_toml(&imp, "imported\nfrom a\rtest\u{7}");
         let back = crate::policy::parse(&text, "t").unwrap();
         let mut want = imp.policy.clone();
         want.origins.clear();
