@@ -12,6 +12,7 @@ pub mod domain;
 pub mod error;
 pub mod exec;
 pub mod explain;
+pub mod fields;
 pub mod hook;
 pub mod import;
 pub mod net;

@@ -163,9 +163,16 @@ fn deny(r: &Refusal) -> Value {
     })
 }
 
-/// A `Bash` call: decided as dcjail would decide the wrapped run, then
-/// rewritten to run under dcjail.
-fn shell_call(cli: &HookCli, input: &Map<String, Value>, decide: Decide) -> Result<Value, Refusal> {
+/// What a `Bash` call's input says: its tool input, the command, the
+/// agent's mode and working directory.
+struct Call<'a> {
+    tool_input: &'a Map<String, Value>,
+    command: &'a str,
+    mode: Mode,
+    cwd: PathBuf,
+}
+
+fn read_call(input: &Map<String, Value>) -> Result<Call<'_>, Refusal> {
     let tool_input = match input.get("tool_input") {
         Some(Value::Object(m)) => m,
         _ => return Err(Refusal::usage("hook input: `tool_input` is not an object")),
@@ -201,42 +208,58 @@ fn shell_call(cli: &HookCli, input: &Map<String, Value>, decide: Decide) -> Resu
                 "hook input: cwd `{c}` is not an absolute path"
             )))
         }
-        None => std::env::current_dir().map_err(|e| {
-            Refusal::policy(format!(
-                "cannot read the current directory: {}",
-                crate::policy::io_words(&e)
-            ))
-        })?,
+        None => current_dir()?,
     };
+    Ok(Call {
+        tool_input,
+        command,
+        mode,
+        cwd,
+    })
+}
+
+fn current_dir() -> Result<PathBuf, Refusal> {
+    std::env::current_dir().map_err(|e| {
+        Refusal::policy(format!(
+            "cannot read the current directory: {}",
+            crate::policy::io_words(&e)
+        ))
+    })
+}
+
+/// A `Bash` call: decided as dcjail would decide the wrapped run, then
+/// rewritten to run under dcjail.
+fn shell_call(cli: &HookCli, input: &Map<String, Value>, decide: Decide) -> Result<Value, Refusal> {
+    let call = read_call(input)?;
     let policy = policy_file(cli)?;
     let auto_allow = auto_allow(cli, policy.as_deref())?;
     // The plan is made where the call will run: relative policy paths and
     // the workspace resolve as they will for the wrapped command.
-    std::env::set_current_dir(&cwd).map_err(|e| {
+    std::env::set_current_dir(&call.cwd).map_err(|e| {
         Refusal::policy(format!(
             "cwd `{}`: {}",
-            cwd.display(),
+            call.cwd.display(),
             crate::policy::io_words(&e)
         ))
     })?;
     let pa = PolicyArgs {
         policy: policy.clone(),
         policy_format: cli.policy_format,
-        mode: Some(mode),
+        mode: Some(call.mode),
         tool: Some(Tool::Bash),
         approval: Some(Approval::Granted),
-        workspace: Some(cwd.clone()),
+        workspace: Some(call.cwd.clone()),
         ..PolicyArgs::default()
     };
     let argv = vec![
         OsString::from("bash"),
         OsString::from("-c"),
-        OsString::from(command),
+        OsString::from(call.command),
     ];
     let plan = decide(&pa, argv)?;
     let choice = crate::backend::select(&plan)?;
-    let wrapped = wrap(cli, mode, &cwd, policy.as_deref(), command)?;
-    let mut updated = tool_input.clone();
+    let wrapped = wrap(cli, call.mode, &call.cwd, policy.as_deref(), call.command)?;
+    let mut updated = call.tool_input.clone();
     updated.insert("command".into(), Value::String(wrapped));
     // An unsandboxed call is never approved on the user's behalf.
     let decision = if (cli.ask || auto_allow == Some(false) || !plan.sandboxed)
@@ -278,13 +301,7 @@ fn policy_file(cli: &HookCli) -> Result<Option<PathBuf>, Refusal> {
     if f.is_absolute() {
         return Ok(Some(f));
     }
-    let here = std::env::current_dir().map_err(|e| {
-        Refusal::policy(format!(
-            "cannot read the current directory: {}",
-            crate::policy::io_words(&e)
-        ))
-    })?;
-    Ok(Some(here.join(f)))
+    Ok(Some(current_dir()?.join(f)))
 }
 
 /// Claude Code's `sandbox.autoAllowBashIfSandboxed`, when the policy is a

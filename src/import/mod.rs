@@ -14,7 +14,8 @@ mod codex;
 mod srt;
 
 use crate::error::{Refusal, Result};
-use crate::policy::{Approval, FieldValue, Origin, Outcome, Policy, PolicyFormat};
+use crate::fields::FieldValue;
+use crate::policy::{Approval, Origin, Outcome, Policy, PolicyFormat};
 use serde_json::{Map, Value};
 use std::path::Path;
 
