@@ -1,7 +1,8 @@
 //! The resolved policy: the typed schema of SPEC §2, its closed vocabularies,
-//! the built-in defaults, the embedded default profile, loading a policy file
-//! and merging command-line overrides. It never decides and never touches the
-//! filesystem beyond reading the one policy file it is given.
+//! the built-in defaults, the embedded default profile, loading a policy (a
+//! TOML or JSON file, an inherited descriptor, another tool's settings
+//! through `import`) and merging command-line overrides. It never decides
+//! and never touches the filesystem beyond reading the one policy it is given.
 
 use crate::error::{Refusal, Result};
 use serde::{Deserialize, Deserializer};
