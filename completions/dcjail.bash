@@ -28,7 +28,7 @@ _dcjail_commands() {
 
 _dcjail() {
     local cur="${COMP_WORDS[COMP_CWORD]}"
-    local node=dcjail start=1 value="" cmd=0 i w
+    local node=dcjail start=1 value="" cmd=0 pos=0 i w
     COMPREPLY=()
     # With `=` in COMP_WORDBREAKS, `--mode=pl` arrives as `--mode` `=` `pl`.
     [[ $cur == = ]] && cur=""
@@ -48,7 +48,7 @@ _dcjail() {
             continue
         fi
         case "$node:$w" in
-            dcjail:--policy|dcjail:--mode|dcjail:--tool|dcjail:--permission|dcjail:--rule|dcjail:--approval|dcjail:--classifier|dcjail:--path|dcjail:--worktree|dcjail:--plan-card|dcjail:--sandbox-mode|dcjail:--backend|dcjail:--workspace|dcjail:--allow-read|dcjail:--deny-read|dcjail:--allow-write|dcjail:--deny-write|dcjail:--net|dcjail:--allow-domain|dcjail:--deny-domain|dcjail:--timeout|dcjail:--report|explain:--policy|explain:--mode|explain:--tool|explain:--permission|explain:--rule|explain:--approval|explain:--classifier|explain:--path|explain:--worktree|explain:--plan-card|explain:--sandbox-mode|explain:--backend|explain:--workspace|explain:--allow-read|explain:--deny-read|explain:--allow-write|explain:--deny-write|explain:--net|explain:--allow-domain|explain:--deny-domain|explain:--timeout|explain:--report|worktree_enter:--base|worktree_enter:--policy|worktree_enter:--mode|worktree_enter:--plan-card) value="$w" ;;
+            dcjail:--policy|dcjail:--policy-fd|dcjail:--policy-format|dcjail:--mode|dcjail:--tool|dcjail:--permission|dcjail:--rule|dcjail:--approval|dcjail:--classifier|dcjail:--path|dcjail:--worktree|dcjail:--plan-card|dcjail:--sandbox-mode|dcjail:--backend|dcjail:--workspace|dcjail:--allow-read|dcjail:--deny-read|dcjail:--allow-write|dcjail:--deny-write|dcjail:--net|dcjail:--allow-domain|dcjail:--deny-domain|dcjail:--timeout|dcjail:--report|explain:--policy|explain:--policy-fd|explain:--policy-format|explain:--mode|explain:--tool|explain:--permission|explain:--rule|explain:--approval|explain:--classifier|explain:--path|explain:--worktree|explain:--plan-card|explain:--sandbox-mode|explain:--backend|explain:--workspace|explain:--allow-read|explain:--deny-read|explain:--allow-write|explain:--deny-write|explain:--net|explain:--allow-domain|explain:--deny-domain|explain:--timeout|explain:--report|worktree_enter:--base|worktree_enter:--policy|worktree_enter:--mode|worktree_enter:--plan-card|hook:--policy|hook:--policy-format) value="$w" ;;
             *:-*) ;;
             *)
                 if (( i == start )); then
@@ -56,6 +56,8 @@ _dcjail() {
                         dcjail:explain) node=explain; start=$((i + 1)); continue ;;
                         dcjail:doctor) node=doctor; start=$((i + 1)); continue ;;
                         dcjail:worktree) node=worktree; start=$((i + 1)); continue ;;
+                        dcjail:hook) node=hook; start=$((i + 1)); continue ;;
+                        dcjail:import) node=import; start=$((i + 1)); continue ;;
                         dcjail:setup) node=setup; start=$((i + 1)); continue ;;
                         worktree:enter) node=worktree_enter; start=$((i + 1)); continue ;;
                         worktree:exit) node=worktree_exit; start=$((i + 1)); continue ;;
@@ -72,12 +74,14 @@ _dcjail() {
                 case "$node" in
                     dcjail|explain) cmd=$i; break ;;
                 esac
+                pos=$((pos + 1))
                 ;;
         esac
     done
     if [[ -n $value ]]; then
         case "$node:$value" in
             dcjail:--policy) _dcjail_files ;;
+            dcjail:--policy-format) _dcjail_add -W 'dcjail srt claude-code codex' ;;
             dcjail:--mode) _dcjail_add -W 'default acceptEdits plan auto dontAsk bypassPermissions' ;;
             dcjail:--tool) _dcjail_add -W 'read edit write bash net' ;;
             dcjail:--permission) _dcjail_add -W 'allow ask deny' ;;
@@ -96,6 +100,7 @@ _dcjail() {
             dcjail:--net) _dcjail_add -W 'none allowlist full' ;;
             dcjail:--report) _dcjail_files ;;
             explain:--policy) _dcjail_files ;;
+            explain:--policy-format) _dcjail_add -W 'dcjail srt claude-code codex' ;;
             explain:--mode) _dcjail_add -W 'default acceptEdits plan auto dontAsk bypassPermissions' ;;
             explain:--tool) _dcjail_add -W 'read edit write bash net' ;;
             explain:--permission) _dcjail_add -W 'allow ask deny' ;;
@@ -116,6 +121,8 @@ _dcjail() {
             worktree_enter:--policy) _dcjail_files ;;
             worktree_enter:--mode) _dcjail_add -W 'default acceptEdits plan auto dontAsk bypassPermissions' ;;
             worktree_enter:--plan-card) _dcjail_files ;;
+            hook:--policy) _dcjail_files ;;
+            hook:--policy-format) _dcjail_add -W 'dcjail srt claude-code codex' ;;
         esac
         return 0
     fi
@@ -131,12 +138,14 @@ _dcjail() {
     fi
     if [[ $cur == -* ]]; then
         case "$node" in
-            dcjail) _dcjail_add -W '--policy --mode --tool --permission --rule --approval --classifier --path --worktree --plan-card --no-sandbox --sandbox-mode --backend --workspace --allow-read --deny-read --allow-write --deny-write --net --allow-domain --deny-domain --timeout --report -h --help -V --version' ;;
-            explain) _dcjail_add -W '--policy --mode --tool --permission --rule --approval --classifier --path --worktree --plan-card --no-sandbox --sandbox-mode --backend --workspace --allow-read --deny-read --allow-write --deny-write --net --allow-domain --deny-domain --timeout --report -h --help' ;;
+            dcjail) _dcjail_add -W '--policy --policy-fd --policy-format --mode --tool --permission --rule --approval --classifier --path --worktree --plan-card --no-sandbox --sandbox-mode --backend --workspace --allow-read --deny-read --allow-write --deny-write --net --allow-domain --deny-domain --timeout --report -h --help -V --version' ;;
+            explain) _dcjail_add -W '--policy --policy-fd --policy-format --mode --tool --permission --rule --approval --classifier --path --worktree --plan-card --no-sandbox --sandbox-mode --backend --workspace --allow-read --deny-read --allow-write --deny-write --net --allow-domain --deny-domain --timeout --report -h --help' ;;
             doctor) _dcjail_add -W '--json -h --help' ;;
             worktree) _dcjail_add -W '-h --help' ;;
             worktree_enter) _dcjail_add -W '--base --json --policy --mode --plan-card -h --help' ;;
             worktree_exit) _dcjail_add -W '--json -h --help' ;;
+            hook) _dcjail_add -W '--policy --policy-format --ask --check -h --help' ;;
+            import) _dcjail_add -W '-h --help' ;;
             setup) _dcjail_add -W '-h --help' ;;
             setup_apparmor) _dcjail_add -W '--install -h --help' ;;
         esac
@@ -144,7 +153,7 @@ _dcjail() {
     fi
     if (( COMP_CWORD == start )); then
         case "$node" in
-            dcjail) _dcjail_add -W 'explain doctor worktree setup' ;;
+            dcjail) _dcjail_add -W 'explain doctor worktree hook import setup' ;;
             worktree) _dcjail_add -W 'enter exit help' ;;
             worktree_help) _dcjail_add -W 'enter exit help' ;;
             setup) _dcjail_add -W 'apparmor help' ;;
@@ -153,7 +162,12 @@ _dcjail() {
     fi
     case "$node" in
         dcjail|explain) _dcjail_commands ;;
-        worktree_exit) _dcjail_dirs ;;
+    esac
+    case "$node:$pos" in
+        worktree_exit:0) _dcjail_dirs ;;
+        hook:0) _dcjail_add -W 'claude-code codex' ;;
+        import:0) _dcjail_add -W 'srt claude-code codex' ;;
+        import:1) _dcjail_files ;;
     esac
     return 0
 }

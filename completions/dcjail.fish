@@ -30,7 +30,7 @@ function __dcjail_state
             continue
         end
         switch "$node:$w"
-            case 'dcjail:--policy' 'dcjail:--mode' 'dcjail:--tool' 'dcjail:--permission' 'dcjail:--rule' 'dcjail:--approval' 'dcjail:--classifier' 'dcjail:--path' 'dcjail:--worktree' 'dcjail:--plan-card' 'dcjail:--sandbox-mode' 'dcjail:--backend' 'dcjail:--workspace' 'dcjail:--allow-read' 'dcjail:--deny-read' 'dcjail:--allow-write' 'dcjail:--deny-write' 'dcjail:--net' 'dcjail:--allow-domain' 'dcjail:--deny-domain' 'dcjail:--timeout' 'dcjail:--report' 'explain:--policy' 'explain:--mode' 'explain:--tool' 'explain:--permission' 'explain:--rule' 'explain:--approval' 'explain:--classifier' 'explain:--path' 'explain:--worktree' 'explain:--plan-card' 'explain:--sandbox-mode' 'explain:--backend' 'explain:--workspace' 'explain:--allow-read' 'explain:--deny-read' 'explain:--allow-write' 'explain:--deny-write' 'explain:--net' 'explain:--allow-domain' 'explain:--deny-domain' 'explain:--timeout' 'explain:--report' 'worktree_enter:--base' 'worktree_enter:--policy' 'worktree_enter:--mode' 'worktree_enter:--plan-card'
+            case 'dcjail:--policy' 'dcjail:--policy-fd' 'dcjail:--policy-format' 'dcjail:--mode' 'dcjail:--tool' 'dcjail:--permission' 'dcjail:--rule' 'dcjail:--approval' 'dcjail:--classifier' 'dcjail:--path' 'dcjail:--worktree' 'dcjail:--plan-card' 'dcjail:--sandbox-mode' 'dcjail:--backend' 'dcjail:--workspace' 'dcjail:--allow-read' 'dcjail:--deny-read' 'dcjail:--allow-write' 'dcjail:--deny-write' 'dcjail:--net' 'dcjail:--allow-domain' 'dcjail:--deny-domain' 'dcjail:--timeout' 'dcjail:--report' 'explain:--policy' 'explain:--policy-fd' 'explain:--policy-format' 'explain:--mode' 'explain:--tool' 'explain:--permission' 'explain:--rule' 'explain:--approval' 'explain:--classifier' 'explain:--path' 'explain:--worktree' 'explain:--plan-card' 'explain:--sandbox-mode' 'explain:--backend' 'explain:--workspace' 'explain:--allow-read' 'explain:--deny-read' 'explain:--allow-write' 'explain:--deny-write' 'explain:--net' 'explain:--allow-domain' 'explain:--deny-domain' 'explain:--timeout' 'explain:--report' 'worktree_enter:--base' 'worktree_enter:--policy' 'worktree_enter:--mode' 'worktree_enter:--plan-card' 'hook:--policy' 'hook:--policy-format'
                 set value $w
                 continue
             case '*:-*'
@@ -48,6 +48,14 @@ function __dcjail_state
                     continue
                 case 'dcjail:worktree'
                     set node worktree
+                    set start (math $i + 1)
+                    continue
+                case 'dcjail:hook'
+                    set node hook
+                    set start (math $i + 1)
+                    continue
+                case 'dcjail:import'
+                    set node import
                     set start (math $i + 1)
                     continue
                 case 'dcjail:setup'
@@ -159,9 +167,13 @@ complete -c dcjail -n __dcjail_in_command -a '(__dcjail_complete_command)'
 complete -c dcjail -n '__dcjail_at dcjail' -a 'explain' -d 'print the decision and the enforcement plan; run nothing'
 complete -c dcjail -n '__dcjail_at dcjail' -a 'doctor' -d 'what this machine can enforce, backend by backend'
 complete -c dcjail -n '__dcjail_at dcjail' -a 'worktree' -d 'make a throwaway git worktree, or fold one back'
+complete -c dcjail -n '__dcjail_at dcjail' -a 'hook' -d 'answer an agent\'s PreToolUse hook: a shell call comes back wrapped in dcjail'
+complete -c dcjail -n '__dcjail_at dcjail' -a 'import' -d 'print the dcjail policy (TOML) equivalent to another tool\'s settings'
 complete -c dcjail -n '__dcjail_at dcjail' -a 'setup' -d 'make this machine able to run what dcjail needs'
 complete -c dcjail -n '__dcjail_free dcjail' -a '(__dcjail_complete_command)'
-complete -c dcjail -n '__dcjail_is dcjail' -l policy -r -F -d 'Policy file (TOML); also from env DCJAIL_POLICY. Default: the embedded profile'
+complete -c dcjail -n '__dcjail_is dcjail' -l policy -r -F -d 'Policy file (TOML or JSON); also from env DCJAIL_POLICY. Default: the embedded profile'
+complete -c dcjail -n '__dcjail_is dcjail' -l policy-fd -x -d 'Read the policy from inherited descriptor N (3 or above) instead of a file'
+complete -c dcjail -n '__dcjail_is dcjail' -l policy-format -x -a 'dcjail srt claude-code codex' -d 'How to read the policy: dcjail, srt, claude-code, codex (another tool\'s settings)'
 complete -c dcjail -n '__dcjail_is dcjail' -l mode -x -a 'default acceptEdits plan auto dontAsk bypassPermissions' -d 'Agent mode: default, acceptEdits, plan, auto, dontAsk, bypassPermissions'
 complete -c dcjail -n '__dcjail_is dcjail' -l tool -x -a 'read edit write bash net' -d 'Kind of call: read, edit, write, bash, net'
 complete -c dcjail -n '__dcjail_is dcjail' -l permission -x -a 'allow ask deny' -d 'Permission outcome: allow, ask, deny'
@@ -189,7 +201,9 @@ complete -c dcjail -n '__dcjail_is dcjail' -s V -l version -d 'Print version'
 
 # explain
 complete -c dcjail -n '__dcjail_free explain' -a '(__dcjail_complete_command)'
-complete -c dcjail -n '__dcjail_is explain' -l policy -r -F -d 'Policy file (TOML); also from env DCJAIL_POLICY. Default: the embedded profile'
+complete -c dcjail -n '__dcjail_is explain' -l policy -r -F -d 'Policy file (TOML or JSON); also from env DCJAIL_POLICY. Default: the embedded profile'
+complete -c dcjail -n '__dcjail_is explain' -l policy-fd -x -d 'Read the policy from inherited descriptor N (3 or above) instead of a file'
+complete -c dcjail -n '__dcjail_is explain' -l policy-format -x -a 'dcjail srt claude-code codex' -d 'How to read the policy: dcjail, srt, claude-code, codex (another tool\'s settings)'
 complete -c dcjail -n '__dcjail_is explain' -l mode -x -a 'default acceptEdits plan auto dontAsk bypassPermissions' -d 'Agent mode: default, acceptEdits, plan, auto, dontAsk, bypassPermissions'
 complete -c dcjail -n '__dcjail_is explain' -l tool -x -a 'read edit write bash net' -d 'Kind of call: read, edit, write, bash, net'
 complete -c dcjail -n '__dcjail_is explain' -l permission -x -a 'allow ask deny' -d 'Permission outcome: allow, ask, deny'
@@ -247,6 +261,18 @@ complete -c dcjail -n '__dcjail_at worktree_help' -a 'help' -d 'Print this messa
 # worktree_help_exit
 
 # worktree_help_help
+
+# hook
+complete -c dcjail -n '__dcjail_free hook' -a 'claude-code codex'
+complete -c dcjail -n '__dcjail_is hook' -l policy -r -F -d 'Policy for the wrapped calls; also from env DCJAIL_POLICY. Default: the embedded profile'
+complete -c dcjail -n '__dcjail_is hook' -l policy-format -x -a 'dcjail srt claude-code codex' -d 'How to read the policy file: dcjail, srt, claude-code, codex'
+complete -c dcjail -n '__dcjail_is hook' -l ask -d 'Answer "ask" instead of "allow" (Claude Code only): the user confirms each wrapped call'
+complete -c dcjail -n '__dcjail_is hook' -l check -d 'Answer a sample shell call, run the wrapped command and say whether it ran sandboxed'
+complete -c dcjail -n '__dcjail_is hook' -s h -l help -d 'Print help (see more with \'--help\')'
+
+# import
+complete -c dcjail -n '__dcjail_free import' -a 'srt claude-code codex'
+complete -c dcjail -n '__dcjail_is import' -s h -l help -d 'Print help (see more with \'--help\')'
 
 # setup
 complete -c dcjail -n '__dcjail_at setup' -a 'apparmor' -d 'Print the AppArmor profile that lets dcjail\'s bwrap create user namespaces (Ubuntu 24.04 and later)'

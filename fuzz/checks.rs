@@ -462,3 +462,69 @@ pub fn stub_program(data: &[u8]) {
     }
     assert_eq!(out, data, "accepted input is not canonical");
 }
+
+/// Another tool's settings → `import::convert` in each format → the TOML
+/// `dcjail import` prints → `policy::parse`: exactly the imported policy
+/// again, or a one-line policy or usage error.
+pub fn settings(data: &[u8]) {
+    use dcjail::policy::PolicyFormat;
+    let text = String::from_utf8_lossy(data);
+    for f in [
+        PolicyFormat::Srt,
+        PolicyFormat::ClaudeCode,
+        PolicyFormat::Codex,
+    ] {
+        match dcjail::import::convert(f, &text, "fuzz", None) {
+            Ok(imp) => {
+                let toml = dcjail::import::to_toml(&imp, "fuzz");
+                let back = dcjail::policy::parse(&toml, "fuzz.toml")
+                    .unwrap_or_else(|r| panic!("{f}: printed TOML does not parse: {r:?}\n{toml}"));
+                let mut want = imp.policy.clone();
+                want.origins.clear();
+                assert_eq!(back, want, "{f}: {toml}");
+            }
+            Err(r) => {
+                assert!(
+                    matches!(r.reason, Reason::PolicyError | Reason::UsageError),
+                    "{f}: {r:?}"
+                );
+                assert!(!r.line().contains('\n'), "{:?}", r.line());
+            }
+        }
+    }
+}
+
+/// Hook input text: the lone-surrogate repair leaves alone whatever
+/// serde_json accepts; and any string, quoted for the shell, reads back as
+/// itself the way a POSIX shell reads a word.
+pub fn hook_input(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let repaired = dcjail::hook::repair_surrogates(&text);
+    if serde_json::from_str::<serde_json::Value>(&text).is_ok() {
+        assert_eq!(&*repaired, &*text, "the repair changed valid JSON");
+    }
+    let _ = serde_json::from_str::<serde_json::Value>(&repaired);
+    let word = dcjail::hook::quote(&text);
+    assert_eq!(unquote(&word).as_deref(), Some(&*text), "{word:?}");
+}
+
+/// One shell word made of single-quoted runs and `\'`, read as sh does;
+/// `None` when it holds anything else (an unquoted character would be
+/// subject to expansion).
+fn unquote(w: &str) -> Option<String> {
+    let mut out = String::new();
+    let mut chars = w.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => loop {
+                match chars.next()? {
+                    '\'' => break,
+                    c => out.push(c),
+                }
+            },
+            '\\' => out.push(chars.next().filter(|c| *c == '\'')?),
+            _ => return None,
+        }
+    }
+    Some(out)
+}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Short fuzz run, as CI does it: builds the cargo-fuzz targets in fuzz/ with
 # the stable toolchain and runs each one for DCJAIL_FUZZ_SECS seconds
-# (default 15; five targets, so about a minute and a half), starting from the committed
+# (default 15; seven targets, so about two minutes), starting from the committed
 # corpus in fuzz/corpus/<target>/. Any crash or broken invariant fails.
 #
 # New inputs go to a temporary directory, never into the committed corpus;

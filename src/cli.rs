@@ -5,7 +5,8 @@ use crate::backend::{self, Choice, Launch};
 use crate::error::{Reason, Refusal};
 use crate::plan::{self, Facts, Plan};
 use crate::policy::{
-    Approval, BackendChoice, Mode, NetMode, Outcome, Overrides, Policy, SandboxMode, Tool, Verdict,
+    Approval, BackendChoice, Mode, NetMode, Outcome, Overrides, Policy, PolicyFormat, SandboxMode,
+    Tool, Verdict,
 };
 use clap::{Args, Parser};
 use std::ffi::OsString;
@@ -14,9 +15,15 @@ use std::path::PathBuf;
 /// Options shared by a run and `explain`: each overrides one policy field.
 #[derive(Args, Debug, Default)]
 pub struct PolicyArgs {
-    /// Policy file (TOML); also from env DCJAIL_POLICY. Default: the embedded profile
+    /// Policy file (TOML or JSON); also from env DCJAIL_POLICY. Default: the embedded profile
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
+    /// Read the policy from inherited descriptor N (3 or above) instead of a file
+    #[arg(long, value_name = "N", conflicts_with = "policy")]
+    pub policy_fd: Option<u32>,
+    /// How to read the policy: dcjail, srt, claude-code, codex (another tool's settings)
+    #[arg(long, value_name = "FORMAT")]
+    pub policy_format: Option<PolicyFormat>,
     /// Agent mode: default, acceptEdits, plan, auto, dontAsk, bypassPermissions
     #[arg(long, value_name = "MODE")]
     pub mode: Option<Mode>,
@@ -109,20 +116,23 @@ impl PolicyArgs {
             allow_domains: self.allow_domain.clone(),
             deny_domains: self.deny_domain.clone(),
             timeout: self.timeout,
+            policy_fd: self.policy_fd,
+            policy_format: self.policy_format,
         }
     }
 }
 
 /// dcjail — run a command inside an OS sandbox chosen from a resolved policy.
 ///
-/// Subcommands (as the first word): explain, doctor, worktree, setup. Anything else
+/// Subcommands (as the first word): explain, doctor, worktree, hook, import,
+/// setup. Anything else
 /// is the command to run; `--` before it is the documented form.
 #[derive(Parser, Debug)]
 #[command(
     name = "dcjail",
     version,
     about = "Run COMMAND inside an OS sandbox under a resolved agent policy",
-    override_usage = "dcjail [OPTIONS] [--] COMMAND [ARG]...\n       dcjail explain [OPTIONS] [--] COMMAND [ARG]...\n       dcjail doctor [--json]\n       dcjail worktree enter [--base BRANCH] [--json] [--policy FILE] [--mode MODE] [--plan-card FILE]\n       dcjail worktree exit PATH [--json]\n       dcjail setup apparmor [--install]",
+    override_usage = "dcjail [OPTIONS] [--] COMMAND [ARG]...\n       dcjail explain [OPTIONS] [--] COMMAND [ARG]...\n       dcjail doctor [--json]\n       dcjail hook claude-code|codex [--policy FILE] [--policy-format FORMAT] [--ask] [--check]\n       dcjail import srt|claude-code|codex FILE\n       dcjail worktree enter [--base BRANCH] [--json] [--policy FILE] [--mode MODE] [--plan-card FILE]\n       dcjail worktree exit PATH [--json]\n       dcjail setup apparmor [--install]",
     after_help = "Exit status: the command's own (128+N on signal N); 124 timeout; 120 refused; 121 approval required; 122 sandbox unavailable; 125 usage or policy error; 126 not executable; 127 not found."
 )]
 pub struct RunCli {
@@ -170,6 +180,8 @@ pub fn main_with(args: Vec<OsString>) -> i32 {
         Some("explain") => explain_main(&args),
         Some("doctor") => doctor_main(&args),
         Some("worktree") => crate::worktree::main(&args[2..]),
+        Some("hook") => crate::hook::main(&args[2..], decide_and_plan),
+        Some("import") => crate::import::main(&args[2..]),
         Some("setup") => crate::setup::main(&args[2..]),
         #[cfg(target_os = "linux")]
         Some(crate::backend::bwrap::STAGE2) => crate::backend::bwrap::stage2_main(&args),
@@ -206,13 +218,26 @@ pub(crate) fn parse<T: Parser>(args: impl IntoIterator<Item = OsString>) -> Resu
 
 /// Everything before backend choice: policy, gates 1–5, plan, pre-check.
 fn decide_and_plan(pa: &PolicyArgs, argv: Vec<OsString>) -> Result<Plan, Refusal> {
+    decide_and_plan_sourced(pa, argv, None)
+}
+
+/// `decide_and_plan`, also saying in `sources` where each field came from.
+fn decide_and_plan_sourced(
+    pa: &PolicyArgs,
+    argv: Vec<OsString>,
+    sources: Option<&mut serde_json::Value>,
+) -> Result<Plan, Refusal> {
     let file = pa.policy.clone().or_else(|| {
         std::env::var_os("DCJAIL_POLICY")
-            .filter(|v| !v.is_empty())
+            .filter(|v| !v.is_empty() && pa.policy_fd.is_none())
             .map(PathBuf::from)
     });
-    let mut policy = Policy::load(file.as_deref())?;
-    policy.apply(&pa.overrides());
+    let overrides = pa.overrides();
+    let mut policy = Policy::load_for(file.as_deref(), &overrides)?;
+    if let Some(s) = sources {
+        *s = crate::explain::sources_json(&policy, &overrides, file.as_deref());
+    }
+    policy.apply(&overrides);
     policy.validate()?;
     let facts = Facts::gather_for(&policy)?;
     if let Err(r) = crate::decide::gates(&policy) {
@@ -348,7 +373,7 @@ fn explain_main(args: &[OsString]) -> i32 {
         Ok(c) => c,
         Err(code) => return code,
     };
-    crate::explain::explain(&cli.policy, cli.command, decide_and_plan)
+    crate::explain::explain(&cli.policy, cli.command, decide_and_plan_sourced)
 }
 
 fn doctor_main(args: &[OsString]) -> i32 {

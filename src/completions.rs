@@ -9,7 +9,9 @@
 //! and the scripts it writes never run the command being completed.
 
 use crate::cli::{DoctorCli, ExplainCli, RunCli};
-use crate::policy::{Approval, BackendChoice, Mode, NetMode, Outcome, SandboxMode, Tool, Verdict};
+use crate::policy::{
+    Approval, BackendChoice, Mode, NetMode, Outcome, PolicyFormat, SandboxMode, Tool, Verdict,
+};
 use clap::builder::ValueHint;
 use clap::{Arg, ArgAction, Command, CommandFactory};
 use std::any::TypeId;
@@ -89,7 +91,7 @@ struct Node {
 /// a path) or from clap's own possible values.
 fn kind_of(arg: &Arg) -> Kind {
     let t = arg.get_value_parser().type_id();
-    let vocab: [(TypeId, &[&str]); 8] = [
+    let vocab: [(TypeId, &[&str]); 9] = [
         (TypeId::of::<Mode>(), Mode::WORDS),
         (TypeId::of::<Tool>(), Tool::WORDS),
         (TypeId::of::<Outcome>(), Outcome::WORDS),
@@ -98,6 +100,7 @@ fn kind_of(arg: &Arg) -> Kind {
         (TypeId::of::<SandboxMode>(), SandboxMode::WORDS),
         (TypeId::of::<BackendChoice>(), BackendChoice::WORDS),
         (TypeId::of::<NetMode>(), NetMode::WORDS),
+        (TypeId::of::<PolicyFormat>(), PolicyFormat::WORDS),
     ];
     if let Some((_, words)) = vocab.iter().find(|(id, _)| t == *id) {
         return Kind::Words(words.iter().map(|w| w.to_string()).collect());
@@ -175,7 +178,8 @@ fn node(cmd: &Command, id: &str, word: &str, about: String) -> Node {
     n
 }
 
-/// The whole command line. `explain`, `doctor`, `worktree` and `setup` are chosen by
+/// The whole command line. `explain`, `doctor`, `worktree`, `hook`, `import`
+/// and `setup` are chosen by
 /// hand in `cli::main` (as the first word only), so they are joined here.
 fn tree() -> Node {
     let built = |mut c: Command| {
@@ -193,6 +197,8 @@ fn tree() -> Node {
         ("explain", built(ExplainCli::command())),
         ("doctor", built(DoctorCli::command())),
         ("worktree", built(crate::worktree::command())),
+        ("hook", built(crate::hook::command())),
+        ("import", built(crate::import::command())),
         ("setup", built(crate::setup::command())),
     ] {
         root.children.push(node(&cmd, word, word, about_of(&cmd)));
@@ -286,7 +292,7 @@ _dcjail_commands() {
 
 _dcjail() {
     local cur="${COMP_WORDS[COMP_CWORD]}"
-    local node=dcjail start=1 value="" cmd=0 i w
+    local node=dcjail start=1 value="" cmd=0 pos=0 i w
     COMPREPLY=()
     # With `=` in COMP_WORDBREAKS, `--mode=pl` arrives as `--mode` `=` `pl`.
     [[ $cur == = ]] && cur=""
@@ -347,6 +353,9 @@ _dcjail() {
             runs.join("|")
         );
     }
+    // A word that is neither an option, its value nor a subcommand is the
+    // next positional (`import TOOL FILE`).
+    s.push_str("                pos=$((pos + 1))\n");
     s.push_str("                ;;\n        esac\n    done\n");
     // The value of an option.
     s.push_str("    if [[ -n $value ]]; then\n        case \"$node:$value\" in\n");
@@ -410,15 +419,16 @@ _dcjail() {
     if !runs.is_empty() {
         let _ = writeln!(s, "        {}) _dcjail_commands ;;", runs.join("|"));
     }
+    s.push_str("    esac\n    case \"$node:$pos\" in\n");
     for n in &all {
-        if let Some((_, kind)) = n.positionals.first() {
+        for (i, (_, kind)) in n.positionals.iter().enumerate() {
             let action = match kind {
                 Kind::Words(w) => format!("_dcjail_add -W '{}'", w.join(" ")),
                 Kind::Files => "_dcjail_files".to_string(),
                 Kind::Dirs => "_dcjail_dirs".to_string(),
                 Kind::Text => continue,
             };
-            let _ = writeln!(s, "        {}) {action} ;;", n.id);
+            let _ = writeln!(s, "        {}:{i}) {action} ;;", n.id);
         }
     }
     s.push_str("    esac\n    return 0\n}\n\ncomplete -F _dcjail dcjail\n");

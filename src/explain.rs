@@ -9,12 +9,13 @@ use serde_json::{json, Value};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-pub fn explain(
-    pa: &PolicyArgs,
-    command: Vec<OsString>,
-    decide_and_plan: fn(&PolicyArgs, Vec<OsString>) -> Result<Plan, Refusal>,
-) -> i32 {
-    let (value, code) = match decide_and_plan(pa, command) {
+/// The pipeline `explain` runs: `decide_and_plan`, also filling `sources`.
+pub type DecideSourced =
+    fn(&PolicyArgs, Vec<OsString>, Option<&mut Value>) -> Result<Plan, Refusal>;
+
+pub fn explain(pa: &PolicyArgs, command: Vec<OsString>, decide_and_plan: DecideSourced) -> i32 {
+    let mut sources = Value::Null;
+    let (mut value, code) = match decide_and_plan(pa, command, Some(&mut sources)) {
         Err(r) => (refusal_json(&r), r.exit_code()),
         Ok(plan) => match backend::select(&plan) {
             Err(r) => {
@@ -30,11 +31,39 @@ pub fn explain(
             Ok(choice) => (run_json(&plan, &choice), 0),
         },
     };
+    if !sources.is_null() {
+        value["sources"] = sources;
+    }
     println!(
         "{}",
         serde_json::to_string_pretty(&value).unwrap_or_default()
     );
     code
+}
+
+/// `sources`: for each policy field, where its value came from: an option,
+/// an imported setting of another tool, the policy file (or descriptor, or
+/// the embedded profile), or `default`.
+pub fn sources_json(
+    policy: &crate::policy::Policy,
+    o: &crate::policy::Overrides,
+    file: Option<&Path>,
+) -> Value {
+    let imported = o
+        .policy_format
+        .filter(|f| *f != crate::policy::PolicyFormat::Dcjail)
+        .map(|f| format!("{f} import (dcjail's default: the call is taken as approved)"));
+    let from = match (imported, file, o.policy_fd) {
+        (Some(i), _, _) => i,
+        (None, Some(f), _) => format!("policy file {}", f.display()),
+        (None, None, Some(n)) => format!("policy descriptor {n}"),
+        (None, None, None) => "embedded profile profiles/default.toml".to_string(),
+    };
+    let mut m = serde_json::Map::new();
+    for (field, src) in policy.sources(o, &from) {
+        m.insert(field.to_string(), Value::String(src));
+    }
+    Value::Object(m)
 }
 
 pub fn refusal_json(r: &Refusal) -> Value {

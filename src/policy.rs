@@ -1,7 +1,8 @@
 //! The resolved policy: the typed schema of SPEC §2, its closed vocabularies,
-//! the built-in defaults, the embedded default profile, loading a policy file
-//! and merging command-line overrides. It never decides and never touches the
-//! filesystem beyond reading the one policy file it is given.
+//! the built-in defaults, the embedded default profile, loading a policy (a
+//! TOML or JSON file, an inherited descriptor, another tool's settings
+//! through `import`) and merging command-line overrides. It never decides
+//! and never touches the filesystem beyond reading the one policy it is given.
 
 use crate::error::{Refusal, Result};
 use serde::{Deserialize, Deserializer};
@@ -177,6 +178,17 @@ vocab!(
     }
 );
 
+vocab!(
+    /// How a policy file is read: dcjail's own schema (TOML or JSON), or
+    /// another tool's settings converted by `import`.
+    PolicyFormat {
+        Dcjail = "dcjail",
+        Srt = "srt",
+        ClaudeCode = "claude-code",
+        Codex = "codex",
+    }
+);
+
 impl Tool {
     /// Calls that change files or run arbitrary code.
     pub fn is_mutating(self) -> bool {
@@ -200,6 +212,22 @@ pub struct Policy {
     /// The file this policy came from, if any; it is protected from writes.
     #[serde(skip)]
     pub source: Option<PathBuf>,
+    /// What messages call a policy read from no file (`<descriptor 3>`).
+    #[serde(skip)]
+    pub label: Option<String>,
+    /// For an imported file: which setting of the other tool each field
+    /// came from (`explain` prints them under `sources`).
+    #[serde(skip)]
+    pub origins: Vec<Origin>,
+}
+
+/// Where one field of the policy came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Origin {
+    /// The dotted dcjail field, `sandbox.filesystem.deny_read`.
+    pub field: String,
+    /// The other tool's setting, `srt settings.json: filesystem.denyRead`.
+    pub from: String,
 }
 
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -277,6 +305,8 @@ impl Default for Policy {
             plan: PlanSection::default(),
             sandbox: Sandbox::default(),
             source: None,
+            label: None,
+            origins: Vec::new(),
         }
     }
 }
@@ -375,6 +405,11 @@ pub struct Overrides {
     pub allow_domains: Vec<String>,
     pub deny_domains: Vec<String>,
     pub timeout: Option<u64>,
+    /// How to load, not a field: the policy is read from this inherited
+    /// descriptor instead of a file.
+    pub policy_fd: Option<u32>,
+    /// How to load, not a field: the format of the policy file or descriptor.
+    pub policy_format: Option<PolicyFormat>,
 }
 
 impl Policy {
@@ -385,12 +420,33 @@ impl Policy {
 
     /// Loads the policy: the file when one is named, else the embedded default.
     pub fn load(file: Option<&Path>) -> Result<Policy> {
-        match file {
-            None => Policy::embedded(),
-            Some(path) => {
+        Policy::load_for(file, &Overrides::default())
+    }
+
+    /// Loads the policy the command line names: the file, or the inherited
+    /// descriptor of `--policy-fd`, read as `--policy-format` says (dcjail's
+    /// own schema by default, TOML or JSON), else the embedded default.
+    pub fn load_for(file: Option<&Path>, o: &Overrides) -> Result<Policy> {
+        let format = o.policy_format.unwrap_or(PolicyFormat::Dcjail);
+        match (file, o.policy_fd) {
+            (Some(_), Some(fd)) => Err(Refusal::usage(format!(
+                "--policy-fd {fd} and a policy file both name the policy; give one"
+            ))),
+            (None, None) if format != PolicyFormat::Dcjail => Err(Refusal::usage(format!(
+                "--policy-format {format} needs a policy: --policy FILE, --policy-fd N or DCJAIL_POLICY"
+            ))),
+            (None, None) => Policy::embedded(),
+            (Some(path), None) => {
                 let text = read_policy_file(path)?;
-                let mut p = parse(&text, &path.display().to_string())?;
+                let mut p = from_text(&text, &path.display().to_string(), format, Some(path))?;
                 p.source = Some(path.to_path_buf());
+                Ok(p)
+            }
+            (None, Some(fd)) => {
+                let name = format!("<descriptor {fd}>");
+                let text = read_policy_fd(fd, &name)?;
+                let mut p = from_text(&text, &name, format, None)?;
+                p.label = Some(name);
                 Ok(p)
             }
         }
@@ -483,16 +539,17 @@ impl Policy {
     }
 
     fn source_name(&self) -> String {
-        match &self.source {
-            Some(p) => p.display().to_string(),
-            None => "policy".to_string(),
+        match (&self.source, &self.label) {
+            (Some(p), _) => p.display().to_string(),
+            (None, Some(l)) => l.clone(),
+            (None, None) => "policy".to_string(),
         }
     }
 }
 
 /// Opens the policy file refusing anything but a regular file (a FIFO would
 /// block, a directory is a mistake), and refusing one that is too large.
-fn read_policy_file(path: &Path) -> Result<String> {
+pub fn read_policy_file(path: &Path) -> Result<String> {
     use std::io::Read;
     #[cfg(unix)]
     use std::os::unix::fs::OpenOptionsExt;
@@ -535,6 +592,53 @@ fn read_policy_file(path: &Path) -> Result<String> {
         let at = e.utf8_error().valid_up_to();
         let line = 1 + e.as_bytes()[..at].iter().filter(|b| **b == b'\n').count();
         Refusal::policy(format!("{name}:{line}: policy file is not valid UTF-8"))
+    })
+}
+
+/// Reads the policy from an inherited descriptor to its end, then closes
+/// it, so the command never inherits it. 0, 1 and 2 are the command's own
+/// stdin, stdout and stderr and are refused.
+fn read_policy_fd(fd: u32, name: &str) -> Result<String> {
+    use std::io::Read;
+    use std::os::unix::io::FromRawFd;
+    let raw = match i32::try_from(fd) {
+        Ok(r) if r > 2 => r,
+        _ => {
+            return Err(Refusal::usage(format!(
+                "--policy-fd {fd}: descriptors 0, 1 and 2 are the command's own; pass the policy on 3 or above"
+            )))
+        }
+    };
+    // SAFETY: F_GETFD only asks whether the number is an open descriptor.
+    if unsafe { libc::fcntl(raw, libc::F_GETFD) } == -1 {
+        return Err(Refusal::policy(format!(
+            "{name}: cannot read policy: descriptor {fd} is not open"
+        )));
+    }
+    // SAFETY: the descriptor is open, inherited for this purpose alone, and
+    // owned here from now on: it is closed when `f` drops.
+    let f = unsafe { std::fs::File::from_raw_fd(raw) };
+    let meta = f
+        .metadata()
+        .map_err(|e| Refusal::policy(format!("{name}: cannot read policy: {}", io_words(&e))))?;
+    if meta.is_dir() {
+        return Err(Refusal::policy(format!(
+            "{name}: the policy must be a file or a pipe, not a directory"
+        )));
+    }
+    let mut bytes = Vec::new();
+    (&f).take(MAX_POLICY_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Refusal::policy(format!("{name}: cannot read policy: {}", io_words(&e))))?;
+    if bytes.len() as u64 > MAX_POLICY_BYTES {
+        return Err(Refusal::policy(format!(
+            "{name}: policy is larger than the limit of {MAX_POLICY_BYTES} bytes"
+        )));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let line = 1 + e.as_bytes()[..at].iter().filter(|b| **b == b'\n').count();
+        Refusal::policy(format!("{name}:{line}: policy is not valid UTF-8"))
     })
 }
 
@@ -589,6 +693,113 @@ pub fn parse(text: &str, name: &str) -> Result<Policy> {
     })
 }
 
+/// Policy text in `format`. dcjail's own schema is JSON when its first
+/// character (after white space) is `{`, which no TOML document can start
+/// with, and TOML otherwise; other tools' settings go through `import`.
+pub fn from_text(
+    text: &str,
+    name: &str,
+    format: PolicyFormat,
+    path: Option<&Path>,
+) -> Result<Policy> {
+    match format {
+        PolicyFormat::Dcjail if text.trim_start().starts_with('{') => parse_json(text, name),
+        PolicyFormat::Dcjail => parse(text, name),
+        other => crate::import::convert(other, text, name, path).map(|i| i.policy),
+    }
+}
+
+/// Parses a JSON policy (the TOML schema, the same keys); errors name the
+/// file, the line, the dotted key and, for a vocabulary, the accepted words.
+pub fn parse_json(text: &str, name: &str) -> Result<Policy> {
+    serde_json::from_str::<Policy>(text).map_err(|e| {
+        let full = e.to_string();
+        // serde_json appends the position; the line is said up front instead.
+        let suffix = format!(" at line {} column {}", e.line(), e.column());
+        let msg = crate::error::one_line(full.strip_suffix(&suffix).unwrap_or(&full));
+        if e.line() == 0 {
+            return Refusal::policy(format!("{name}: {msg}"));
+        }
+        let offset = json_offset(text, e.line(), e.column());
+        match json_key_at(text, offset) {
+            Some(k) if !msg.contains(&format!("`{k}`")) => {
+                Refusal::policy(format!("{name}:{}: key `{k}`: {msg}", e.line()))
+            }
+            _ => Refusal::policy(format!("{name}:{}: {msg}", e.line())),
+        }
+    })
+}
+
+/// The byte offset of serde_json's 1-based line and column.
+fn json_offset(text: &str, line: usize, column: usize) -> usize {
+    let start: usize = text
+        .split_inclusive('\n')
+        .take(line.saturating_sub(1))
+        .map(str::len)
+        .sum();
+    (start + column.saturating_sub(1)).min(text.len())
+}
+
+/// The dotted key whose value is being read at `offset` of a JSON document
+/// (`sandbox.network.mode`), by following objects and keys up to there.
+pub fn json_key_at(text: &str, offset: usize) -> Option<String> {
+    struct Frame {
+        object: bool,
+        key: Option<String>,
+        want_key: bool,
+    }
+    let bytes = text.as_bytes();
+    let end = offset.min(bytes.len());
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut i = 0;
+    while i < end {
+        match bytes[i] {
+            b'"' => {
+                let mut j = i + 1;
+                let mut s = Vec::new();
+                while j < bytes.len() && bytes[j] != b'"' {
+                    if bytes[j] == b'\\' {
+                        j += 1;
+                    }
+                    if let Some(b) = bytes.get(j) {
+                        s.push(*b);
+                    }
+                    j += 1;
+                }
+                if let Some(f) = stack.last_mut() {
+                    if f.object && f.want_key {
+                        f.key = Some(String::from_utf8_lossy(&s).into_owned());
+                        f.want_key = false;
+                    }
+                }
+                i = j;
+            }
+            b'{' | b'[' => stack.push(Frame {
+                object: bytes[i] == b'{',
+                key: None,
+                want_key: bytes[i] == b'{',
+            }),
+            b'}' | b']' => {
+                stack.pop();
+            }
+            b',' => {
+                if let Some(f) = stack.last_mut() {
+                    f.want_key = f.object;
+                    f.key = None;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    let keys: Vec<&str> = stack
+        .iter()
+        .filter(|f| f.object)
+        .filter_map(|f| f.key.as_deref())
+        .collect();
+    (!keys.is_empty()).then(|| keys.join("."))
+}
+
 /// The 1-based line of a byte offset and the dotted key written on that line
 /// (with its enclosing `[table]`), so an error can say which key is wrong.
 fn locate(text: &str, offset: usize) -> (usize, Option<String>) {
@@ -634,4 +845,32 @@ fn locate(text: &str, offset: usize) -> (usize, Option<String>) {
 /// Turns an OS string from the command line into a policy path unchanged.
 pub fn os_path(s: OsString) -> PathBuf {
     PathBuf::from(s)
+}
+
+#[cfg(test)]
+mod json_tests {
+    use super::*;
+
+    #[test]
+    fn the_key_at_an_offset_follows_objects_and_resets_after_a_comma() {
+        let t = r#"{"a": 1, "sandbox": {"network": {"mode": "x"}, "b": [1, {"c": 2}]}}"#;
+        let at = |needle: &str| json_key_at(t, t.find(needle).unwrap() + needle.len());
+        assert_eq!(at(r#""x""#).as_deref(), Some("sandbox.network.mode"));
+        assert_eq!(at(r#""c": 2"#).as_deref(), Some("sandbox.b.c"));
+        assert_eq!(at("1,").as_deref(), None);
+        assert_eq!(at(r#""a": 1"#).as_deref(), Some("a"));
+        let esc = r#"{"k\"ey": "v"}"#;
+        assert_eq!(json_key_at(esc, esc.len() - 1).as_deref(), Some("k\"ey"));
+    }
+
+    #[test]
+    fn a_json_policy_parses_to_what_the_same_toml_parses_to() {
+        let toml = "mode = \"plan\"\n[sandbox.network]\nmode = \"allowlist\"\nallow_domains = [\"a.example\"]\n";
+        let json = r#"{"mode": "plan", "sandbox": {"network": {"mode": "allowlist", "allow_domains": ["a.example"]}}}"#;
+        assert_eq!(parse(toml, "t").unwrap(), parse_json(json, "j").unwrap());
+        assert_eq!(
+            from_text(json, "j", PolicyFormat::Dcjail, None).unwrap(),
+            parse(toml, "t").unwrap()
+        );
+    }
 }

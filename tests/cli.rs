@@ -827,6 +827,8 @@ fn every_help_option_is_in_the_man_page() {
         &["worktree", "exit", "--help"],
         &["setup", "--help"],
         &["setup", "apparmor", "--help"],
+        &["hook", "--help"],
+        &["import", "--help"],
     ] {
         for opt in help_options(args) {
             if !entries.contains(&opt) {
@@ -841,6 +843,8 @@ fn every_help_option_is_in_the_man_page() {
         ("dcjail worktree enter", &["worktree", "enter", "--help"]),
         ("dcjail worktree exit", &["worktree", "exit", "--help"]),
         ("dcjail setup apparmor", &["setup", "apparmor", "--help"]),
+        ("dcjail hook", &["hook", "--help"]),
+        ("dcjail import", &["import", "--help"]),
     ] {
         let syn = man_synopsis(&man, head);
         for opt in help_options(args) {

@@ -52,6 +52,8 @@ const HELPS: &[(&str, &[&str])] = &[
     ("worktree_exit", &["worktree", "exit", "--help"]),
     ("setup", &["setup", "--help"]),
     ("setup_apparmor", &["setup", "apparmor", "--help"]),
+    ("hook", &["hook", "--help"]),
+    ("import", &["import", "--help"]),
 ];
 
 /// The long options listed in the Options section of a help text.
@@ -136,7 +138,18 @@ fn every_help_option_is_offered_by_each_script_in_its_place() {
 fn every_subcommand_and_vocabulary_word_is_offered() {
     use dcjail::policy::*;
     let words: Vec<&str> = [
-        "explain", "doctor", "worktree", "enter", "exit", "setup", "apparmor",
+        "explain",
+        "doctor",
+        "worktree",
+        "enter",
+        "exit",
+        "hook",
+        "import",
+        "claude-code",
+        "codex",
+        "srt",
+        "setup",
+        "apparmor",
     ]
     .into_iter()
     .chain(Mode::WORDS.iter().copied())
@@ -147,6 +160,7 @@ fn every_subcommand_and_vocabulary_word_is_offered() {
     .chain(SandboxMode::WORDS.iter().copied())
     .chain(BackendChoice::WORDS.iter().copied())
     .chain(NetMode::WORDS.iter().copied())
+    .chain(PolicyFormat::WORDS.iter().copied())
     .collect();
     for sh in Shell::ALL {
         let text = committed(sh);
@@ -218,6 +232,17 @@ fn bash_script_parses_and_completes_options_values_and_subcommands() {
         ("dcjail doctor --", "--help --json"),
         ("dcjail setup ", "apparmor help"),
         ("dcjail setup apparmor --", "--help --install"),
+        ("dcjail hoo", "hook"),
+        ("dcjail hook ", "claude-code codex"),
+        ("dcjail hook codex --policy-format c", "claude-code codex"),
+        ("dcjail hook claude-code --c", "--check"),
+        (
+            "dcjail explain --policy-format ",
+            "claude-code codex dcjail srt",
+        ),
+        ("dcjail import ", "claude-code codex srt"),
+        // The second positional of `import` is the settings file.
+        ("dcjail import srt Cargo.t", "Cargo.toml"),
         // After the command starts, dcjail's options are not offered.
         ("dcjail -- ls --mo", ""),
         ("dcjail --net none ls --sandbox", ""),
@@ -287,6 +312,8 @@ fn fish_script_parses_and_completes() {
         ("dcjail doctor --j", &["--json"]),
         ("dcjail setup a", &["apparmor"]),
         ("dcjail setup apparmor --i", &["--install"]),
+        ("dcjail hook --po", &["--policy", "--policy-format"]),
+        ("dcjail imp", &["import"]),
         ("dcjail --tool read --classi", &["--classifier"]),
         // Inside the command, dcjail's own options are not offered.
         ("dcjail -- ls --sandbox", &[]),

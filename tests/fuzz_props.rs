@@ -17,6 +17,8 @@ const TARGETS: &[(&str, Check)] = &[
     ("http_request", checks::http_request),
     ("socks", checks::socks),
     ("stub_program", checks::stub_program),
+    ("settings", checks::settings),
+    ("hook_input", checks::hook_input),
 ];
 
 fn corpus(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
@@ -179,4 +181,24 @@ fn stub_program_corpus_replays_clean() {
 #[test]
 fn stub_program_mutations_keep_invariants() {
     mutations("stub_program", 5000);
+}
+
+#[test]
+fn settings_corpus_replays_clean() {
+    replay("settings");
+}
+
+#[test]
+fn settings_mutations_keep_invariants() {
+    mutations("settings", 2000);
+}
+
+#[test]
+fn hook_input_corpus_replays_clean() {
+    replay("hook_input");
+}
+
+#[test]
+fn hook_input_mutations_keep_invariants() {
+    mutations("hook_input", 5000);
 }

@@ -1,0 +1,204 @@
+//! The policy as a flat list of dotted fields (`sandbox.network.mode`):
+//! what `dcjail import` prints as TOML, and what `explain` uses to say where
+//! each field's value came from (`sources`). Pure: it only reads a policy
+//! and the command-line overrides.
+
+use crate::policy::{Overrides, Policy};
+use std::path::PathBuf;
+
+/// One field's value, as the schema writes it: what `import` prints as TOML
+/// and what `explain` compares against the defaults.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FieldValue {
+    /// Not set (`version` absent).
+    Absent,
+    Str(String),
+    Int(i64),
+    Bool(bool),
+    List(Vec<String>),
+}
+
+fn path_str(p: &Option<PathBuf>) -> FieldValue {
+    FieldValue::Str(
+        p.as_ref()
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+    )
+}
+
+fn path_list(v: &[PathBuf]) -> FieldValue {
+    FieldValue::List(v.iter().map(|p| p.to_string_lossy().into_owned()).collect())
+}
+
+impl Policy {
+    /// Every leaf field of the schema with its dotted name, in the order of
+    /// the schema (top-level keys, then each table).
+    pub fn fields(&self) -> Vec<(&'static str, FieldValue)> {
+        use FieldValue::*;
+        let (fs, net) = (&self.sandbox.filesystem, &self.sandbox.network);
+        vec![
+            ("version", self.version.map(Int).unwrap_or(Absent)),
+            ("mode", Str(self.mode.word().into())),
+            ("tool", Str(self.tool.word().into())),
+            ("paths", path_list(&self.paths)),
+            (
+                "permission.outcome",
+                Str(self.permission.outcome.word().into()),
+            ),
+            ("permission.rule", Str(self.permission.rule.clone())),
+            (
+                "permission.approval",
+                Str(self.permission.approval.word().into()),
+            ),
+            (
+                "classifier.verdict",
+                Str(self
+                    .classifier
+                    .verdict
+                    .map(|v| v.word())
+                    .unwrap_or("")
+                    .into()),
+            ),
+            ("classifier.reason", Str(self.classifier.reason.clone())),
+            ("worktree.root", path_str(&self.worktree.root)),
+            ("plan.card", path_str(&self.plan.card)),
+            ("sandbox.enabled", Bool(self.sandbox.enabled)),
+            ("sandbox.mode", Str(self.sandbox.mode.word().into())),
+            ("sandbox.backend", Str(self.sandbox.backend.word().into())),
+            ("sandbox.workspace", path_str(&self.sandbox.workspace)),
+            (
+                "sandbox.timeout",
+                Int(i64::try_from(self.sandbox.timeout).unwrap_or(i64::MAX)),
+            ),
+            ("sandbox.filesystem.allow_read", path_list(&fs.allow_read)),
+            ("sandbox.filesystem.deny_read", path_list(&fs.deny_read)),
+            ("sandbox.filesystem.allow_write", path_list(&fs.allow_write)),
+            ("sandbox.filesystem.deny_write", path_list(&fs.deny_write)),
+            (
+                "sandbox.filesystem.protect_defaults",
+                Bool(fs.protect_defaults),
+            ),
+            ("sandbox.network.mode", Str(net.mode.word().into())),
+            (
+                "sandbox.network.allow_domains",
+                FieldValue::List(net.allow_domains.clone()),
+            ),
+            (
+                "sandbox.network.deny_domains",
+                FieldValue::List(net.deny_domains.clone()),
+            ),
+            (
+                "sandbox.network.allow_unix_sockets",
+                Bool(net.allow_unix_sockets),
+            ),
+        ]
+    }
+
+    /// Where each field's value came from, for `explain`, given the policy
+    /// as loaded (before `o` is applied): the command-line option that set
+    /// it, the other tool's setting it was imported from, `from_file` (the
+    /// file, the descriptor or the embedded profile) for a value that differs
+    /// from the schema default, or `default`. A repeatable option adds to
+    /// what the file said; any other replaces it.
+    pub fn sources(&self, o: &Overrides, from_file: &str) -> Vec<(&'static str, String)> {
+        let defaults = Policy::default().fields();
+        let flags = o.flags();
+        self.fields()
+            .into_iter()
+            .zip(defaults)
+            .map(|((field, value), (_, default))| {
+                let flag = flags.iter().find(|(f, _)| *f == field).map(|(_, g)| *g);
+                let adds = matches!(value, FieldValue::List(_));
+                let mut from: Vec<String> = Vec::new();
+                if flag.is_none() || adds {
+                    from.extend(
+                        self.origins
+                            .iter()
+                            .filter(|o| o.field == field)
+                            .map(|o| o.from.clone()),
+                    );
+                    if from.is_empty() && value != default {
+                        from.push(from_file.to_string());
+                    }
+                }
+                if let Some(flag) = flag {
+                    from.push(flag.to_string());
+                }
+                if from.is_empty() {
+                    from.push("default".into());
+                }
+                (field, from.join(" + "))
+            })
+            .collect()
+    }
+}
+
+impl Overrides {
+    /// The fields these overrides set, each with the option that sets it.
+    pub fn flags(&self) -> Vec<(&'static str, &'static str)> {
+        let mut v = Vec::new();
+        let mut add = |set: bool, field, flag| {
+            if set {
+                v.push((field, flag));
+            }
+        };
+        add(self.mode.is_some(), "mode", "--mode");
+        add(self.tool.is_some(), "tool", "--tool");
+        add(!self.paths.is_empty(), "paths", "--path");
+        add(
+            self.permission.is_some(),
+            "permission.outcome",
+            "--permission",
+        );
+        add(self.rule.is_some(), "permission.rule", "--rule");
+        add(self.approval.is_some(), "permission.approval", "--approval");
+        add(
+            self.classifier.is_some(),
+            "classifier.verdict",
+            "--classifier",
+        );
+        add(self.worktree.is_some(), "worktree.root", "--worktree");
+        add(self.plan_card.is_some(), "plan.card", "--plan-card");
+        add(self.no_sandbox, "sandbox.enabled", "--no-sandbox");
+        add(
+            self.sandbox_mode.is_some(),
+            "sandbox.mode",
+            "--sandbox-mode",
+        );
+        add(self.backend.is_some(), "sandbox.backend", "--backend");
+        add(self.workspace.is_some(), "sandbox.workspace", "--workspace");
+        add(self.timeout.is_some(), "sandbox.timeout", "--timeout");
+        add(
+            !self.allow_read.is_empty(),
+            "sandbox.filesystem.allow_read",
+            "--allow-read",
+        );
+        add(
+            !self.deny_read.is_empty(),
+            "sandbox.filesystem.deny_read",
+            "--deny-read",
+        );
+        add(
+            !self.allow_write.is_empty(),
+            "sandbox.filesystem.allow_write",
+            "--allow-write",
+        );
+        add(
+            !self.deny_write.is_empty(),
+            "sandbox.filesystem.deny_write",
+            "--deny-write",
+        );
+        add(self.net.is_some(), "sandbox.network.mode", "--net");
+        add(
+            !self.allow_domains.is_empty(),
+            "sandbox.network.allow_domains",
+            "--allow-domain",
+        );
+        add(
+            !self.deny_domains.is_empty(),
+            "sandbox.network.deny_domains",
+            "--deny-domain",
+        );
+        v
+    }
+}

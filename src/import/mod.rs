@@ -1,0 +1,420 @@
+//! Other tools' sandbox settings as a dcjail policy: Anthropic's sandbox
+//! runtime (`srt`) settings JSON, the `sandbox` block (and the Read, Edit and
+//! WebFetch permission rules the sandbox is built from) of a Claude Code
+//! `settings.json`, and the sandbox keys of a Codex `config.toml`. One file
+//! per source tool; this one holds what they share: the strict reader that
+//! makes every key either honoured or an error naming it, and the TOML that
+//! `dcjail import` prints.
+//!
+//! It converts text it is given and never decides; only `main` (`dcjail
+//! import`) reads the one file named on its command line.
+
+mod claude_code;
+mod codex;
+mod srt;
+
+use crate::error::{Refusal, Result};
+use crate::fields::FieldValue;
+use crate::policy::{Approval, Origin, Outcome, Policy, PolicyFormat};
+use serde_json::{Map, Value};
+use std::path::Path;
+
+/// The tools whose settings can be imported.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Source {
+    /// Anthropic's sandbox runtime settings JSON (~/.srt-settings.json)
+    Srt,
+    /// Claude Code's settings.json (its `sandbox` block and Read/Edit/WebFetch rules)
+    ClaudeCode,
+    /// Codex's config.toml (sandbox_mode, [sandbox_workspace_write])
+    Codex,
+}
+
+impl Source {
+    pub fn format(self) -> PolicyFormat {
+        match self {
+            Source::Srt => PolicyFormat::Srt,
+            Source::ClaudeCode => PolicyFormat::ClaudeCode,
+            Source::Codex => PolicyFormat::Codex,
+        }
+    }
+}
+
+/// dcjail import: print the dcjail policy (TOML) equivalent to another tool's settings.
+#[derive(clap::Parser, Debug)]
+#[command(
+    name = "dcjail import",
+    about = "dcjail import: print the dcjail policy (TOML) equivalent to another tool's settings",
+    after_help = "A setting dcjail cannot honour is an error naming it (exit 125), never dropped. `dcjail --policy-format TOOL --policy FILE` reads the same file directly."
+)]
+pub struct ImportCli {
+    /// The tool the settings are for: srt, claude-code, codex
+    #[arg(value_name = "TOOL")]
+    pub tool: Source,
+    /// Its settings file
+    #[arg(value_name = "FILE", value_hint = clap::ValueHint::FilePath)]
+    pub file: std::path::PathBuf,
+}
+
+pub fn command() -> clap::Command {
+    <ImportCli as clap::CommandFactory>::command()
+}
+
+/// `dcjail import TOOL FILE`: the TOML on stdout, exit 0; or one line, 125.
+pub fn main(args: &[std::ffi::OsString]) -> i32 {
+    let mut a = vec![std::ffi::OsString::from("dcjail import")];
+    a.extend(args.iter().cloned());
+    let cli: ImportCli = match crate::cli::parse(a) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let format = cli.tool.format();
+    let name = cli.file.display().to_string();
+    let imported = crate::policy::read_policy_file(&cli.file)
+        .and_then(|text| convert(format, &text, &name, Some(&cli.file)));
+    match imported {
+        Ok(imp) => {
+            let header = format!(
+                "dcjail policy imported from {format} settings {name}\nby `dcjail import {format}`; each imported line says which setting it came from."
+            );
+            print!("{}", to_toml(&imp, &header));
+            0
+        }
+        Err(r) => {
+            eprintln!("{}", r.line());
+            r.exit_code()
+        }
+    }
+}
+
+/// A converted file: the policy, and what only a hook can use.
+#[derive(Clone, Debug)]
+pub struct Imported {
+    pub policy: Policy,
+    /// Claude Code's `sandbox.autoAllowBashIfSandboxed`: whether a hook
+    /// approves the sandboxed call itself (`true`, the default) or lets the
+    /// user confirm it.
+    pub auto_allow: Option<bool>,
+}
+
+/// Converts `text` (a file named `name`, at `path` when it is one) from
+/// another tool's format. The result starts from dcjail's embedded default
+/// (the call is taken as approved, as with no policy file): the other
+/// tools' files describe the sandbox, not a permission decision.
+pub fn convert(
+    format: PolicyFormat,
+    text: &str,
+    name: &str,
+    path: Option<&Path>,
+) -> Result<Imported> {
+    let mut imp = Imported {
+        policy: base_policy(),
+        auto_allow: None,
+    };
+    let cx = Cx {
+        format,
+        name,
+        text,
+        path,
+    };
+    match format {
+        PolicyFormat::Dcjail => {
+            return Err(Refusal::usage(
+                "dcjail's own format needs no import; use --policy FILE",
+            ))
+        }
+        PolicyFormat::Srt => srt::convert(&cx, &mut imp)?,
+        PolicyFormat::ClaudeCode => claude_code::convert(&cx, &mut imp)?,
+        PolicyFormat::Codex => codex::convert(&cx, &mut imp)?,
+    }
+    imp.policy.validate()?;
+    Ok(imp)
+}
+
+fn base_policy() -> Policy {
+    let mut p = Policy {
+        version: Some(1),
+        ..Policy::default()
+    };
+    p.permission.outcome = Outcome::Allow;
+    p.permission.approval = Approval::Granted;
+    p
+}
+
+/// What every converter needs to word its errors and its origins.
+pub(crate) struct Cx<'a> {
+    pub format: PolicyFormat,
+    pub name: &'a str,
+    pub text: &'a str,
+    pub path: Option<&'a Path>,
+}
+
+impl Cx<'_> {
+    /// `name:line: key `k`: msg`, the line found where the key is written.
+    pub fn err(&self, key: &str, msg: impl AsRef<str>) -> Refusal {
+        let msg = crate::error::one_line(msg.as_ref());
+        match self.line_of(key) {
+            Some(l) => Refusal::policy(format!("{}:{l}: key `{key}`: {msg}", self.name)),
+            None => Refusal::policy(format!("{}: key `{key}`: {msg}", self.name)),
+        }
+    }
+
+    /// The first line where the last part of `key` is written as a key
+    /// (`"name"` in JSON, `name =` or `[name]` in TOML).
+    fn line_of(&self, key: &str) -> Option<usize> {
+        let last = key.rsplit('.').next().unwrap_or(key);
+        let last = last.split('[').next().unwrap_or(last);
+        let json = format!("\"{last}\"");
+        self.text
+            .lines()
+            .position(|l| {
+                let t = l.trim_start();
+                t.contains(&json)
+                    || t.starts_with(&format!("{last} "))
+                    || t.starts_with(&format!("{last}="))
+                    || t.starts_with(&format!("[{last}]"))
+                    || t.ends_with(&format!(".{last}]"))
+            })
+            .map(|i| i + 1)
+    }
+
+    /// Records that `field` came from the other tool's `key`.
+    pub fn origin(&self, imp: &mut Imported, field: &str, key: &str) {
+        let from = format!("{} {}: {key}", self.format, self.name);
+        if !imp
+            .policy
+            .origins
+            .iter()
+            .any(|o| o.field == field && o.from == from)
+        {
+            imp.policy.origins.push(Origin {
+                field: field.to_string(),
+                from,
+            });
+        }
+    }
+
+    /// Parses the whole text as one JSON object.
+    pub fn json_object(&self) -> Result<Map<String, Value>> {
+        match serde_json::from_str::<Value>(self.text) {
+            Ok(Value::Object(m)) => Ok(m),
+            Ok(_) => Err(Refusal::policy(format!(
+                "{}: a {} settings file is one JSON object",
+                self.name, self.format
+            ))),
+            Err(e) => {
+                let full = e.to_string();
+                let suffix = format!(" at line {} column {}", e.line(), e.column());
+                let msg = full.strip_suffix(&suffix).unwrap_or(&full);
+                Err(Refusal::policy(format!(
+                    "{}:{}: not valid JSON: {}",
+                    self.name,
+                    e.line(),
+                    crate::error::one_line(msg)
+                )))
+            }
+        }
+    }
+}
+
+/// A JSON object read strictly: every key must be taken by the converter
+/// or [`Obj::finish`] refuses naming the first one left.
+pub(crate) struct Obj<'a> {
+    map: &'a Map<String, Value>,
+    /// Dotted path of this object in the file (`network`), empty at the top.
+    at: String,
+    taken: Vec<&'a str>,
+}
+
+impl<'a> Obj<'a> {
+    pub fn new(map: &'a Map<String, Value>, at: &str) -> Obj<'a> {
+        Obj {
+            map,
+            at: at.to_string(),
+            taken: Vec::new(),
+        }
+    }
+
+    pub fn key(&self, k: &str) -> String {
+        if self.at.is_empty() {
+            k.to_string()
+        } else {
+            format!("{}.{k}", self.at)
+        }
+    }
+
+    /// The value of `k`, marking it as honoured; `null` reads as absent.
+    pub fn take(&mut self, k: &str) -> Option<&'a Value> {
+        let (name, v) = self.map.get_key_value(k)?;
+        self.taken.push(name.as_str());
+        (!v.is_null()).then_some(v)
+    }
+
+    pub fn object(&mut self, cx: &Cx, k: &str) -> Result<Option<Obj<'a>>> {
+        match self.take(k) {
+            None => Ok(None),
+            Some(Value::Object(m)) => Ok(Some(Obj::new(m, &self.key(k)))),
+            Some(_) => Err(cx.err(&self.key(k), "expected an object")),
+        }
+    }
+
+    pub fn strings(&mut self, cx: &Cx, k: &str) -> Result<Vec<String>> {
+        match self.take(k) {
+            None => Ok(Vec::new()),
+            Some(Value::Array(a)) => a
+                .iter()
+                .map(|v| match v {
+                    Value::String(s) => Ok(s.clone()),
+                    _ => Err(cx.err(&self.key(k), "expected a list of strings")),
+                })
+                .collect(),
+            Some(_) => Err(cx.err(&self.key(k), "expected a list of strings")),
+        }
+    }
+
+    pub fn bool(&mut self, cx: &Cx, k: &str) -> Result<Option<bool>> {
+        match self.take(k) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(_) => Err(cx.err(&self.key(k), "expected true or false")),
+        }
+    }
+
+    /// A switch dcjail can only honour in one position (`false` for a
+    /// weakening): the other one is an error that says why.
+    pub fn only(&mut self, cx: &Cx, k: &str, ok: bool, why: &str) -> Result<()> {
+        match self.bool(cx, k)? {
+            Some(b) if b != ok => Err(cx.err(&self.key(k), why)),
+            _ => Ok(()),
+        }
+    }
+
+    /// A list or object dcjail can only honour empty.
+    pub fn empty(&mut self, cx: &Cx, k: &str, why: &str) -> Result<()> {
+        match self.take(k) {
+            None => Ok(()),
+            Some(Value::Array(a)) if a.is_empty() => Ok(()),
+            Some(Value::Object(m)) if m.is_empty() => Ok(()),
+            Some(_) => Err(cx.err(&self.key(k), why)),
+        }
+    }
+
+    /// Refuses the first key nobody took.
+    pub fn finish(self, cx: &Cx, reads: &str) -> Result<()> {
+        match self.map.keys().find(|k| !self.taken.contains(&k.as_str())) {
+            None => Ok(()),
+            Some(k) => Err(cx.err(
+                &self.key(k),
+                format!(
+                    "dcjail cannot honour this {} setting (it reads: {reads})",
+                    cx.format
+                ),
+            )),
+        }
+    }
+}
+
+/// Whether a written path has glob characters.
+pub(crate) fn is_glob(s: &str) -> bool {
+    s.contains(['*', '?', '[', '{'])
+}
+
+/// The dcjail policy of `imp` as TOML: every field that differs from the
+/// schema default, each imported one followed by the setting it came from.
+pub fn to_toml(imp: &Imported, header: &str) -> String {
+    let p = &imp.policy;
+    let defaults = Policy::default().fields();
+    let mut out = String::new();
+    for l in header.lines() {
+        // A comment may hold no control character but tab.
+        out.push_str(&format!("# {}\n", crate::error::one_line(l)));
+    }
+    let mut table = "";
+    for ((field, value), (_, default)) in p.fields().into_iter().zip(defaults) {
+        if value == FieldValue::Absent || (value == default && field != "sandbox.mode") {
+            continue;
+        }
+        let (t, key) = match field.rsplit_once('.') {
+            Some((t, k)) => (t, k),
+            None => ("", field),
+        };
+        if t != table {
+            out.push_str(&format!("\n[{t}]\n"));
+            table = t;
+        }
+        let mut line = format!("{key} = {}", toml_value(&value));
+        let from: Vec<&str> = p
+            .origins
+            .iter()
+            .filter(|o| o.field == field)
+            .map(|o| o.from.as_str())
+            .collect();
+        if !from.is_empty() {
+            line.push_str(&format!("  # from {}", from.join("; ")));
+        }
+        out.push_str(&crate::error::one_line(&line));
+        out.push('\n');
+    }
+    out
+}
+
+fn toml_value(v: &FieldValue) -> String {
+    match v {
+        FieldValue::Absent => String::new(),
+        FieldValue::Str(s) => toml_string(s),
+        FieldValue::Int(i) => i.to_string(),
+        FieldValue::Bool(b) => b.to_string(),
+        FieldValue::List(l) => format!(
+            "[{}]",
+            l.iter()
+                .map(|s| toml_string(s))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// A TOML basic string: quote, backslash and control characters escaped.
+pub fn toml_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn toml_output_parses_back_to_the_same_policy() {
+        let mut imp = Imported {
+            policy: base_policy(),
+            auto_allow: None,
+        };
+        imp.policy.sandbox.filesystem.deny_read =
+            vec!["~/.ssh".into(), "a\"b\\c\nd\u{7f}".into(), "**/.env".into()];
+        imp.policy.sandbox.network.allow_domains = vec!["*.example.com:443".into()];
+        imp.policy.sandbox.mode = crate::policy::SandboxMode::WorkspaceWrite;
+        imp.policy.origins.push(Origin {
+            field: "sandbox.filesystem.deny_read".into(),
+            from: "srt x.json: filesystem.denyRead\nnewline".into(),
+        });
+        let text = to_toml(&imp, "imported\nfrom a\rtest\u{7}");
+        let back = crate::policy::parse(&text, "t").unwrap();
+        let mut want = imp.policy.clone();
+        want.origins.clear();
+        assert_eq!(back, want, "{text}");
+    }
+}
