@@ -41,7 +41,12 @@
 //! symlink is returned as the link, not its target): `expand_plan` resolves
 //! them for the backends. A directory reached only through a symlink is not
 //! walked: files created there, or later anywhere, are not covered by this
-//! expansion.
+//! expansion. Every other name (hard link) of a denied file is found by
+//! `links`.
+
+mod links;
+
+pub use links::{hard_links, Linked, Links};
 
 use crate::error::Refusal;
 use crate::plan::{resolve_lenient, Glob, PathRule, Plan};
@@ -287,7 +292,7 @@ pub fn describe(cover: Option<&Cover>, backend: Option<&str>) -> serde_json::Val
     use serde_json::json;
     let later = match backend {
         Some("bwrap") => "matches are found when dcjail starts: a file created later that matches a glob is not covered; a matched directory is masked (deny_read), bound read-only (deny_write) or re-opened (allow_read) whole, so files created inside it later are covered",
-        Some("landlock") => "matches are found when dcjail starts: a file created later that matches a glob is not covered, except inside a matched deny_read directory, which stays unreadable whole; deny_write globs inside a writable root are refused",
+        Some("landlock") => "matches are found when dcjail starts: a file created later that matches a glob is not covered, except inside a matched deny_read directory, which stays unreadable whole; deny_write globs inside a writable root are refused, and so is a deny_read match inside one",
         _ => "",
     };
     let Some(c) = cover else {
