@@ -29,7 +29,7 @@
 //! directory the invoking user cannot list (the command, running as that
 //! user, cannot list it either; when it can be entered, the names a glob
 //! spells out — the `.env` of `**/.env` — are looked up in it by name), and
-//! other users' entries in a sticky, world-writable directory (`/tmp`,
+//! other users' entries in a world-writable directory (`/tmp`,
 //! `/var/tmp`): those are not this user's files, and they must never make
 //! this user's runs refuse (a landlock run refuses a `deny_read` match inside
 //! a writable root).
@@ -140,7 +140,7 @@ pub struct Skipped {
     /// Directories this user may enter but not list: only the names a glob
     /// spells out (the `.env` of `**/.env`) were looked up in them.
     pub unlisted: Vec<PathBuf>,
-    /// Entries of other users in sticky, world-writable directories
+    /// Entries of other users in world-writable directories
     /// (`/tmp`, `/var/tmp`), which are not walked: not this user's files.
     pub foreign: usize,
 }
@@ -314,7 +314,7 @@ pub fn describe(cover: Option<&Cover>, backend: Option<&str>) -> serde_json::Val
         "created_later": later,
         "skipped": {
             "unlisted": c.skipped.unlisted.iter().take(SHOWN).map(|p| p.to_string_lossy()).collect::<Vec<_>>(),
-            "other_users_entries_in_sticky_dirs": c.skipped.foreign,
+            "other_users_entries_in_world_writable_dirs": c.skipped.foreign,
         },
     })
 }
@@ -578,10 +578,10 @@ fn euid() -> u32 {
     unsafe { libc::geteuid() }
 }
 
-/// A sticky directory anyone may write to (`/tmp`): other users' entries
-/// in it are theirs.
+/// A directory anyone may write to (`/tmp`, sticky or not): other users'
+/// entries in it are theirs, never this user's secrets.
 fn is_shared(m: &std::fs::Metadata) -> bool {
-    m.is_dir() && m.mode() & 0o1002 == 0o1002
+    m.is_dir() && m.mode() & 0o002 != 0
 }
 
 /// What a directory that could not be listed means for the walk.
@@ -880,10 +880,10 @@ mod tests {
         });
     }
 
-    /// Another user's entries in a sticky, world-writable directory are not
+    /// Another user's entries in a world-writable directory are not
     /// this user's files: never matched, never walked, never a refusal.
     #[test]
-    fn other_users_entries_in_a_sticky_directory_are_not_matched() {
+    fn other_users_entries_in_a_world_writable_directory_are_not_matched() {
         use std::os::unix::fs::PermissionsExt;
         if !nix::unistd::geteuid().is_root() {
             eprintln!("note: not root, cannot switch to nobody; skipped");
@@ -895,7 +895,10 @@ mod tests {
         touch(&shared.join("roots/unlistable/.env"));
         touch(&shared.join("nobodys/.env"));
         touch(&shared.join(".env"));
+        // World-writable without the sticky bit counts the same.
+        touch(&t.0.join("open/roots.env/.env"));
         fs::set_permissions(&shared, fs::Permissions::from_mode(0o1777)).unwrap();
+        fs::set_permissions(t.0.join("open"), fs::Permissions::from_mode(0o777)).unwrap();
         fs::set_permissions(
             shared.join("roots/unlistable"),
             fs::Permissions::from_mode(0o311),
@@ -912,6 +915,7 @@ mod tests {
         assert_eq!(
             got,
             vec![
+                t.0.join("open/roots.env/.env"),
                 shared.join(".env"),
                 shared.join("roots/.env"),
                 shared.join("roots/unlistable/.env")
@@ -924,7 +928,7 @@ mod tests {
             let tagged = [(&g, List::DenyRead)];
             let w = run(&tagged, &roots2, 1000).ok()?;
             let got: Vec<PathBuf> = w.found.into_iter().flatten().collect();
-            (got == vec![mine.clone()] && w.skipped.foreign == 2 && w.skipped.unlisted.is_empty())
+            (got == vec![mine.clone()] && w.skipped.foreign == 3 && w.skipped.unlisted.is_empty())
                 .then_some(0)
         });
     }

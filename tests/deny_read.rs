@@ -670,3 +670,87 @@ fn bwrap_the_parent_of_a_denied_file_cannot_be_renamed_for_the_next_run() {
     assert!(!text(&o).contains("PARENT-RENAME-SECRET"), "{}", text(&o));
     assert!(ws.join("sub/key").exists(), "the parent was renamed");
 }
+
+/// Another user's files can never make this user's run refuse: on landlock
+/// a `**/.env` match inside a writable root (`/tmp`) refuses, but another
+/// user's `.env` in /tmp is not this user's file and is not matched; nor
+/// does a directory of this user's that it cannot list make the walk fail.
+/// The control: the same `.env`, owned by this user, is refused.
+#[test]
+fn another_users_files_in_tmp_never_make_a_run_refuse() {
+    if !is_root() {
+        eprintln!("note: not root, cannot make another user's files; skipped");
+        return;
+    }
+    for (uid, other) in [(0, 65534), (65534, 0)] {
+        let s = Scratch::new("foreign");
+        let ws = s.0.join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        chown_tree(&s.0, uid);
+        let p = s.0.join("ww.toml");
+        std::fs::write(
+            &p,
+            "[permission]\noutcome = \"allow\"\napproval = \"granted\"\n\
+             [sandbox]\nmode = \"workspace-write\"\nbackend = \"landlock\"\n\
+             [sandbox.filesystem]\nprotect_defaults = false\ndeny_read = [\"**/.env\"]\n",
+        )
+        .unwrap();
+        let tag = format!("foreign-{}-{uid}", std::process::id());
+        let theirs = scratch::fresh_in_tmp(&tag, other);
+        put(&theirs.join("proj/.env"), "THEIR-ENV");
+        chown_tree(&theirs, other);
+        // A directory of this user's it cannot list (root lists anything).
+        let unlistable = scratch::fresh_in_tmp(&format!("{tag}-closed"), uid);
+        if uid != 0 {
+            put(&unlistable.join("deep/.env"), "MY-HIDDEN-ENV");
+            chown_tree(&unlistable, uid);
+        }
+        std::fs::set_permissions(&unlistable, std::fs::Permissions::from_mode(0o311)).unwrap();
+        // Removed however the test ends, the closed one reopened first.
+        let _guard = TmpDirs(vec![theirs.clone(), unlistable.clone()]);
+        let run = || {
+            run_as(
+                uid,
+                &ws,
+                &[("HOME", s.0.as_path())],
+                true,
+                &[
+                    "--policy",
+                    p.to_str().unwrap(),
+                    "--",
+                    "sh",
+                    "-c",
+                    "echo CASE-RAN",
+                ],
+            )
+        };
+        let o = run();
+        assert_eq!(o.status.code(), Some(0), "uid {uid}: {}", text(&o));
+        assert!(text(&o).contains("CASE-RAN"));
+        // Control: the same file, this user's, is a deny_read match inside
+        // the writable /tmp, which landlock refuses.
+        let mine = scratch::fresh_in_tmp(&format!("{tag}-mine"), uid);
+        let _guard2 = TmpDirs(vec![mine.clone()]);
+        put(&mine.join("proj/.env"), "MY-ENV");
+        chown_tree(&mine, uid);
+        let o = run();
+        assert_eq!(
+            o.status.code(),
+            Some(122),
+            "uid {uid} control: {}",
+            text(&o)
+        );
+        assert!(text(&o).contains(&mine.join("proj/.env").display().to_string()));
+    }
+}
+
+struct TmpDirs(Vec<PathBuf>);
+
+impl Drop for TmpDirs {
+    fn drop(&mut self) {
+        for d in &self.0 {
+            let _ = std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755));
+            scratch::remove(d);
+        }
+    }
+}
