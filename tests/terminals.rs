@@ -232,9 +232,13 @@ fn under_own_terminal(uid: u32, argv: &[String], input: &str) -> (Option<i32>, S
 
 #[test]
 fn landlock_the_commands_own_terminal_and_dev_tty_still_work() {
+    // /dev/tty is the controlling terminal, this one: detached from it (a
+    // new session), the command gets no terminal at all through /dev/tty.
     let script = "t=$(tty); echo \"OWN-PATH:$t\"; echo OWN-WRITE > \"$t\"; \
                   read a < \"$t\"; echo \"OWN-READ:$a\"; echo TTY-WRITE > /dev/tty; \
-                  read b < /dev/tty; echo \"TTY-READ:$b\"; echo CASE-RAN";
+                  read b < /dev/tty; echo \"TTY-READ:$b\"; \
+                  setsid -w sh -c 'echo DETACHED-LEAK > /dev/tty' 2>/dev/null || echo NO-TTY-DETACHED; \
+                  echo CASE-RAN";
     for uid in users() {
         for backend in [None, Some("landlock")] {
             let mut argv: Vec<String> = Vec::new();
@@ -251,10 +255,12 @@ fn landlock_the_commands_own_terminal_and_dev_tty_still_work() {
                 "OWN-READ:first",
                 "TTY-WRITE",
                 "TTY-READ:second",
+                "NO-TTY-DETACHED",
                 "CASE-RAN",
             ] {
                 assert!(seen.contains(want), "{who}: {want} missing: {seen}");
             }
+            assert!(!seen.contains("DETACHED-LEAK"), "{who}: {seen}");
         }
     }
 }
