@@ -21,6 +21,14 @@ fn text(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr)
 }
 
+/// The tests that put a `.env` under /tmp run one at a time: a walk of
+/// /tmp by one (bwrap masks every match it finds) must not meet another's
+/// files, which vanish under it.
+fn tmp_lock() -> std::sync::MutexGuard<'static, ()> {
+    static TMP: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    TMP.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn is_root() -> bool {
     // SAFETY: geteuid never fails.
     unsafe { libc::geteuid() == 0 }
@@ -242,6 +250,7 @@ impl Drop for AgentTree {
 
 #[test]
 fn new_files_stay_readable_in_every_writable_root_under_bwrap_with_the_agent_policy() {
+    let _tmp = tmp_lock();
     for uid in users() {
         let t = AgentTree::new("agent-bwrap", uid);
         let script = t.script();
@@ -285,6 +294,7 @@ fn new_files_stay_readable_in_every_writable_root_under_bwrap_with_the_agent_pol
 
 #[test]
 fn landlock_refuses_a_deny_read_match_inside_a_writable_root_and_runs_one_outside() {
+    let _tmp = tmp_lock();
     for uid in users() {
         let t = AgentTree::new("agent-landlock", uid);
         let policy = agent_policy(&t.s.0, "landlock", &t.extra, false);
@@ -678,6 +688,7 @@ fn bwrap_the_parent_of_a_denied_file_cannot_be_renamed_for_the_next_run() {
 /// The control: the same `.env`, owned by this user, is refused.
 #[test]
 fn another_users_files_in_tmp_never_make_a_run_refuse() {
+    let _tmp = tmp_lock();
     if !is_root() {
         eprintln!("note: not root, cannot make another user's files; skipped");
         return;
