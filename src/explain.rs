@@ -92,6 +92,10 @@ pub fn run_json(plan: &Plan, choice: &Choice) -> Value {
     });
     v["plan"]["filesystem"]["glob_walk"] =
         crate::walk::describe(choice.globs.as_ref(), choice.kind.map(|k| k.name()));
+    v["plan"]["filesystem"]["hard_links"] = match &choice.links {
+        Some(l) => l.describe(),
+        None => Value::Null,
+    };
     v
 }
 

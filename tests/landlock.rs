@@ -401,17 +401,26 @@ fn landlock_unshare_user_namespace_fails() {
 #[test]
 fn landlock_tiocsti_and_tioclinux_are_refused() {
     let s = Scratch::new("tiocsti");
-    // A fresh pty, so the test needs no terminal and the ioctl would
-    // otherwise succeed (we are its owner); the high-bits variant checks
-    // the comparison is on the low 32 bits.
+    // A pty of the test's own as the command's stdin, so the test needs no
+    // terminal and the ioctl would otherwise succeed (we are its owner);
+    // the high-bits variant checks the comparison is on the low 32 bits.
     let script = "import os,ctypes,errno,termios\n\
 libc=ctypes.CDLL(None,use_errno=True)\n\
-m,s=os.openpty()\n\
+s=0\n\
 c=ctypes.c_char(b'x')\n\
 for name,req in (('TIOCSTI',termios.TIOCSTI),('TIOCSTI_HIGH',termios.TIOCSTI|(1<<32)),('TIOCLINUX',0x541C)):\n\
 \x20r=libc.ioctl(s,ctypes.c_ulong(req),ctypes.byref(c))\n\
 \x20print(name,'OK' if r==0 else errno.errorcode[ctypes.get_errno()])\n";
-    let o = py(&s.ws(), &[], script);
+    // Landlock lets the command open no new pty: it uses its own terminal.
+    let (m, sl) = open_pty();
+    let o = Command::new(bin())
+        .args(["--backend", "landlock", "--", python(), "-c", script])
+        .current_dir(s.ws())
+        .env_remove("DCJAIL_POLICY")
+        .stdin(Stdio::from(sl))
+        .output()
+        .unwrap();
+    drop(m);
     let out = text(&o.stdout);
     assert!(out.contains("TIOCSTI EPERM"), "{out} {}", text(&o.stderr));
     assert!(out.contains("TIOCSTI_HIGH EPERM"), "{out}");
@@ -532,6 +541,24 @@ fn landlock_closes_inherited_descriptors() {
     );
 }
 
+fn open_pty() -> (std::fs::File, std::fs::File) {
+    use std::os::fd::FromRawFd;
+    let (mut m, mut s) = (0, 0);
+    // SAFETY: openpty writes two descriptors.
+    let r = unsafe {
+        libc::openpty(
+            &mut m,
+            &mut s,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(r, 0, "openpty failed");
+    // SAFETY: fresh descriptors owned here.
+    unsafe { (std::fs::File::from_raw_fd(m), std::fs::File::from_raw_fd(s)) }
+}
+
 fn refused(o: &Output, words: &[&str]) {
     let err = text(&o.stderr);
     assert_eq!(o.status.code(), Some(122), "{err}");
@@ -637,12 +664,57 @@ fn landlock_explain_shows_ruleset_abi_and_seccomp_rules() {
 
 #[test]
 fn landlock_rename_link_or_copy_cannot_launder_a_denied_file() {
+    // The denied directory lies outside the writable workspace (inside it
+    // landlock refuses, see below): linking, copying or moving it in fails.
     let s = Scratch::new("launder");
     let pol = s.write_policy();
     let ws = s.ws();
-    std::fs::create_dir_all(ws.join("secrets")).unwrap();
+    std::fs::create_dir_all(s.0.join("secrets")).unwrap();
     std::fs::create_dir_all(ws.join("sub")).unwrap();
-    std::fs::write(ws.join("secrets/key"), "LAUNDERED-SECRET").unwrap();
+    std::fs::write(s.0.join("secrets/key"), "LAUNDERED-SECRET").unwrap();
+    let script = "ln ../secrets/key sub/hard; cat sub/hard; ln -s ../../secrets/key sub/soft; \
+                  cat sub/soft; cp ../secrets/key sub/copy; cat sub/copy; \
+                  mv ../secrets sub/moved; cat sub/moved/key; mv ../secrets/key sub/key; \
+                  cat sub/key; echo CASE-RAN";
+    let control = Command::new("sh")
+        .args(["-c", script])
+        .current_dir(&ws)
+        .output()
+        .unwrap();
+    assert!(text(&control.stdout).contains("LAUNDERED-SECRET"));
+    // Put the tree back: the control moved the secret into the workspace.
+    let _ = std::fs::remove_dir_all(ws.join("sub"));
+    std::fs::create_dir_all(s.0.join("secrets")).unwrap();
+    std::fs::write(s.0.join("secrets/key"), "LAUNDERED-SECRET").unwrap();
+    std::fs::create_dir_all(ws.join("sub")).unwrap();
+    let o = dcjail(
+        &ws,
+        &[
+            "--policy",
+            pol.to_str().unwrap(),
+            "--deny-read",
+            "../secrets",
+            "--",
+            "sh",
+            "-c",
+            script,
+        ],
+    );
+    let out = text(&o.stdout);
+    assert!(out.contains("CASE-RAN"), "{out} {}", text(&o.stderr));
+    assert!(!out.contains("LAUNDERED-SECRET"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(s.0.join("secrets/key")).unwrap(),
+        "LAUNDERED-SECRET"
+    );
+}
+
+#[test]
+fn landlock_refuses_deny_read_inside_the_workspace_naming_it() {
+    let s = Scratch::new("deny-in-ws");
+    let pol = s.write_policy();
+    let ws = s.ws();
+    std::fs::create_dir_all(ws.join("secrets")).unwrap();
     let o = dcjail(
         &ws,
         &[
@@ -651,22 +723,13 @@ fn landlock_rename_link_or_copy_cannot_launder_a_denied_file() {
             "--deny-read",
             "secrets",
             "--",
-            "sh",
-            "-c",
-            "ln secrets/key sub/hard; cat sub/hard; ln -s ../secrets/key sub/soft; cat sub/soft; \
-             cp secrets/key sub/copy; cat sub/copy; mv secrets sub/moved; cat sub/moved/key; \
-             mv secrets/key sub/key; cat sub/key; true",
+            "touch",
+            "ran",
         ],
     );
-    assert!(
-        !text(&o.stdout).contains("LAUNDERED-SECRET"),
-        "{}",
-        text(&o.stdout)
-    );
-    assert_eq!(
-        std::fs::read_to_string(ws.join("secrets/key")).unwrap(),
-        "LAUNDERED-SECRET"
-    );
+    let want = format!("`{}`", ws.join("secrets").display());
+    refused(&o, &["deny", &want, "writable root", "--backend bwrap"]);
+    assert!(!ws.join("ran").exists());
 }
 
 #[test]

@@ -137,13 +137,16 @@ fn landlock_backend(p: &dyn Probe, ll: &Result<u32, Obstacle>) -> BackendReport 
     }
     if works {
         details.push(
-            "holds: read-only and workspace-write without protected paths, deny_read, network none/full, \
-             no_new_privs, no capabilities, seccomp filter, signal/abstract-socket scoping"
+            "holds: read-only and workspace-write without protected paths, deny_read outside the \
+             writable roots, network none/full, only the command's own terminal, no_new_privs, \
+             seccomp filter, signal/abstract-socket scoping"
                 .into(),
         );
+        details.push(super::landlock::capabilities_held().into());
         details.push(
-            "refuses: protected paths or deny_write inside writable roots, danger-full-access, \
-             the network allowlist (connect is filtered by port, not address); bwrap enforces them"
+            "refuses: protected paths, deny_write or deny_read inside writable roots, \
+             danger-full-access, the network allowlist (connect is filtered by port, not \
+             address); bwrap enforces them"
                 .into(),
         );
     }

@@ -79,6 +79,9 @@ pub struct Choice {
     pub passed_over: Vec<(Kind, String)>,
     /// What the launch-time glob walk found; `None` when nothing was walked.
     pub globs: Option<crate::walk::Cover>,
+    /// The other names of denied files (hard links) found at launch;
+    /// `None` when there was nothing to look at.
+    pub links: Option<crate::walk::Links>,
 }
 
 impl Choice {
@@ -132,6 +135,7 @@ pub fn select_with(plan: &Plan, host: &dyn host::Probe) -> Result<Choice> {
             launch: Launch::Unsandboxed,
             passed_over: Vec::new(),
             globs: None,
+            links: None,
         });
     }
     let mut passed_over = Vec::new();
@@ -143,7 +147,7 @@ pub fn select_with(plan: &Plan, host: &dyn host::Probe) -> Result<Choice> {
         )));
     }
     let globs = expand_globs(plan, &list)?;
-    let literal = globs.as_ref().map(|c| c.literal_plan(plan));
+    let (literal, links) = literal_plan(plan, globs.as_ref(), &list)?;
     for kind in list {
         match prepare(kind, plan, literal.as_ref(), host) {
             Ok(launch) => {
@@ -152,6 +156,7 @@ pub fn select_with(plan: &Plan, host: &dyn host::Probe) -> Result<Choice> {
                     launch,
                     passed_over,
                     globs,
+                    links,
                 })
             }
             Err(why) => passed_over.push((kind, why)),
@@ -178,6 +183,30 @@ fn expand_globs(plan: &Plan, list: &[Kind]) -> Result<Option<crate::walk::Cover>
     crate::walk::expand_plan(plan, crate::walk::limit_from_env()?)
 }
 
+/// `plan` as the backends that enforce literal paths (bwrap, landlock) get
+/// it: each glob replaced by what it matched, and every other name of a
+/// denied file added (`walk::hard_links`); `None` when that is `plan`
+/// itself. Seatbelt matches by path itself.
+fn literal_plan(
+    plan: &Plan,
+    globs: Option<&crate::walk::Cover>,
+    list: &[Kind],
+) -> Result<(Option<Plan>, Option<crate::walk::Links>)> {
+    let literal = globs.map(|c| c.literal_plan(plan));
+    if plan.fs.deny_read.is_empty() || !list.iter().any(|k| *k != Kind::Seatbelt) {
+        return Ok((literal, None));
+    }
+    let base = literal.as_ref().unwrap_or(plan);
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(std::path::PathBuf::from);
+    let links = crate::walk::hard_links(base, home.as_deref(), crate::walk::limit_from_env()?)?;
+    if links.linked.is_empty() {
+        return Ok((literal, Some(links)));
+    }
+    Ok((Some(links.apply(base)), Some(links)))
+}
+
 /// A backend failed at launch, before any of the command ran (bwrap could
 /// not build its namespaces here): under `auto` the next candidate is
 /// chosen, otherwise the run is refused, naming why. `globs` is the failed
@@ -191,7 +220,7 @@ pub fn fallback(
     let mut passed_over = vec![(failed, why)];
     if plan.backend == BackendChoice::Auto {
         let list = candidates(plan.backend);
-        let literal = globs.as_ref().map(|c| c.literal_plan(plan));
+        let (literal, links) = literal_plan(plan, globs.as_ref(), &list)?;
         let rest = list.iter().skip_while(|k| **k != failed).skip(1);
         for kind in rest {
             match prepare(*kind, plan, literal.as_ref(), this_host()) {
@@ -201,6 +230,7 @@ pub fn fallback(
                         launch,
                         passed_over,
                         globs,
+                        links,
                     })
                 }
                 Err(why) => passed_over.push((*kind, why)),
@@ -262,7 +292,22 @@ fn prepare(
 pub fn describe(_plan: &Plan, choice: &Choice) -> serde_json::Value {
     match &choice.launch {
         Launch::Unsandboxed => serde_json::json!({ "kind": "exec" }),
-        Launch::Bwrap(l) => bwrap::describe(l),
+        Launch::Bwrap(l) => {
+            let mut v = bwrap::describe(l);
+            if !_plan.fs.deny_read.is_empty() {
+                if let Some(notes) = v["notes"].as_array_mut() {
+                    notes.push(
+                        "deny_read is held by the mounts: each denied file is masked by a \
+                         read-only /dev/null, each denied directory by an empty read-only tmpfs \
+                         (mount points: neither renamed, removed nor linked); the landlock layer \
+                         inside also denies the paths outside the writable roots, and grants \
+                         the writable roots whole, so what the command creates stays readable"
+                            .into(),
+                    );
+                }
+            }
+            v
+        }
         #[cfg(target_os = "linux")]
         Launch::Landlock(spec) => spec.describe(),
         Launch::Seatbelt(r) => {

@@ -78,12 +78,47 @@ pub fn fresh(name: &str) -> PathBuf {
     std::fs::canonicalize(&d).unwrap()
 }
 
+/// The base under `/tmp` for the few tests whose assertion is about `/tmp`
+/// itself (a writable root in workspace-write): `/tmp/dcjail-tests-<uid>`,
+/// owned by `uid` (a test that runs the command as 65534 needs a tree of
+/// that user's there: another user's entries in `/tmp` are not its files).
+pub fn tmp_base(uid: u32) -> PathBuf {
+    let b = PathBuf::from(format!("/tmp/dcjail-tests-{uid}"));
+    match std::fs::symlink_metadata(&b) {
+        Ok(m) if m.is_dir() && !m.file_type().is_symlink() && m.uid() == uid => {}
+        Ok(_) => panic!(
+            "{} exists and is not a directory of uid {uid}: remove it",
+            b.display()
+        ),
+        Err(_) => {
+            std::fs::create_dir(&b).expect("create the scratch base under /tmp");
+            std::os::unix::fs::chown(&b, Some(uid), Some(uid)).unwrap();
+        }
+    }
+    std::fs::set_permissions(&b, std::fs::Permissions::from_mode(0o755)).unwrap();
+    b
+}
+
+/// A fresh, empty directory `name` under `tmp_base(uid)`, owned by `uid`.
+pub fn fresh_in_tmp(name: &str, uid: u32) -> PathBuf {
+    let d = tmp_base(uid).join(name);
+    remove(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    std::os::unix::fs::chown(&d, Some(uid), Some(uid)).unwrap();
+    std::fs::canonicalize(&d).unwrap()
+}
+
 /// Removes a scratch tree without ever leaving it: anything mounted below it
 /// is detached first, and the removal does not cross file systems nor
-/// follow symlinks. Refuses to touch anything outside the base.
+/// follow symlinks. Refuses to touch anything outside the bases.
 pub fn remove(root: &Path) {
     let b = base();
-    if !root.starts_with(&b) || root == b {
+    let in_tmp = root.parent().and_then(Path::parent) == Some(Path::new("/tmp"))
+        && root
+            .parent()
+            .and_then(Path::file_name)
+            .is_some_and(|n| n.to_string_lossy().starts_with("dcjail-tests-"));
+    if !in_tmp && (!root.starts_with(&b) || root == b) {
         return;
     }
     if std::fs::symlink_metadata(root).is_err() {
