@@ -807,3 +807,90 @@ fn an_exact_name_or_the_address_itself_lets_a_loopback_answer_through() {
     }
     assert_eq!(settled(&o.conns, 3), 3);
 }
+
+/// The relay moves bytes inside the kernel: what arrives is exactly what was
+/// sent, in both directions at once, and a half-close still lets the rest of
+/// the reply through.
+#[test]
+fn a_large_transfer_arrives_intact_in_both_directions() {
+    let o = origin(false);
+    let (_p, proxy) = start(&["allowed.test"], &[]);
+    let mut s = connect(proxy);
+    write!(
+        s,
+        "CONNECT allowed.test:{} HTTP/1.1\r\n{}\r\n",
+        o.port,
+        auth()
+    )
+    .unwrap();
+    let mut head = Vec::new();
+    let mut b = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        s.read_exact(&mut b).unwrap();
+        head.push(b[0]);
+    }
+    assert!(head.starts_with(b"HTTP/1.1 200"));
+    // 24 MiB of a pattern that no shifted copy matches.
+    let data: Vec<u8> = (0..24u32 << 20)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    let data = Arc::new(data);
+    let mut w = s.try_clone().unwrap();
+    let d2 = data.clone();
+    let writer = thread::spawn(move || {
+        for chunk in d2.chunks(100_003) {
+            w.write_all(chunk).unwrap();
+        }
+        w.shutdown(Shutdown::Write).unwrap();
+    });
+    let mut back = Vec::with_capacity(data.len());
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    s.read_to_end(&mut back).unwrap();
+    writer.join().unwrap();
+    assert_eq!(back.len(), data.len());
+    assert!(back == *data, "the echoed bytes differ");
+}
+
+#[test]
+fn an_origin_that_resets_ends_the_tunnel_promptly() {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    thread::spawn(move || {
+        if let Ok((s, _)) = l.accept() {
+            // SO_LINGER 0: close sends a reset, not a FIN.
+            let lin = libc::linger {
+                l_onoff: 1,
+                l_linger: 0,
+            };
+            unsafe {
+                libc::setsockopt(
+                    std::os::fd::AsRawFd::as_raw_fd(&s),
+                    libc::SOL_SOCKET,
+                    libc::SO_LINGER,
+                    (&lin as *const libc::linger).cast(),
+                    std::mem::size_of::<libc::linger>() as libc::socklen_t,
+                );
+            }
+            let mut r = [0u8; 5];
+            let mut s = s;
+            let _ = s.read_exact(&mut r);
+            drop(s);
+        }
+    });
+    let (_p, proxy) = start(&["allowed.test"], &[]);
+    let mut s = connect(proxy);
+    write!(s, "CONNECT allowed.test:{port} HTTP/1.1\r\n{}\r\n", auth()).unwrap();
+    let mut head = Vec::new();
+    let mut b = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        s.read_exact(&mut b).unwrap();
+        head.push(b[0]);
+    }
+    s.write_all(b"hello").unwrap();
+    let t = std::time::Instant::now();
+    let mut rest = Vec::new();
+    // EOF or a reset; either way, not the 10 s read timeout.
+    let _ = s.read_to_end(&mut rest);
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    assert!(rest.is_empty());
+}
