@@ -7,7 +7,10 @@
 //!     launch_bench RUNS WARMUP NAME CMD ARGS... ::: NAME CMD ARGS... ...
 //!
 //! Prints one line per command: `NAME median_ms p25_ms p75_ms`. Every run
-//! must exit 0 (a failing command would measure its refusal, not a launch).
+//! must exit 0 (a failing command would measure its refusal, not a launch):
+//! a failing command ends the benchmark, unless its NAME starts with `?`
+//! (an optional peer). Such a one is dropped from the rounds that follow and
+//! printed as `NAME failed REASON`; the others are still measured.
 
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -29,8 +32,12 @@ fn main() {
         usage();
     }
     let mut times: Vec<Vec<f64>> = vec![Vec::with_capacity(runs); cmds.len()];
+    let mut failed: Vec<Option<String>> = vec![None; cmds.len()];
     for round in 0..warmup + runs {
         for (i, c) in cmds.iter().enumerate() {
+            if failed[i].is_some() {
+                continue;
+            }
             let start = Instant::now();
             let status = Command::new(&c[1])
                 .args(&c[2..])
@@ -42,7 +49,15 @@ fn main() {
             match status {
                 Ok(s) if s.success() => {}
                 other => {
-                    eprintln!("launch_bench: `{}` failed: {other:?}", c[1..].join(" "));
+                    let why = match other {
+                        Ok(s) => format!("{s} in round {}", round + 1),
+                        Err(e) => format!("cannot start: {e}"),
+                    };
+                    if c[0].starts_with('?') {
+                        failed[i] = Some(why);
+                        continue;
+                    }
+                    eprintln!("launch_bench: `{}` failed: {why}", c[1..].join(" "));
                     std::process::exit(1);
                 }
             }
@@ -51,9 +66,19 @@ fn main() {
             }
         }
     }
-    for (c, t) in cmds.iter().zip(times.iter_mut()) {
+    for ((c, t), f) in cmds.iter().zip(times.iter_mut()).zip(&failed) {
+        if let Some(why) = f {
+            println!("{} failed {why}", c[0].trim_start_matches('?'));
+            continue;
+        }
         t.sort_by(f64::total_cmp);
         let q = |f: f64| t[((t.len() - 1) as f64 * f).round() as usize];
-        println!("{} {:.3} {:.3} {:.3}", c[0], q(0.5), q(0.25), q(0.75));
+        println!(
+            "{} {:.3} {:.3} {:.3}",
+            c[0].trim_start_matches('?'),
+            q(0.5),
+            q(0.25),
+            q(0.75)
+        );
     }
 }

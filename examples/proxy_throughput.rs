@@ -1,7 +1,8 @@
 //! Throughput of the allowlist proxy against a direct loopback connection.
-//! `cargo run --release --example proxy_throughput [MiB]` (default 1024);
-//! called by scripts/bench.sh. Prints one line per path, and the
-//! ratio. `--serve MiB` only runs the loopback server (an HTTP response of
+//! `cargo run --release --example proxy_throughput [MiB [ROUNDS]]` (default
+//! 1024 MiB, 5 rounds); called by scripts/bench.sh. Prints one line per
+//! transfer (MiB/s, and the CPU seconds the whole process spent per GiB),
+//! then the medians and the ratio. `--serve MiB` only runs the loopback server (an HTTP response of
 //! MiB bytes to every connection) and prints its port, for measuring a
 //! real client inside dcjail.
 
@@ -65,11 +66,40 @@ fn drain(mut s: TcpStream) -> u64 {
     }
 }
 
-fn report(what: &str, bytes: u64, t: Instant) -> f64 {
-    let secs = t.elapsed().as_secs_f64();
-    let mibs = bytes as f64 / (1024.0 * 1024.0) / secs;
-    println!("{what:<28} {bytes} bytes in {secs:.3} s = {mibs:.0} MiB/s");
-    mibs
+/// Wall time and this process's CPU time (every thread: server, client
+/// and proxy alike) of one transfer.
+struct Took {
+    mibs: f64,
+    cpu_per_gib: f64,
+}
+
+fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage fills a plain struct we own.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    tv(u.ru_utime) + tv(u.ru_stime)
+}
+
+fn timed(what: &str, f: impl FnOnce() -> u64) -> Took {
+    let (t, c) = (Instant::now(), cpu_seconds());
+    let bytes = f();
+    let (secs, cpu) = (t.elapsed().as_secs_f64(), cpu_seconds() - c);
+    let gib = bytes as f64 / (1u64 << 30) as f64;
+    let took = Took {
+        mibs: gib * 1024.0 / secs,
+        cpu_per_gib: cpu / gib,
+    };
+    println!(
+        "{what:<26} {bytes} bytes in {secs:.3} s = {:.0} MiB/s, {:.2} CPU s/GiB",
+        took.mibs, took.cpu_per_gib
+    );
+    took
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
 }
 
 fn main() {
@@ -83,12 +113,8 @@ fn main() {
         }
     }
     let mib: u64 = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(1024);
-    let total = mib * 1024 * 1024;
-    let port = server(total, false);
-
-    let t = Instant::now();
-    let got = drain(TcpStream::connect(("127.0.0.1", port)).expect("connect"));
-    let mut direct = report("direct", got, t);
+    let rounds: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(5);
+    let port = server(mib * 1024 * 1024, false);
 
     let rules = Rules {
         allow: vec![DomainRule::parse("localhost").expect("rule")],
@@ -99,24 +125,37 @@ fn main() {
     let paddr = l.local_addr().expect("addr");
     proxy.spawn(Listener::Tcp(l)).expect("spawn");
 
-    // Best of three each, interleaved: the machine may be shared and noisy.
-    let mut best = 0f64;
-    for round in 0..3 {
-        best = best.max(through(paddr, port, "through proxy (CONNECT)"));
-        if round < 2 {
-            let t = Instant::now();
-            let got = drain(TcpStream::connect(("127.0.0.1", port)).expect("connect"));
-            direct = direct.max(report("direct", got, t));
+    // Paired rounds, the order alternating: the machine may be shared and
+    // noisy, and whatever it does then falls on both paths alike.
+    let direct = || drain(TcpStream::connect(("127.0.0.1", port)).expect("connect"));
+    let proxied = || drain(through(paddr, port));
+    let (mut d, mut p) = (Vec::new(), Vec::new());
+    for round in 0..rounds.max(1) {
+        if round % 2 == 0 {
+            d.push(timed("direct", direct));
+            p.push(timed("through proxy (CONNECT)", proxied));
+        } else {
+            p.push(timed("through proxy (CONNECT)", proxied));
+            d.push(timed("direct", direct));
         }
     }
+    let ratios: Vec<f64> = d.iter().zip(&p).map(|(d, p)| p.mibs / d.mibs).collect();
+    let n = d.len();
     println!(
-        "best of 3: direct {direct:.0} MiB/s, proxy {best:.0} MiB/s, ratio {:.2}",
-        best / direct
+        "median of {n} paired rounds: direct {:.0} MiB/s, proxy {:.0} MiB/s, ratio {:.2} \
+         (rounds {:.2}-{:.2}); CPU s/GiB: direct {:.2}, proxy {:.2}",
+        median(d.iter().map(|t| t.mibs).collect()),
+        median(p.iter().map(|t| t.mibs).collect()),
+        median(ratios.clone()),
+        ratios.iter().copied().fold(f64::INFINITY, f64::min),
+        ratios.iter().copied().fold(0.0, f64::max),
+        median(d.iter().map(|t| t.cpu_per_gib).collect()),
+        median(p.iter().map(|t| t.cpu_per_gib).collect()),
     );
 }
 
-fn through(paddr: std::net::SocketAddr, port: u16, what: &str) -> f64 {
-    let t = Instant::now();
+/// A CONNECT tunnel through the proxy to the server.
+fn through(paddr: std::net::SocketAddr, port: u16) -> TcpStream {
     let mut s = TcpStream::connect(paddr).expect("connect proxy");
     let auth = base64(format!("dcjail:{SECRET}").as_bytes());
     write!(
@@ -133,6 +172,5 @@ fn through(paddr: std::net::SocketAddr, port: u16, what: &str) -> f64 {
         }
         head.push(b[0]);
     }
-    let got = drain(s);
-    report(what, got, t)
+    s
 }

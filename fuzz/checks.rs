@@ -248,18 +248,25 @@ pub fn domain(data: &[u8]) {
             Host::Name(_) => vec![
                 IpAddr::V4(Ipv4Addr::new(169, 254, 169, 254)),
                 IpAddr::V4(Ipv4Addr::new(93, 184, 216, 34)),
+                IpAddr::V4(Ipv4Addr::new(127, 0, 0, 1)),
+                IpAddr::V6("::ffff:10.0.0.1".parse().unwrap()),
             ],
         };
         for a in addrs {
-            let ok = rules.address_ok(h, port, a);
+            let ok = rules.check_address(h, port, a).is_ok();
             let ip_host = Host::Ip(dcjail::domain::canonical_ip(a));
+            let ip_named = rules.allow.iter().any(|r| r.matches(&ip_host, port));
             if rules.deny.iter().any(|r| r.matches(&ip_host, port)) {
                 assert!(!ok, "{a} is denied by an IP rule but was let through");
             }
-            if dcjail::domain::is_sensitive_addr(a) && ok {
+            if let (Some(kind), true) = (dcjail::domain::classify_addr(a), ok) {
+                let exact = rules
+                    .allow
+                    .iter()
+                    .any(|r| matches!(r.host, RuleHost::Exact(_)) && r.matches(h, port));
                 assert!(
-                    rules.allow.iter().any(|r| r.matches(&ip_host, port)),
-                    "sensitive {a} reached without a rule naming it"
+                    ip_named || (kind.name_rule_suffices() && exact),
+                    "{kind:?} {a} reached for {h}:{port} without an exact rule naming it"
                 );
             }
         }

@@ -5,11 +5,15 @@
 #  1. launch: bare /bin/true; dcjail --no-sandbox; each backend; raw bwrap with
 #     the very namespaces and mounts dcjail uses (read from `dcjail explain`, so
 #     the two cannot drift apart); the allowlist proxy; other sandbox launchers
-#     when installed (firejail, srt, codex) — optional, never required.
+#     when installed (firejail, srt, codex) — optional, never required: a peer
+#     whose command fails (its command line changed, say) is listed as failed,
+#     with its error, and the rest of the table still prints.
 #     Interleaved (examples/launch_bench.rs): each round runs every command
 #     once, so background noise falls on all of them alike.
 #  2. the glob walk (`**/.env`) over a generated tree of 100k files.
-#  3. proxy throughput: 1 GiB from a loopback server, proxied against direct.
+#  3. proxy throughput: 1 GiB from a loopback server, proxied against direct,
+#     in one process (examples/proxy_throughput.rs) and as a curl download
+#     inside `dcjail --net allowlist`; paired, interleaved rounds, medians.
 # Measures the binary `cargo build --release` makes (README's build).
 # Needs: python3, bubblewrap, curl.
 set -euo pipefail
@@ -51,9 +55,28 @@ cmds=(
   "$raw_bwrap"
   "$D --backend bwrap --net allowlist --allow-domain example.com -- /bin/true"
 )
-if command -v firejail >/dev/null; then names+=(firejail); cmds+=("firejail --quiet --noprofile --net=none /bin/true"); fi
-if command -v srt >/dev/null; then names+=(srt); cmds+=("srt /bin/true"); fi
-if command -v codex >/dev/null; then names+=(codex-sandbox); cmds+=("codex sandbox linux /bin/true"); fi
+
+# Optional peers: NAME then candidate command lines (their forms differ
+# between versions), separated by `|`. The first that runs /bin/true is
+# measured; when none does, the peer is reported as failed with its error.
+: >"$work/failed.txt"
+peer() {
+  local name="$1" forms="$2" form out rc why=""
+  command -v "${forms%% *}" >/dev/null || return 0
+  IFS='|' read -ra alts <<<"$forms"
+  for form in "${alts[@]}"; do
+    eval "words=($form)"
+    out="$(timeout 60 "${words[@]}" </dev/null 2>&1)" && rc=0 || rc=$?
+    if [ "$rc" = 0 ]; then
+      names+=("?$name"); cmds+=("$form"); return 0
+    fi
+    why+="\`$form\` exit $rc: $(printf '%s' "$out" | tr '\n|' '  ' | cut -c1-160); "
+  done
+  printf '%s\t%s\n' "$name" "${why%; }" >>"$work/failed.txt"
+}
+peer firejail "firejail --quiet --noprofile --net=none /bin/true"
+peer srt "srt /bin/true"
+peer codex-sandbox "codex sandbox linux /bin/true|codex sandbox -- /bin/true"
 
 echo
 echo "== launch time ($RUNS interleaved rounds, medians)"
@@ -66,12 +89,19 @@ for i in "${!names[@]}"; do
   bench_args+=("${names[$i]}" "${words[@]}")
 done
 "$EX/launch_bench" "$RUNS" 30 "${bench_args[@]}" >"$work/launch.txt"
-python3 - "$work/launch.txt" <<'PY'
+python3 - "$work/launch.txt" "$work/failed.txt" <<'PY'
 import sys
-med, q = {}, {}
+med, q, failed = {}, {}, {}
 for line in open(sys.argv[1]):
-    n, m, lo, hi = line.split()
+    n, rest = line.split(None, 1)
+    if rest.startswith("failed "):
+        failed[n] = rest[len("failed "):].strip()
+        continue
+    m, lo, hi = rest.split()
     med[n], q[n] = float(m), (float(lo), float(hi))
+for line in open(sys.argv[2]):
+    n, why = line.rstrip("\n").split("\t", 1)
+    failed[n] = why
 print("| command | median ms | p25–p75 ms | vs bare | added ms | target |")
 print("|---|---|---|---|---|---|")
 targets = {
@@ -95,6 +125,8 @@ for n, m in med.items():
         t = ("met: " if ok else "MISSED: ") + text
     lo, hi = q[n]
     print(f"| {n} | {m:.2f} | {lo:.2f}–{hi:.2f} | {m / med['bare']:.2f}x | {m - med['bare']:+.2f} | {t} |")
+for n, why in failed.items():
+    print(f"| {n} | failed | | | | {why.replace('|', '/')} |")
 PY
 
 echo
@@ -106,13 +138,27 @@ echo "== proxy throughput, ${MIB:-1024} MiB over loopback (in one process)"
 "$EX/proxy_throughput" "${MIB:-1024}"
 
 echo
-echo "== curl download of ${MIB:-1024} MiB: direct vs inside dcjail --net allowlist (bwrap)"
+echo "== curl download of ${MIB:-1024} MiB: direct vs inside dcjail --net allowlist (bwrap), ${CURL_ROUNDS:-5} paired rounds"
 "$EX/proxy_throughput" --serve "${MIB:-1024}" >"$work/port" &
 srv=$!
 while [ ! -s "$work/port" ]; do sleep 0.1; done
 port="$(cat "$work/port")"
-fmt='%{speed_download}'
-mib() { python3 -c 'import sys; print(f"{float(sys.stdin.read()) / 1048576:.0f} MiB/s")'; }
-printf 'direct:            '; env -u http_proxy -u HTTP_PROXY curl -s -o /dev/null -w "$fmt" "http://127.0.0.1:$port/" | mib
-printf 'bwrap allowlist:   '; "$D" --backend bwrap --net allowlist --allow-domain localhost -- \
-    curl -s -o /dev/null -w "$fmt" "http://localhost:$port/" | mib
+fmt='%{speed_download}\n'
+direct() { env -u http_proxy -u HTTP_PROXY -u ALL_PROXY -u all_proxy curl -sS -o /dev/null -w "direct $fmt" "http://127.0.0.1:$port/"; }
+jailed() { "$D" --backend bwrap --net allowlist --allow-domain localhost -- \
+    curl -sS -o /dev/null -w "allowlist $fmt" "http://localhost:$port/"; }
+for i in $(seq "${CURL_ROUNDS:-5}"); do
+  # Alternate the order, as the in-process measurement does.
+  if [ $((i % 2)) = 1 ]; then direct; jailed; else jailed; direct; fi
+done >"$work/curl.txt"
+python3 - "$work/curl.txt" <<'PY'
+import statistics, sys
+s = {"direct": [], "allowlist": []}
+for line in open(sys.argv[1]):
+    k, v = line.split()
+    s[k].append(float(v) / 1048576)
+d, a = statistics.median(s["direct"]), statistics.median(s["allowlist"])
+r = [y / x for x, y in zip(s["direct"], s["allowlist"])]
+print(f"direct {d:.0f} MiB/s, inside dcjail --net allowlist {a:.0f} MiB/s, "
+      f"ratio {a / d:.2f} (rounds {min(r):.2f}-{max(r):.2f})")
+PY

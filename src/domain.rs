@@ -1,7 +1,7 @@
 //! Domain rules of `allow_domains` / `deny_domains`: their syntax, how a
 //! destination host is normalized, and how it matches them (deny first, then
 //! allow). Pure: no resolution, no I/O — the proxy resolves and then asks
-//! [`Rules::address_ok`] about each address it is about to connect to.
+//! [`Rules::check_address`] about each address it is about to connect to.
 //!
 //! The one property everything here protects: a name rule is only ever
 //! matched by a *name*. Anything that canonicalizes to an IP address
@@ -241,22 +241,134 @@ fn numeric_last_label(name: &str) -> bool {
     hex || (!last.is_empty() && last.bytes().all(|b| b.is_ascii_digit()))
 }
 
-/// Addresses of cloud metadata services and link-local ranges: a name that
-/// resolves to one is refused unless a rule names the address itself.
-pub fn is_sensitive_addr(ip: IpAddr) -> bool {
-    match canonical_ip(ip) {
-        IpAddr::V4(v4) => {
-            v4.is_link_local()
-                || v4 == Ipv4Addr::new(100, 100, 100, 200) // Alibaba Cloud metadata
-                || v4 == Ipv4Addr::new(168, 63, 129, 16) // Azure wire server
-                || v4.is_unspecified()
-        }
-        IpAddr::V6(v6) => {
-            (v6.segments()[0] & 0xffc0) == 0xfe80
-                || v6 == Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254) // AWS IMDS v6
-                || v6.is_unspecified()
+/// Why an address is not an ordinary public destination. A name that
+/// resolves to one is refused unless the allowlist is explicit about it
+/// ([`Rules::check_address`]): some kinds need a rule naming the address,
+/// the others accept an exact name rule too.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AddrKind {
+    /// 127.0.0.0/8, ::1: this host's own services.
+    Loopback,
+    /// 10/8, 172.16/12, 192.168/16, fc00::/7 (unique local), fec0::/10
+    /// (site-local), 64:ff9b:1::/48 (local-use NAT64).
+    Private,
+    /// 100.64.0.0/10, carrier-grade NAT and many VPN and cluster overlays.
+    Shared,
+    /// 224.0.0.0/4, ff00::/8.
+    Multicast,
+    /// 240.0.0.0/4, the limited broadcast address among them.
+    Reserved,
+    /// 0.0.0.0/8, `::`: a connection to it reaches this host.
+    Unspecified,
+    /// 169.254.0.0/16, fe80::/10.
+    LinkLocal,
+    /// Instance metadata and platform endpoints outside the link-local range.
+    Metadata,
+}
+
+impl AddrKind {
+    /// How the denial line names it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            AddrKind::Loopback => "a loopback address",
+            AddrKind::Private => "a private-network address",
+            AddrKind::Shared => "a shared (carrier-grade NAT) address",
+            AddrKind::Multicast => "a multicast address",
+            AddrKind::Reserved => "a reserved address",
+            AddrKind::Unspecified => "an unspecified address (it reaches this host)",
+            AddrKind::LinkLocal => "a link-local address",
+            AddrKind::Metadata => "a cloud metadata address",
         }
     }
+
+    /// Whether an exact name rule is explicit enough. Metadata, link-local
+    /// and unspecified answers are where cloud credentials and sinkholed
+    /// names lead: only a rule naming the address reaches them.
+    pub fn name_rule_suffices(self) -> bool {
+        !matches!(
+            self,
+            AddrKind::LinkLocal | AddrKind::Metadata | AddrKind::Unspecified
+        )
+    }
+}
+
+/// The kind of a non-public address, or `None` for an ordinary one. IPv6
+/// forms that carry an IPv4 address (mapped, compatible, SIIT-translated,
+/// NAT64 `64:ff9b::/96`, 6to4, a Teredo client) are classified by that
+/// address, since a translator on the way may deliver them to it.
+pub fn classify_addr(ip: IpAddr) -> Option<AddrKind> {
+    match ip {
+        IpAddr::V4(v4) => classify_v4(v4),
+        IpAddr::V6(v6) => classify_v6(v6),
+    }
+}
+
+fn classify_v4(v4: Ipv4Addr) -> Option<AddrKind> {
+    let kind = match v4.octets() {
+        // AWS/GCP/Azure/OpenStack, Alibaba Cloud, Azure wire server.
+        [169, 254, 169, 254] | [100, 100, 100, 200] | [168, 63, 129, 16] => AddrKind::Metadata,
+        [0, ..] => AddrKind::Unspecified,
+        [127, ..] => AddrKind::Loopback,
+        [10, ..] | [192, 168, ..] | [172, 16..=31, ..] => AddrKind::Private,
+        [100, 64..=127, ..] => AddrKind::Shared,
+        [169, 254, ..] => AddrKind::LinkLocal,
+        [224..=239, ..] => AddrKind::Multicast,
+        [240..=255, ..] => AddrKind::Reserved,
+        _ => return None,
+    };
+    Some(kind)
+}
+
+fn classify_v6(v6: Ipv6Addr) -> Option<AddrKind> {
+    classify_v6_native(v6).or_else(|| embedded_v4(v6).and_then(classify_v4))
+}
+
+/// Ranges of IPv6 itself, before any IPv4 address it may carry.
+fn classify_v6_native(v6: Ipv6Addr) -> Option<AddrKind> {
+    if v6.is_unspecified() {
+        return Some(AddrKind::Unspecified);
+    }
+    if v6.is_loopback() {
+        return Some(AddrKind::Loopback);
+    }
+    // AWS instance metadata over IPv6.
+    if v6 == Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254) {
+        return Some(AddrKind::Metadata);
+    }
+    let s = v6.segments();
+    match s[0] {
+        0xfe80..=0xfebf => return Some(AddrKind::LinkLocal),
+        0xfec0..=0xfeff | 0xfc00..=0xfdff => return Some(AddrKind::Private),
+        0xff00..=0xffff => return Some(AddrKind::Multicast),
+        _ => {}
+    }
+    if s[0..3] == [0x64, 0xff9b, 1] {
+        return Some(AddrKind::Private);
+    }
+    None
+}
+
+/// The IPv4 address an IPv6 address carries: IPv4-compatible `::a.b.c.d`,
+/// mapped `::ffff:a.b.c.d`, SIIT `::ffff:0:a.b.c.d`, NAT64 `64:ff9b::/96`,
+/// 6to4 `2002:AABB:CCDD::/48`, or a Teredo client (`2001:0::/32`, the last
+/// 32 bits inverted).
+pub fn embedded_v4(v6: Ipv6Addr) -> Option<Ipv4Addr> {
+    let s = v6.segments();
+    let v4 = |hi: u16, lo: u16| Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo));
+    let zero = |r: std::ops::Range<usize>| s[r].iter().all(|x| *x == 0);
+    if (zero(0..5) && matches!(s[5], 0 | 0xffff)) || (zero(0..4) && s[4] == 0xffff && s[5] == 0) {
+        return Some(v4(s[6], s[7]));
+    }
+    if s[0..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+        return Some(v4(s[6], s[7]));
+    }
+    if s[0] == 0x2002 {
+        return Some(v4(s[1], s[2]));
+    }
+    if s[0] == 0x2001 && s[1] == 0 {
+        return Some(Ipv4Addr::from(!u32::from(v4(s[6], s[7]))));
+    }
+    None
 }
 
 /// The usual names of instance metadata services. They are refused by name
@@ -302,19 +414,50 @@ impl Rules {
     }
 
     /// Whether the proxy may connect to `addr`, one of the addresses an
-    /// allowed `host` resolved to. IP deny rules apply to resolved addresses
-    /// too; metadata names and link-local/metadata addresses need an allow
-    /// rule naming the address.
-    pub fn address_ok(&self, host: &Host, port: u16, addr: IpAddr) -> bool {
+    /// allowed `host` resolved to; `Err` says why not, for the denial line.
+    /// IP deny rules apply to resolved addresses too. A rule naming the
+    /// address allows it; otherwise a metadata name is refused whatever it
+    /// resolves to, and a non-public address ([`classify_addr`]) needs the
+    /// host named by an exact rule — a wildcard is not explicit enough, as
+    /// whoever runs DNS under it chooses the answers — or, for the kinds
+    /// [`AddrKind::name_rule_suffices`] excludes, the address itself.
+    pub fn check_address(&self, host: &Host, port: u16, addr: IpAddr) -> Result<(), String> {
         let ip = Host::Ip(canonical_ip(addr));
-        if self.deny.iter().any(|r| r.matches(&ip, port)) {
-            return false;
+        if let Some(r) = self.deny.iter().find(|r| r.matches(&ip, port)) {
+            return Err(format!(
+                "resolves to {ip}, which matches sandbox.network.deny_domains rule `{r}`"
+            ));
         }
-        let metadata_name = matches!(host, Host::Name(n) if METADATA_NAMES.contains(&n.as_str()));
-        if metadata_name || is_sensitive_addr(addr) {
-            return self.allow.iter().any(|r| r.matches(&ip, port));
+        if self.allow.iter().any(|r| r.matches(&ip, port)) {
+            return Ok(());
         }
-        true
+        if matches!(host, Host::Name(n) if METADATA_NAMES.contains(&n.as_str())) {
+            return Err(format!(
+                "a cloud metadata name (it resolves to {ip}); only a rule naming {ip} in sandbox.network.allow_domains allows it"
+            ));
+        }
+        let Some(kind) = classify_addr(canonical_ip(addr)) else {
+            return Ok(());
+        };
+        let exact = self
+            .allow
+            .iter()
+            .any(|r| matches!(r.host, RuleHost::Exact(_)) && r.matches(host, port));
+        if kind.name_rule_suffices() && exact {
+            return Ok(());
+        }
+        let what = match canonical_ip(addr) {
+            IpAddr::V6(v6) if classify_v6_native(v6).is_none() => match embedded_v4(v6) {
+                Some(v4) => format!("an IPv6 form of {v4}, {}", kind.describe()),
+                None => kind.describe().to_string(),
+            },
+            _ => kind.describe().to_string(),
+        };
+        Err(if kind.name_rule_suffices() {
+            format!("resolves to {ip}, {what}; name {host} or {ip} in sandbox.network.allow_domains to allow it")
+        } else {
+            format!("resolves to {ip}, {what}; only a rule naming {ip} in sandbox.network.allow_domains allows it")
+        })
     }
 }
 
@@ -532,33 +675,149 @@ mod tests {
         }
     }
 
+    fn ok(r: &Rules, host: &str, port: u16, addr: &str) -> Result<(), String> {
+        r.check_address(&Host::parse(host).unwrap(), port, addr.parse().unwrap())
+    }
+
     #[test]
     fn names_resolving_to_metadata_addresses_need_an_ip_rule() {
         let r = rules(&["*.example.com", "metadata.google.internal"], &[]);
-        let h = Host::parse("evil.example.com").unwrap();
-        assert!(r.address_ok(&h, 80, "93.184.216.34".parse().unwrap()));
-        assert!(r.address_ok(&h, 80, "127.0.0.1".parse().unwrap()));
-        assert!(!r.address_ok(&h, 80, "169.254.169.254".parse().unwrap()));
-        assert!(!r.address_ok(&h, 80, "169.254.1.1".parse().unwrap()));
-        assert!(!r.address_ok(&h, 80, "fe80::1".parse().unwrap()));
-        assert!(!r.address_ok(&h, 80, "::ffff:169.254.169.254".parse().unwrap()));
-        assert!(!r.address_ok(&h, 80, "fd00:ec2::254".parse().unwrap()));
+        let h = "evil.example.com";
+        assert!(ok(&r, h, 80, "93.184.216.34").is_ok());
+        for a in [
+            "169.254.169.254",
+            "169.254.1.1",
+            "fe80::1",
+            "::ffff:169.254.169.254",
+            "fd00:ec2::254",
+            "100.100.100.200",
+            "0.0.0.0",
+            "::",
+        ] {
+            assert!(ok(&r, h, 80, a).is_err(), "{a}");
+        }
         let md = Host::parse("metadata.google.internal").unwrap();
         assert_eq!(r.verdict(&md, 80), Verdict::Allowed);
         // Allowed by name, still refused at connect time whatever it resolves to.
-        assert!(!r.address_ok(&md, 80, "10.1.2.3".parse().unwrap()));
-        // Naming the address is the explicit opt-in.
+        let why = ok(&r, "metadata.google.internal", 80, "10.1.2.3").unwrap_err();
+        assert!(
+            why.contains("metadata name") && why.contains("10.1.2.3"),
+            "{why}"
+        );
+        // An exact name rule is not explicit enough for these kinds...
+        let r = rules(&["imds.example.com"], &[]);
+        let why = ok(&r, "imds.example.com", 80, "169.254.169.254").unwrap_err();
+        assert!(why.contains("only a rule naming 169.254.169.254"), "{why}");
+        // ...naming the address is the opt-in.
         let r = rules(&["*.example.com", "169.254.169.254:80"], &[]);
-        assert!(r.address_ok(&h, 80, "169.254.169.254".parse().unwrap()));
-        assert!(!r.address_ok(&h, 8080, "169.254.169.254".parse().unwrap()));
+        assert!(ok(&r, h, 80, "169.254.169.254").is_ok());
+        assert!(ok(&r, h, 8080, "169.254.169.254").is_err());
+    }
+
+    #[test]
+    fn a_wildcard_name_resolving_to_a_private_address_is_refused() {
+        let r = rules(&["*.example.com"], &[]);
+        for a in [
+            "127.0.0.1",
+            "127.0.1.1",
+            "::1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "172.31.255.255",
+            "192.168.1.1",
+            "100.64.0.1",
+            "100.127.255.255",
+            "fc00::1",
+            "fd12:3456::1",
+            "fec0::1",
+            "224.0.0.1",
+            "ff02::1",
+            "255.255.255.255",
+            "240.0.0.1",
+            "::ffff:127.0.0.1",
+            "::ffff:10.0.0.1",
+            "::127.0.0.1",
+            "::ffff:0:192.168.0.1",
+            "64:ff9b::7f00:1",
+            "64:ff9b:1::a00:1",
+            "2002:7f00:1::1",
+            "2002:c0a8:101::",
+        ] {
+            let why = ok(&r, "evil.example.com", 443, a).unwrap_err();
+            assert!(why.starts_with("resolves to "), "{a}: {why}");
+            assert!(why.contains("name evil.example.com or"), "{a}: {why}");
+        }
+        // Teredo: the client address is the last 32 bits, inverted.
+        let teredo_loopback = Ipv6Addr::from((0x2001_u128 << 112) | u128::from(!0x7f00_0001_u32));
+        assert!(r
+            .check_address(
+                &Host::parse("t.example.com").unwrap(),
+                1,
+                teredo_loopback.into()
+            )
+            .is_err());
+        let why = ok(&r, "a.example.com", 80, "127.0.0.1").unwrap_err();
+        assert_eq!(
+            why,
+            "resolves to 127.0.0.1, a loopback address; name a.example.com or 127.0.0.1 in sandbox.network.allow_domains to allow it"
+        );
+        let why = ok(&r, "a.example.com", 80, "2002:7f00:1::1").unwrap_err();
+        assert!(
+            why.contains("an IPv6 form of 127.0.0.1, a loopback address"),
+            "{why}"
+        );
+        let why = ok(&r, "a.example.com", 80, "::1").unwrap_err();
+        assert!(why.contains("[::1], a loopback address;"), "{why}");
+        // Just outside each range: ordinary destinations.
+        for a in [
+            "8.8.8.8",
+            "11.0.0.1",
+            "126.255.255.255",
+            "128.0.0.1",
+            "172.15.255.255",
+            "172.32.0.0",
+            "192.167.255.255",
+            "192.169.0.0",
+            "100.63.255.255",
+            "100.128.0.0",
+            "169.253.255.255",
+            "223.255.255.255",
+            "1.0.0.0",
+            "2606:4700::1111",
+            "::ffff:8.8.8.8",
+            "64:ff9b::808:808",
+            "2002:808:808::1",
+            "fbff::1",
+            "fe7f::1",
+        ] {
+            assert!(ok(&r, "a.example.com", 80, a).is_ok(), "{a}");
+        }
+    }
+
+    #[test]
+    fn an_exact_name_or_the_address_allows_a_private_answer() {
+        let r = rules(&["*.example.com", "db.example.com:5432", "10.9.9.9"], &[]);
+        assert!(ok(&r, "db.example.com", 5432, "10.0.0.5").is_ok());
+        // The exact rule is for another port: only the wildcard matched.
+        assert!(ok(&r, "db.example.com", 80, "10.0.0.5").is_err());
+        assert!(ok(&r, "other.example.com", 80, "10.9.9.9").is_ok());
+        assert!(ok(&r, "other.example.com", 80, "::ffff:10.9.9.9").is_ok());
+        assert!(ok(&r, "other.example.com", 80, "10.9.9.8").is_err());
+        let r = rules(&["localhost", "[::1]"], &[]);
+        assert!(ok(&r, "localhost", 8080, "127.0.0.1").is_ok());
+        assert!(ok(&r, "localhost", 8080, "::1").is_ok());
+        // An IP literal is allowed only by a rule naming it, so it passes.
+        assert!(ok(&r, "[::1]", 22, "::1").is_ok());
     }
 
     #[test]
     fn ip_deny_rules_apply_to_resolved_addresses() {
-        let r = rules(&["*.corp.example"], &["10.0.0.1"]);
-        let h = Host::parse("db.corp.example").unwrap();
-        assert!(!r.address_ok(&h, 5432, "10.0.0.1".parse().unwrap()));
-        assert!(r.address_ok(&h, 5432, "10.0.0.2".parse().unwrap()));
+        let r = rules(&["*.corp.example", "10.0.0.1"], &["10.0.0.1"]);
+        let why = ok(&r, "db.corp.example", 5432, "10.0.0.1").unwrap_err();
+        assert!(why.contains("deny_domains rule `10.0.0.1`"), "{why}");
+        let r = rules(&["db.corp.example"], &["10.0.0.1"]);
+        assert!(ok(&r, "db.corp.example", 5432, "10.0.0.1").is_err());
+        assert!(ok(&r, "db.corp.example", 5432, "10.0.0.2").is_ok());
     }
 
     #[test]

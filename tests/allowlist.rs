@@ -15,6 +15,8 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
+#[path = "support/scratch.rs"]
+mod scratch;
 #[path = "support/upstream.rs"]
 mod upstream;
 use upstream::{fake_upstream, settled};
@@ -34,29 +36,23 @@ struct Scratch(PathBuf);
 
 impl Scratch {
     fn new(tag: &str) -> Scratch {
+        use std::os::unix::fs::PermissionsExt;
         static N: AtomicUsize = AtomicUsize::new(0);
-        // Under the system temp dir: a workspace `nobody` can enter, and
-        // not `/` (a workspace of `/` would contain bwrap itself).
-        let d = std::env::temp_dir().join(format!(
+        // A workspace `nobody` can enter, and not `/` (a workspace of `/`
+        // would contain bwrap itself).
+        let d = scratch::fresh(&format!(
             "allowlist-{tag}-{}-{}",
             std::process::id(),
             N.fetch_add(1, Ordering::SeqCst)
         ));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        // Readable by `nobody` too.
-        Command::new("chmod")
-            .args(["0755"])
-            .arg(&d)
-            .status()
-            .unwrap();
-        Scratch(std::fs::canonicalize(&d).unwrap())
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).unwrap();
+        Scratch(d)
     }
 }
 
 impl Drop for Scratch {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        scratch::remove(&self.0);
     }
 }
 
@@ -104,20 +100,59 @@ fn origin() -> Origin {
 /// `dcjail --backend B --net allowlist ARGS -- sh -c SCRIPT`, with the
 /// caller's own proxy variables removed (they would become the upstream).
 fn run(backend: &str, args: &[&str], script: &str, as_nobody: bool) -> Output {
+    run_in(None, backend, args, script, as_nobody)
+}
+
+/// [`run`], with `/etc/hosts` replaced by the file `hosts` for dcjail alone:
+/// it starts in a mount namespace of its own where that file is bound over
+/// `/etc/hosts` (as root; otherwise inside a user namespace as well). The
+/// machine's own file is never touched, and the system resolver — the one
+/// the real binary uses — answers from it.
+fn run_in(
+    hosts: Option<&std::path::Path>,
+    backend: &str,
+    args: &[&str],
+    script: &str,
+    as_nobody: bool,
+) -> Output {
     let ws = Scratch::new("ws");
-    let mut cmd = if as_nobody {
-        let mut c = Command::new("setpriv");
-        c.args([
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            "--",
-            bin(),
-        ]);
-        c
-    } else {
-        Command::new(bin())
-    };
+    let mut argv: Vec<std::ffi::OsString> = Vec::new();
+    if let Some(h) = hosts {
+        let root = unsafe { libc::geteuid() } == 0;
+        argv.push("unshare".into());
+        if !root {
+            argv.push("--user".into());
+            argv.push("--map-root-user".into());
+        }
+        argv.extend(
+            [
+                "--mount",
+                "--propagation",
+                "private",
+                "--",
+                "sh",
+                "-c",
+                "mount --bind \"$0\" /etc/hosts && exec \"$@\"",
+            ]
+            .map(Into::into),
+        );
+        argv.push(h.into());
+    }
+    if as_nobody {
+        argv.extend(
+            [
+                "setpriv",
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "--",
+            ]
+            .map(Into::into),
+        );
+    }
+    argv.push(bin().into());
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..]);
     cmd.args(["--backend", backend, "--net", "allowlist"])
         .args(args)
         .args(["--", "sh", "-c", script])
@@ -233,8 +268,9 @@ fn denied_destination_gets_403_and_is_reported_once() {
         assert!(stdout.contains(&format!("127.0.0.1:{}", o.port)) && stdout.contains("dcjail"));
         assert!(!stdout.contains("ORIGIN-MARKER"));
         assert_eq!(settled(&o.conns, 0), 0, "{b}");
-        let ip_line = format!("dcjail: network-denied: 127.0.0.1:{}", o.port);
-        let name_line = format!("dcjail: network-denied: localhost:{}", o.port);
+        let not_in = "(not in sandbox.network.allow_domains)";
+        let ip_line = format!("dcjail: network-denied: 127.0.0.1:{} {not_in}", o.port);
+        let name_line = format!("dcjail: network-denied: localhost:{} {not_in}", o.port);
         assert_eq!(
             stderr.lines().filter(|l| *l == ip_line).count(),
             1,
@@ -250,8 +286,8 @@ fn denied_destination_gets_403_and_is_reported_once() {
         assert_eq!(
             v["network_denied"],
             serde_json::json!([
-                format!("127.0.0.1:{}", o.port),
-                format!("localhost:{}", o.port)
+                format!("127.0.0.1:{} {not_in}", o.port),
+                format!("localhost:{} {not_in}", o.port)
             ]),
             "{b}"
         );
@@ -597,7 +633,10 @@ fn timeout_kills_the_command_and_still_reports_denials() {
         let v: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
         assert_eq!(v["exit_status"], 124);
-        assert_eq!(v["network_denied"], serde_json::json!(["denied.invalid:9"]));
+        assert_eq!(
+            v["network_denied"],
+            serde_json::json!(["denied.invalid:9 (not in sandbox.network.allow_domains)"])
+        );
     }
 }
 
@@ -625,5 +664,138 @@ fn a_stage2_channel_variable_from_the_caller_is_never_honoured() {
             .unwrap();
         assert_eq!(out.status.code(), Some(0), "{net}: {}", text(&out.stderr));
         assert_eq!(text(&out.stdout).trim(), "0", "{net}");
+    }
+}
+
+/// Names that resolve, through the system resolver the real binary uses,
+/// to this host's loopback: `/etc/hosts` for dcjail alone ([`run_in`]).
+const HOSTS: &str = "127.0.0.1 localhost\n\
+127.0.0.1 rebind.dcjail-test.example\n\
+::ffff:127.0.0.1 mapped.dcjail-test.example\n";
+
+fn hosts_file(s: &Scratch) -> PathBuf {
+    let p = s.0.join("hosts");
+    std::fs::write(&p, HOSTS).unwrap();
+    p
+}
+
+/// curl over an absolute-URI request, CONNECT and SOCKS5 to `name`.
+fn three_ways(name: &str, port: u16) -> String {
+    let url = format!("http://{name}:{port}/");
+    format!("echo RAN-MARKER; {CURL} {url}; {CURL} -p {url}; {CURL} -x \"$ALL_PROXY\" {url}")
+}
+
+/// An allowed wildcard whose DNS answers with loopback (an attacker's zone,
+/// a rebinding answer): refused before any byte reaches the host's own
+/// service, and the denial says which address and why.
+fn wildcard_to_loopback_is_refused(as_nobody: bool) {
+    use std::os::unix::fs::PermissionsExt;
+    let o = origin();
+    let s = Scratch::new("rebind");
+    // dcjail writes the report, as `nobody` in one of the runs.
+    std::fs::set_permissions(&s.0, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let hosts = hosts_file(&s);
+    let report = s.0.join("report.json");
+    let script = format!(
+        "{}; {CURL} http://mapped.dcjail-test.example:{p}/",
+        three_ways("rebind.dcjail-test.example", o.port),
+        p = o.port
+    );
+    let out = run_in(
+        Some(&hosts),
+        "bwrap",
+        &[
+            "--allow-domain",
+            "*.dcjail-test.example",
+            "--report",
+            report.to_str().unwrap(),
+        ],
+        &script,
+        as_nobody,
+    );
+    let stdout = text(&out.stdout);
+    let stderr = text(&out.stderr);
+    assert!(stdout.starts_with("RAN-MARKER\n"), "{stdout} {stderr}");
+    assert!(!stdout.contains("ORIGIN-MARKER"), "{stdout}");
+    // Absolute URI and the mapped-IPv6 name: 403; CONNECT: 403 (curl shows
+    // it as a failed tunnel); SOCKS: "not allowed by ruleset" (2).
+    assert_eq!(stdout.matches("code=403").count(), 2, "{stdout} {stderr}");
+    assert!(
+        stderr.contains("CONNECT tunnel failed, response 403"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.matches("curl: (97)").count(), 1, "{stderr}");
+    assert!(
+        stdout.contains("resolves to 127.0.0.1, a loopback address"),
+        "{stdout}"
+    );
+    assert_eq!(settled(&o.conns, 0), 0, "a connection reached loopback");
+    let why = "resolves to 127.0.0.1, a loopback address; name rebind.dcjail-test.example or 127.0.0.1 in sandbox.network.allow_domains to allow it";
+    let line = format!(
+        "dcjail: network-denied: rebind.dcjail-test.example:{} ({why})",
+        o.port
+    );
+    assert_eq!(stderr.lines().filter(|l| *l == line).count(), 1, "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "dcjail: network-denied: mapped.dcjail-test.example:{} (resolves to 127.0.0.1",
+            o.port
+        )),
+        "{stderr}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(
+        v["network_denied"][0],
+        format!("rebind.dcjail-test.example:{} ({why})", o.port)
+    );
+}
+
+#[test]
+fn a_wildcard_allowed_name_resolving_to_loopback_is_refused() {
+    assert!(backend_works("bwrap"));
+    wildcard_to_loopback_is_refused(false);
+}
+
+#[test]
+fn a_wildcard_allowed_name_resolving_to_loopback_is_refused_as_an_unprivileged_user() {
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("note: not root, cannot switch to nobody; skipped");
+        return;
+    }
+    assert!(backend_works("bwrap"));
+    wildcard_to_loopback_is_refused(true);
+}
+
+/// The controls: the same loopback answer is reached when the allowlist is
+/// explicit — the name itself, exactly, or its address — and not when it
+/// names another address.
+#[test]
+fn the_same_name_named_exactly_or_by_its_address_reaches_loopback() {
+    assert!(backend_works("bwrap"));
+    let o = origin();
+    let s = Scratch::new("rebind-ok");
+    let hosts = hosts_file(&s);
+    let script = three_ways("rebind.dcjail-test.example", o.port);
+    for (allow, reached) in [
+        (
+            &["*.dcjail-test.example", "rebind.dcjail-test.example"][..],
+            3,
+        ),
+        (&["*.dcjail-test.example", "127.0.0.1"][..], 3),
+        (&["*.dcjail-test.example", "127.0.0.2"][..], 0),
+    ] {
+        let before = o.conns.load(Ordering::SeqCst);
+        let args: Vec<&str> = allow.iter().flat_map(|a| ["--allow-domain", a]).collect();
+        let out = run_in(Some(&hosts), "bwrap", &args, &script, false);
+        let stdout = text(&out.stdout);
+        assert!(stdout.starts_with("RAN-MARKER\n"), "{allow:?}: {stdout}");
+        assert_eq!(
+            stdout.matches("ORIGIN-MARKER-7f3a code=200").count(),
+            reached,
+            "{allow:?}: {stdout} {}",
+            text(&out.stderr)
+        );
+        assert_eq!(settled(&o.conns, before + reached), before + reached);
     }
 }

@@ -4,7 +4,7 @@
 
 use dcjail::domain::{DomainRule, Rules};
 use dcjail::net::conn::{spawn_bridge, Endpoint, Listener};
-use dcjail::net::proxy::{base64, Config, Proxy, Resolver, Upstream};
+use dcjail::net::proxy::{base64, Config, Denial, Proxy, Resolver, Upstream};
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::os::unix::net::UnixListener;
@@ -14,6 +14,8 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
+#[path = "support/scratch.rs"]
+mod scratch;
 #[path = "support/upstream.rs"]
 mod upstream;
 use upstream::{fake_upstream, settled};
@@ -72,17 +74,29 @@ fn origin(http: bool) -> Origin {
     Origin { port, conns, heads }
 }
 
-/// Names ending in `.test` resolve to loopback (or to what their first
-/// label says), without /etc/hosts.
+/// Names ending in `.test` resolve to loopback, where the test origins
+/// listen (or to what the table says), without /etc/hosts.
 fn test_resolver() -> Resolver {
     Arc::new(|name: &str, port: u16| {
-        let ip = match name {
-            "meta.test" | "sneaky.allowed.test" => "169.254.169.254",
-            "v6.test" => "::1",
-            n if n.ends_with(".test") || n == "test" => "127.0.0.1",
+        let ips: &[&str] = match name {
+            "meta.test" | "sneaky.allowed.test" => &["169.254.169.254"],
+            "v6.test" => &["::1"],
+            "ten.wild.test" => &["10.1.2.3"],
+            "home.wild.test" => &["192.168.1.1"],
+            "cgnat.wild.test" => &["100.64.0.7"],
+            "ula.wild.test" => &["fd00::7"],
+            "zero.wild.test" => &["0.0.0.0"],
+            "mapped.wild.test" => &["::ffff:127.0.0.1"],
+            "nat64.wild.test" => &["64:ff9b::7f00:1"],
+            "v6loop.wild.test" => &["::1"],
+            "mixed.wild.test" => &["192.0.2.1", "127.0.0.1"],
+            n if n.ends_with(".test") || n == "test" => &["127.0.0.1"],
             _ => return Err(std::io::Error::other("test resolver: unknown name")),
         };
-        Ok(vec![SocketAddr::new(ip.parse().unwrap(), port)])
+        Ok(ips
+            .iter()
+            .map(|ip| SocketAddr::new(ip.parse().unwrap(), port))
+            .collect())
     })
 }
 
@@ -300,14 +314,21 @@ fn denied_name_gets_403_naming_host_and_dcjail_and_nothing_reaches_the_origin() 
         Err("reply 0x02".into())
     );
     assert_eq!(settled(&o.conns, 0), 0);
-    // Collected once for the exit report.
-    assert_eq!(p.denied(), vec![format!("other.test:{}", o.port)]);
+    // Collected once for the exit report, with the reason.
+    assert_eq!(
+        p.denied(),
+        vec![Denial {
+            dest: format!("other.test:{}", o.port),
+            why: "not in sandbox.network.allow_domains".into()
+        }]
+    );
 }
 
 #[test]
 fn deny_rule_beats_allow_rule() {
     let o = origin(false);
-    let (_p, proxy) = start(&["*.allowed.test"], &["secret.allowed.test"]);
+    // The origin is on loopback: a wildcard reaches it only with its address named.
+    let (_p, proxy) = start(&["*.allowed.test", "127.0.0.1"], &["secret.allowed.test"]);
     let (status, _) = connect_echo(proxy, &format!("secret.allowed.test:{}", o.port), &auth());
     assert!(status.starts_with("HTTP/1.1 403"), "{status}");
     let (status, _) = connect_echo(proxy, &format!("www.allowed.test:{}", o.port), &auth());
@@ -318,7 +339,7 @@ fn deny_rule_beats_allow_rule() {
 #[test]
 fn wildcard_does_not_match_the_apex() {
     let o = origin(false);
-    let (_p, proxy) = start(&["*.wild.test"], &[]);
+    let (_p, proxy) = start(&["*.wild.test", "127.0.0.1"], &[]);
     let (status, _) = connect_echo(proxy, &format!("wild.test:{}", o.port), &auth());
     assert!(status.starts_with("HTTP/1.1 403"), "{status}");
     let (status, echoed) = connect_echo(proxy, &format!("a.wild.test:{}", o.port), &auth());
@@ -527,13 +548,11 @@ fn the_parents_proxy_is_used_as_upstream() {
 
 fn scratch_dir(tag: &str) -> PathBuf {
     static N: AtomicUsize = AtomicUsize::new(0);
-    let d = std::env::temp_dir().join(format!(
-        "dcjail-proxy-test-{}-{}-{tag}",
+    scratch::fresh(&format!(
+        "proxy-{}-{}-{tag}",
         std::process::id(),
         N.fetch_add(1, Ordering::SeqCst)
-    ));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    ))
 }
 
 #[test]
@@ -565,7 +584,7 @@ fn bridge_from_loopback_reaches_the_proxy_on_a_unix_socket() {
         .unwrap(),
         b"ping via socks"
     );
-    std::fs::remove_dir_all(&dir).unwrap();
+    scratch::remove(&dir);
 }
 
 /// curl, the client most agents use, through the proxy as the environment
@@ -617,7 +636,8 @@ fn curl_reaches_an_allowed_name_and_gets_403_for_another() {
     let out = curl(&["-x", &format!("http://{proxy}"), &url]);
     assert!(out.ends_with("\n407"), "{out}");
     assert_eq!(settled(&o.conns, 3), 3);
-    assert_eq!(p.denied(), vec![format!("127.0.0.1:{}", o.port)]);
+    let dests: Vec<String> = p.denied().into_iter().map(|d| d.dest).collect();
+    assert_eq!(dests, vec![format!("127.0.0.1:{}", o.port)]);
 }
 
 #[test]
@@ -634,4 +654,243 @@ fn a_head_sent_byte_by_byte_is_parsed_once_complete() {
     s.read_exact(&mut got).unwrap();
     assert_eq!(&got, b"HTTP/1.1 200");
     assert_eq!(settled(&o.conns, 1), 1);
+}
+
+/// The attack of an allowed wildcard whose DNS its owner controls: the name
+/// answers with loopback, where this host's own services listen.
+#[test]
+fn a_wildcard_name_resolving_to_loopback_is_refused_over_http_and_socks() {
+    let o = origin(true);
+    let (p, proxy) = start(&["*.wild.test"], &[]);
+    let target = format!("evil.wild.test:{}", o.port);
+    let why = "resolves to 127.0.0.1, a loopback address; name evil.wild.test or 127.0.0.1 in sandbox.network.allow_domains to allow it";
+    let (status, _) = connect_echo(proxy, &target, &auth());
+    assert!(status.starts_with("HTTP/1.1 403"), "{status}");
+    let resp = http_exchange(
+        proxy,
+        format!("GET http://{target}/ HTTP/1.1\r\n{}\r\n", auth()),
+    );
+    assert!(resp.starts_with("HTTP/1.1 403"), "{resp}");
+    assert!(
+        resp.contains(&format!("dcjail: network access to {target} denied: {why}")),
+        "{resp}"
+    );
+    assert_eq!(
+        socks_echo(
+            proxy,
+            "dcjail",
+            SECRET,
+            &socks_name("evil.wild.test"),
+            o.port
+        ),
+        Err("reply 0x02".into())
+    );
+    assert_eq!(
+        settled(&o.conns, 0),
+        0,
+        "a byte reached the loopback origin"
+    );
+    assert_eq!(
+        p.denied(),
+        vec![Denial {
+            dest: target,
+            why: why.into()
+        }]
+    );
+}
+
+#[test]
+fn every_kind_of_private_answer_is_refused_for_a_wildcard_name() {
+    let o = origin(false);
+    let (p, proxy) = start(&["*.wild.test"], &[]);
+    for (name, shown) in [
+        ("ten.wild.test", "10.1.2.3, a private-network address"),
+        ("home.wild.test", "192.168.1.1, a private-network address"),
+        (
+            "cgnat.wild.test",
+            "100.64.0.7, a shared (carrier-grade NAT) address",
+        ),
+        ("ula.wild.test", "[fd00::7], a private-network address"),
+        ("zero.wild.test", "0.0.0.0, an unspecified address"),
+        ("mapped.wild.test", "127.0.0.1, a loopback address"),
+        (
+            "nat64.wild.test",
+            "[64:ff9b::7f00:1], an IPv6 form of 127.0.0.1, a loopback address",
+        ),
+        ("v6loop.wild.test", "[::1], a loopback address"),
+    ] {
+        let target = format!("{name}:{}", o.port);
+        let (status, _) = connect_echo(proxy, &target, &auth());
+        assert!(status.starts_with("HTTP/1.1 403"), "{name}: {status}");
+        let resp = http_exchange(
+            proxy,
+            format!("GET http://{target}/ HTTP/1.1\r\n{}\r\n", auth()),
+        );
+        assert!(
+            resp.contains(&format!("resolves to {shown}")),
+            "{name}: {resp}"
+        );
+        assert_eq!(
+            socks_echo(proxy, "dcjail", SECRET, &socks_name(name), o.port),
+            Err("reply 0x02".into()),
+            "{name}"
+        );
+    }
+    assert_eq!(settled(&o.conns, 0), 0);
+    assert_eq!(p.denied().len(), 8);
+}
+
+#[test]
+fn an_answer_mixing_a_public_and_a_loopback_address_is_refused_whole() {
+    let o = origin(false);
+    let (_p, proxy) = start(&["*.wild.test"], &[]);
+    let (status, _) = connect_echo(proxy, &format!("mixed.wild.test:{}", o.port), &auth());
+    assert!(status.starts_with("HTTP/1.1 403"), "{status}");
+    assert_eq!(settled(&o.conns, 0), 0);
+}
+
+#[test]
+fn an_exact_name_or_the_address_itself_lets_a_loopback_answer_through() {
+    let o = origin(false);
+    let calls = Arc::new(AtomicUsize::new(0));
+    let resolver = {
+        let calls = calls.clone();
+        let inner = test_resolver();
+        let r: Resolver = Arc::new(move |n: &str, p: u16| {
+            // A second lookup would get another answer (rebinding): the
+            // proxy must dial what it checked, so it asks once.
+            if calls.fetch_add(1, Ordering::SeqCst) % 2 == 1 {
+                return Ok(vec![SocketAddr::new("127.0.0.2".parse().unwrap(), p)]);
+            }
+            inner(n, p)
+        });
+        r
+    };
+    let start_r = |allow: &[&str]| {
+        let mut c = Config::new(rules(allow, &[]), Some(SECRET.into()));
+        c.resolver = resolver.clone();
+        calls.store(0, Ordering::SeqCst);
+        start_with(c)
+    };
+    let target = format!("evil.wild.test:{}", o.port);
+    // The name itself, exactly.
+    let (_p, proxy) = start_r(&["*.wild.test", "evil.wild.test"]);
+    let (status, echoed) = connect_echo(proxy, &target, &auth());
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    assert_eq!(echoed.as_deref(), Some(&b"ping through the tunnel"[..]));
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    calls.store(0, Ordering::SeqCst);
+    assert_eq!(
+        socks_echo(
+            proxy,
+            "dcjail",
+            SECRET,
+            &socks_name("evil.wild.test"),
+            o.port
+        )
+        .unwrap(),
+        b"ping via socks"
+    );
+    // The address, by an IP rule.
+    let (_p, proxy) = start_r(&["*.wild.test", "127.0.0.1"]);
+    let (status, _) = connect_echo(proxy, &target, &auth());
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    assert_eq!(settled(&o.conns, 3), 3);
+    // Another address named, or the exact name for another port: no.
+    for allow in [
+        &["*.wild.test", "127.0.0.2"][..],
+        &["*.wild.test", "evil.wild.test:1"][..],
+    ] {
+        let (_p, proxy) = start_r(allow);
+        let (status, _) = connect_echo(proxy, &target, &auth());
+        assert!(status.starts_with("HTTP/1.1 403"), "{allow:?}: {status}");
+    }
+    assert_eq!(settled(&o.conns, 3), 3);
+}
+
+/// The relay moves bytes inside the kernel: what arrives is exactly what was
+/// sent, in both directions at once, and a half-close still lets the rest of
+/// the reply through.
+#[test]
+fn a_large_transfer_arrives_intact_in_both_directions() {
+    let o = origin(false);
+    let (_p, proxy) = start(&["allowed.test"], &[]);
+    let mut s = connect(proxy);
+    write!(
+        s,
+        "CONNECT allowed.test:{} HTTP/1.1\r\n{}\r\n",
+        o.port,
+        auth()
+    )
+    .unwrap();
+    let mut head = Vec::new();
+    let mut b = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        s.read_exact(&mut b).unwrap();
+        head.push(b[0]);
+    }
+    assert!(head.starts_with(b"HTTP/1.1 200"));
+    // 24 MiB of a pattern that no shifted copy matches.
+    let data: Vec<u8> = (0..24u32 << 20)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    let data = Arc::new(data);
+    let mut w = s.try_clone().unwrap();
+    let d2 = data.clone();
+    let writer = thread::spawn(move || {
+        for chunk in d2.chunks(100_003) {
+            w.write_all(chunk).unwrap();
+        }
+        w.shutdown(Shutdown::Write).unwrap();
+    });
+    let mut back = Vec::with_capacity(data.len());
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    s.read_to_end(&mut back).unwrap();
+    writer.join().unwrap();
+    assert_eq!(back.len(), data.len());
+    assert!(back == *data, "the echoed bytes differ");
+}
+
+#[test]
+fn an_origin_that_resets_ends_the_tunnel_promptly() {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    thread::spawn(move || {
+        if let Ok((s, _)) = l.accept() {
+            // SO_LINGER 0: close sends a reset, not a FIN.
+            let lin = libc::linger {
+                l_onoff: 1,
+                l_linger: 0,
+            };
+            unsafe {
+                libc::setsockopt(
+                    std::os::fd::AsRawFd::as_raw_fd(&s),
+                    libc::SOL_SOCKET,
+                    libc::SO_LINGER,
+                    (&lin as *const libc::linger).cast(),
+                    std::mem::size_of::<libc::linger>() as libc::socklen_t,
+                );
+            }
+            let mut r = [0u8; 5];
+            let mut s = s;
+            let _ = s.read_exact(&mut r);
+            drop(s);
+        }
+    });
+    let (_p, proxy) = start(&["allowed.test"], &[]);
+    let mut s = connect(proxy);
+    write!(s, "CONNECT allowed.test:{port} HTTP/1.1\r\n{}\r\n", auth()).unwrap();
+    let mut head = Vec::new();
+    let mut b = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        s.read_exact(&mut b).unwrap();
+        head.push(b[0]);
+    }
+    s.write_all(b"hello").unwrap();
+    let t = std::time::Instant::now();
+    let mut rest = Vec::new();
+    // EOF or a reset; either way, not the 10 s read timeout.
+    let _ = s.read_to_end(&mut rest);
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    assert!(rest.is_empty());
 }

@@ -5,6 +5,7 @@
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::os::fd::AsRawFd;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -12,14 +13,14 @@ use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
-/// Relay buffer per direction: large enough that a loopback transfer is
-/// not syscall-bound.
+/// Relay buffer per direction where bytes are copied through user space
+/// (no splice(2): another OS, or descriptors it cannot serve).
 const RELAY_BUF: usize = 256 * 1024;
 /// Stack of relay and handler threads: they keep their buffers on the heap.
 pub const THREAD_STACK: usize = 128 * 1024;
 
 /// A connected byte stream.
-pub trait Conn: Read + Write + Send + 'static {
+pub trait Conn: Read + Write + AsRawFd + Send + 'static {
     fn try_clone_conn(&self) -> io::Result<Box<dyn Conn>>;
     fn shutdown_conn(&self, how: Shutdown);
     fn set_read_timeout_conn(&self, t: Option<Duration>) -> io::Result<()>;
@@ -123,9 +124,39 @@ pub fn relay(a: Box<dyn Conn>, b: Box<dyn Conn>) {
     }
 }
 
-fn pump(mut from: Box<dyn Conn>, mut to: Box<dyn Conn>) {
-    // A user-space copy with a large buffer: measured against splice(2)
-    // through a pipe on loopback, it was as fast and needs no unsafe code.
+/// One direction: in the kernel where it can (Linux, splice through a
+/// pipe), by copying otherwise; EOF half-closes `to`, an error tears both
+/// down, the same either way.
+fn pump(from: Box<dyn Conn>, to: Box<dyn Conn>) {
+    #[cfg(target_os = "linux")]
+    let Some((from, to)) = spliced(from, to) else {
+        return;
+    };
+    copy(from, to)
+}
+
+/// The kernel path; gives the pair back when splice cannot serve it.
+#[cfg(target_os = "linux")]
+fn spliced(from: Box<dyn Conn>, mut to: Box<dyn Conn>) -> Option<(Box<dyn Conn>, Box<dyn Conn>)> {
+    use super::splice::{pump, Ended};
+    match pump(from.as_raw_fd(), to.as_raw_fd()) {
+        Ended::Eof => to.shutdown_conn(Shutdown::Write),
+        Ended::Failed => {
+            from.shutdown_conn(Shutdown::Both);
+            to.shutdown_conn(Shutdown::Both);
+        }
+        Ended::Unsupported { pending } => {
+            if to.write_all(&pending).is_ok() {
+                return Some((from, to));
+            }
+            from.shutdown_conn(Shutdown::Both);
+            to.shutdown_conn(Shutdown::Both);
+        }
+    }
+    None
+}
+
+fn copy(mut from: Box<dyn Conn>, mut to: Box<dyn Conn>) {
     let mut buf = vec![0u8; RELAY_BUF];
     loop {
         match from.read(&mut buf) {

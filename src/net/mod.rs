@@ -1,8 +1,9 @@
 //! Network allowlist (`sandbox.network.mode = "allowlist"`): dcjail's own
 //! HTTP/SOCKS5 proxy ([`proxy`]), the wire parsers it trusts nothing
 //! without ([`parse`]), the byte relay and the loopback↔unix bridge
-//! ([`conn`]), and the per-run glue: the secret, the command's proxy
-//! environment, the exit report of refused destinations.
+//! ([`conn`]; on Linux the bytes move inside the kernel, `splice`), and the
+//! per-run glue: the secret, the command's proxy environment, the exit
+//! report of refused destinations.
 //!
 //! This module never decides *whether* the command may use the network —
 //! the plan says so — and never runs an external program.
@@ -12,6 +13,8 @@ pub mod parse;
 pub mod proxy;
 #[cfg(any(target_os = "linux", target_os = "macos"))]
 pub mod session;
+#[cfg(target_os = "linux")]
+mod splice;
 
 use crate::backend::Launch;
 use crate::plan::Plan;

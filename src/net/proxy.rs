@@ -1,9 +1,12 @@
 //! dcjail's own proxy for `network.mode = "allowlist"`: one endpoint that
 //! speaks HTTP (CONNECT and absolute-URI requests) and SOCKS5, told apart by
 //! the first byte. Every request must carry the run's secret; every
-//! destination goes through [`Rules`] (deny, then allow) and, after
-//! resolution, [`Rules::address_ok`]. Refused destinations are collected
-//! once each for the exit report.
+//! destination goes through [`Rules`] (deny, then allow) and, after one
+//! resolution, [`Rules::check_address`] for every address of the answer;
+//! the proxy then connects to those checked addresses, never looking the
+//! name up again (a second answer could differ: DNS rebinding). Refused
+//! destinations are collected once each, with the reason, for the exit
+//! report.
 //!
 //! It must never connect anywhere the rules did not allow, never forward a
 //! request that failed to parse, and never let one client hold unbounded
@@ -13,6 +16,7 @@
 use super::conn::{accept_loop, relay, Conn, Limit, Listener};
 use super::parse::{self, reply, ParseError, Request, SocksAddr, Target, MAX_HEAD};
 use crate::domain::{Host, Rules, Verdict, METADATA_NAMES};
+use std::fmt;
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::{Arc, Mutex};
@@ -24,8 +28,8 @@ pub const PROXY_USER: &str = "dcjail";
 /// Most distinct refused destinations remembered for the report.
 const MAX_DENIED: usize = 1000;
 
-/// Name resolution, replaceable so tests can map names to loopback without
-/// touching /etc/hosts.
+/// Name resolution, replaceable so tests can map names to any address
+/// without touching /etc/hosts. Called once per destination.
 pub type Resolver = Arc<dyn Fn(&str, u16) -> io::Result<Vec<SocketAddr>> + Send + Sync>;
 
 /// The system resolver (getaddrinfo through std).
@@ -160,11 +164,24 @@ impl Config {
     }
 }
 
+/// One refused destination: `host:port` as the client named it, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Denial {
+    pub dest: String,
+    pub why: String,
+}
+
+impl fmt::Display for Denial {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.dest, self.why)
+    }
+}
+
 struct Shared {
     config: Config,
     /// `Basic base64(dcjail:SECRET)`.
     expected_auth: Option<String>,
-    denied: Mutex<Vec<String>>,
+    denied: Mutex<Vec<Denial>>,
     limit: Limit,
 }
 
@@ -207,8 +224,8 @@ impl Proxy {
         accept_loop(listener, limit, move |c| handle(&shared, c))
     }
 
-    /// Every refused destination, `host:port`, once each, in order.
-    pub fn denied(&self) -> Vec<String> {
+    /// Every refused destination, once each (the first reason), in order.
+    pub fn denied(&self) -> Vec<Denial> {
         self.shared
             .denied
             .lock()
@@ -222,10 +239,13 @@ impl Proxy {
     }
 }
 
-fn record_denied(shared: &Shared, dest: &str) {
+fn record_denied(shared: &Shared, dest: &str, why: &str) {
     if let Ok(mut d) = shared.denied.lock() {
-        if d.len() < MAX_DENIED && !d.iter().any(|x| x == dest) {
-            d.push(dest.to_string());
+        if d.len() < MAX_DENIED && !d.iter().any(|x| x.dest == dest) {
+            d.push(Denial {
+                dest: dest.to_string(),
+                why: crate::error::one_line(why),
+            });
         }
     }
 }
@@ -324,7 +344,7 @@ fn http(shared: &Shared, mut client: Box<dyn Conn>, mut buf: Vec<u8>, deadline: 
         Ok(h) => h,
         Err(e) => {
             let shown = crate::error::one_line(req.target.host());
-            record_denied(shared, &format!("{shown}:{port}"));
+            record_denied(shared, &format!("{shown}:{port}"), &e);
             return respond(
                 &mut client,
                 403,
@@ -341,7 +361,7 @@ fn http(shared: &Shared, mut client: Box<dyn Conn>, mut buf: Vec<u8>, deadline: 
     let upstream = match open(shared, &host, port) {
         Ok(s) => s,
         Err(OpenError::Denied(why)) => {
-            record_denied(shared, &dest);
+            record_denied(shared, &dest, &why);
             return respond(
                 &mut client,
                 403,
@@ -482,20 +502,20 @@ fn socks(shared: &Shared, mut client: Box<dyn Conn>, mut buf: Vec<u8>, deadline:
     };
     let host = match host {
         Ok(h) => h,
-        Err(_) => {
+        Err(e) => {
             let shown = match &req.addr {
                 SocksAddr::Name(n) => crate::error::one_line(&String::from_utf8_lossy(n)),
                 _ => String::new(),
             };
-            record_denied(shared, &format!("{shown}:{port}"));
+            record_denied(shared, &format!("{shown}:{port}"), &e);
             return socks_fail(&mut client, reply::NOT_ALLOWED);
         }
     };
     let dest = format!("{host}:{port}");
     let upstream = match open(shared, &host, port) {
         Ok(s) => s,
-        Err(OpenError::Denied(_)) => {
-            record_denied(shared, &dest);
+        Err(OpenError::Denied(why)) => {
+            record_denied(shared, &dest, &why);
             return socks_fail(&mut client, reply::NOT_ALLOWED);
         }
         Err(OpenError::Failed(_)) => {
@@ -578,11 +598,12 @@ fn open(shared: &Shared, host: &Host, port: u16) -> Result<Box<dyn Conn>, OpenEr
             Err(e) => return Err(OpenError::Failed(format!("cannot resolve: {e}"))),
         },
     };
-    if let Some(bad) = addrs.iter().find(|a| !rules.address_ok(host, port, a.ip())) {
-        return Err(OpenError::Denied(format!(
-            "resolves to {}, a link-local or metadata address (allow it by IP to reach it)",
-            bad.ip()
-        )));
+    // Every address of the answer must pass: connecting to the first
+    // that works would let a name mix a public address with a private one.
+    for a in &addrs {
+        rules
+            .check_address(host, port, a.ip())
+            .map_err(OpenError::Denied)?;
     }
     if metadata_name && addrs.is_empty() {
         return Err(OpenError::Denied("a cloud metadata name".to_string()));

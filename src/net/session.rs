@@ -17,7 +17,7 @@
 //! started with every signal blocked.
 
 use super::conn::Listener;
-use super::proxy::{Config, Proxy, Upstream};
+use super::proxy::{Config, Denial, Proxy, Upstream};
 use crate::domain::Rules;
 use crate::plan::Plan;
 use std::ffi::OsString;
@@ -86,13 +86,14 @@ impl Session {
     }
 
     /// Refused destinations so far, once each.
-    pub fn denied(&self) -> Vec<String> {
+    pub fn denied(&self) -> Vec<Denial> {
         self.proxy.denied()
     }
 
-    /// The exit report on stderr: one `dcjail: network-denied:` line each.
+    /// The exit report on stderr: one `dcjail: network-denied: HOST:PORT
+    /// (WHY)` line each; returns the same entries for `--report`.
     pub fn report(&self) -> Vec<String> {
-        let d = self.denied();
+        let d: Vec<String> = self.denied().iter().map(|d| d.to_string()).collect();
         for line in super::denied_lines(&d) {
             eprintln!("{line}");
         }
