@@ -12,6 +12,7 @@ pub mod domain;
 pub mod error;
 pub mod exec;
 pub mod explain;
+pub mod gitconfig;
 pub mod net;
 pub mod plan;
 pub mod policy;
