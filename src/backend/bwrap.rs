@@ -99,7 +99,7 @@ impl Host for RealHost {
             } else {
                 Node::Dir
             }
-        } else if ft.is_file() && m.len() == 0 && is_marked(p) {
+        } else if ft.is_file() && m.len() == stand_in(p).len() as u64 && is_marked(p) {
             Node::Placeholder { dir: false }
         } else {
             Node::File
@@ -1048,6 +1048,7 @@ fn create_marked(ph: &Placeholder) -> std::io::Result<Option<bool>> {
             if fd < 0 {
                 return Err(std::io::Error::last_os_error());
             }
+            write_stand_in(fd, &ph.path);
             libc::close(fd);
         }
         // A filesystem without user xattrs only loses the cleanup.
@@ -1096,10 +1097,27 @@ fn create_in_place(ph: &Placeholder, c: &std::ffi::CStr) -> bool {
             )
         };
         if fd >= 0 {
+            write_stand_in(fd, &ph.path);
             // SAFETY: our fd.
             unsafe { libc::close(fd) };
         }
         fd >= 0
+    }
+}
+
+/// What a placeholder file holds: nothing, but where its reader would
+/// fail on an empty file (git dies on an empty `commondir`).
+fn stand_in(p: &Path) -> &'static [u8] {
+    crate::protected::stand_in(p)
+}
+
+#[cfg(target_os = "linux")]
+fn write_stand_in(fd: i32, p: &Path) {
+    let b = stand_in(p);
+    if !b.is_empty() {
+        // SAFETY: valid fd and buffer. A short write leaves a file git
+        // reads as the same directory or refuses; nothing is gained by it.
+        unsafe { libc::write(fd, b.as_ptr().cast(), b.len()) };
     }
 }
 
@@ -1146,7 +1164,7 @@ fn release(held: Vec<Held>) {
             }
             if st.st_mode & libc::S_IFMT == libc::S_IFDIR {
                 libc::rmdir(c.as_ptr());
-            } else if st.st_size == 0 {
+            } else if st.st_size == stand_in(&h.path).len() as libc::off_t {
                 libc::unlink(c.as_ptr());
             }
         }
