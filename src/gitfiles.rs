@@ -14,7 +14,7 @@
 
 use crate::gitconfig::{self, Entry};
 use crate::plan::resolve_lenient;
-use crate::protected::{HostEnv, PathSet, RealPaths};
+use crate::protected::{inside, HostEnv, PathSet, RealPaths};
 use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::io::Read;
@@ -116,6 +116,7 @@ pub struct Audit<'a> {
     global: Vec<Relative>,
     work: usize,
     real: RealPaths,
+    commondirs: std::collections::HashMap<std::ffi::OsString, Option<PathBuf>>,
 }
 
 impl<'a> Audit<'a> {
@@ -140,6 +141,7 @@ impl<'a> Audit<'a> {
             global: Vec::new(),
             work: 0,
             real: RealPaths::default(),
+            commondirs: Default::default(),
         }
     }
 
@@ -194,6 +196,10 @@ impl<'a> Audit<'a> {
         self.add(named);
     }
 
+    fn inside_root(&self, p: &Path) -> bool {
+        self.roots.iter().any(|r| inside(p, r))
+    }
+
     fn trusted(&self, m: &std::fs::Metadata) -> bool {
         m.uid() == self.euid || m.uid() == 0
     }
@@ -243,6 +249,7 @@ impl<'a> Audit<'a> {
             return Ok(());
         }
         self.spend(wt)?;
+        let near = self.inside_root(wt);
         let dotgit = wt.join(".git");
         let meta = std::fs::symlink_metadata(&dotgit);
         if !self.protect {
@@ -266,13 +273,13 @@ impl<'a> Audit<'a> {
                 self.add(dotgit.clone());
                 if self.trusted(&m) {
                     if let Some(g) = self.gitfile(&dotgit) {
-                        common = Some(self.gitdir(&g, Some(wt), depth)?);
+                        common = Some(self.gitdir(&g, Some(wt), depth, near)?);
                         self.grant(wt, &dotgit, &g);
                     }
                 }
             }
             Ok(m) if m.is_dir() && !m.file_type().is_symlink() => {
-                common = Some(self.gitdir(&dotgit, Some(wt), depth)?);
+                common = Some(self.gitdir(&dotgit, Some(wt), depth, near)?);
             }
             // A symlink (followed by git, refused by the mounts) or
             // something else: the name itself is what can be held.
@@ -297,7 +304,7 @@ impl<'a> Audit<'a> {
     }
 
     /// The git dir a `.git` file names (`gitdir: X`, relative to the file).
-    fn gitfile(&self, dotgit: &Path) -> Option<PathBuf> {
+    fn gitfile(&mut self, dotgit: &Path) -> Option<PathBuf> {
         let text = self.read_small(dotgit, MAX_POINTER_BYTES)?;
         let line = text.split(|c| *c == b'\n').next()?;
         let target = line.strip_prefix(b"gitdir:")?;
@@ -306,25 +313,38 @@ impl<'a> Audit<'a> {
             return None;
         }
         let parent = dotgit.parent().unwrap_or(Path::new("/"));
-        Some(resolve_lenient(&parent.join(OsStr::from_bytes(target))))
+        let target = parent.join(OsStr::from_bytes(target));
+        Some(self.real.of(&target))
     }
 
     /// The common dir `g/commondir` names, if it has one.
-    fn commondir(&self, g: &Path) -> Option<PathBuf> {
-        let text = self.read_small(&g.join("commondir"), MAX_POINTER_BYTES)?;
-        let t = trim(&text);
-        if t.is_empty() {
-            return None;
+    fn commondir(&mut self, g: &Path) -> Option<PathBuf> {
+        if let Some(c) = self.commondirs.get(g.as_os_str()) {
+            return c.clone();
         }
-        Some(resolve_lenient(&g.join(OsStr::from_bytes(t))))
+        let c = self
+            .read_small(&g.join("commondir"), MAX_POINTER_BYTES)
+            .map(|text| trim(&text).to_vec())
+            .filter(|t| !t.is_empty())
+            .map(|t| self.real.of(&g.join(OsStr::from_bytes(&t))));
+        self.commondirs
+            .insert(g.as_os_str().to_os_string(), c.clone());
+        c
     }
 
     /// One git dir: its protected entries, its configuration, and the git
     /// dirs it leads to. Returns its common dir. Every entry is protected
     /// whatever `commondir` says now: a `commondir` that names nothing
     /// usable today may be fixed (or removed) tomorrow, and then git reads
-    /// this dir's own config and hooks again.
-    fn gitdir(&mut self, g: &Path, wt: Option<&Path>, depth: usize) -> Result<PathBuf, String> {
+    /// this dir's own config and hooks again. `near`: a checkout inside a
+    /// writable root uses it, so its module git dirs matter too.
+    fn gitdir(
+        &mut self,
+        g: &Path,
+        wt: Option<&Path>,
+        depth: usize,
+        near: bool,
+    ) -> Result<PathBuf, String> {
         if depth > MAX_DEPTH || !self.gitdirs.insert(g.to_path_buf()) {
             return Ok(self.commondir(g).unwrap_or_else(|| g.to_path_buf()));
         }
@@ -341,18 +361,21 @@ impl<'a> Audit<'a> {
         self.settings(&entries, &g.join("config"), wt.as_deref(), 0)?;
         self.config_file(&g.join("config.worktree"), wt.as_deref(), 0)?;
         self.linked(g, depth)?;
-        self.modules(g, depth)?;
+        if near {
+            self.modules(g, depth)?;
+        }
         match common {
             Some(c) => {
                 let main = default_worktree(&c);
-                self.gitdir(&c, main.as_deref(), depth + 1)?;
+                self.gitdir(&c, main.as_deref(), depth + 1, near)?;
                 Ok(c)
             }
             None => Ok(g.to_path_buf()),
         }
     }
 
-    /// Every linked worktree's admin dir, and the worktree it names.
+    /// Every linked worktree's admin dir, and the worktree it names when that
+    /// lies inside a writable root (elsewhere nothing of it is writable).
     fn linked(&mut self, c: &Path, depth: usize) -> Result<(), String> {
         for a in self.list(&c.join("worktrees"))? {
             for n in ADMIN {
@@ -363,7 +386,7 @@ impl<'a> Audit<'a> {
             }
             let back = self
                 .read_small(&a.join("gitdir"), MAX_POINTER_BYTES)
-                .map(|t| resolve_lenient(&a.join(OsStr::from_bytes(trim(&t)))));
+                .map(|t| self.real.of(&a.join(OsStr::from_bytes(trim(&t)))));
             let wt = back
                 .as_deref()
                 .and_then(Path::parent)
@@ -372,7 +395,7 @@ impl<'a> Audit<'a> {
                 self.add(dotgit.clone());
             }
             self.config_file(&a.join("config.worktree"), wt.as_deref(), 0)?;
-            if let Some(wt) = wt {
+            if let Some(wt) = wt.filter(|w| self.inside_root(w)) {
                 self.worktree(&wt, depth + 1)?;
             }
         }
@@ -390,7 +413,7 @@ impl<'a> Audit<'a> {
                 }
                 let is_gitdir = std::fs::symlink_metadata(m.join("HEAD")).is_ok();
                 if is_gitdir {
-                    self.gitdir(&m, None, depth + 1)?;
+                    self.gitdir(&m, None, depth + 1, true)?;
                 } else if level < 4 {
                     stack.push((m, level + 1));
                 }
@@ -408,16 +431,15 @@ impl<'a> Audit<'a> {
             let (Some(name), Some(value)) = (&e.sub, &e.value) else {
                 continue;
             };
-            if let (Some(c), Some(name)) = (common, safe_rel(name)) {
-                if e.name == "path" {
-                    self.gitdir(&c.join("modules").join(name), None, depth + 1)?;
-                }
-            }
             if e.name != "path" {
                 continue;
             }
             let Some(rel) = safe_rel(value) else { continue };
             let sub = wt.join(rel);
+            let near = self.inside_root(&sub);
+            if let (Some(c), Some(name)) = (common, safe_rel(name)) {
+                self.gitdir(&c.join("modules").join(name), None, depth + 1, near)?;
+            }
             self.add(sub.join(".git"));
             self.add(sub.join(".gitmodules"));
             if self.own_dir(&sub) {
@@ -605,9 +627,7 @@ impl<'a> Audit<'a> {
         if !self.roots.iter().any(|r| wt.starts_with(r)) {
             return;
         }
-        let Ok(canon_dotgit) = std::fs::canonicalize(dotgit) else {
-            return;
-        };
+        let canon_dotgit = self.real.of(dotgit);
         if !self.own_dir(g) {
             return;
         }
@@ -621,7 +641,7 @@ impl<'a> Audit<'a> {
                     && self.own_dir(&common);
                 let back = self
                     .read_small(&g.join("gitdir"), MAX_POINTER_BYTES)
-                    .map(|t| resolve_lenient(&g.join(OsStr::from_bytes(trim(&t)))));
+                    .map(|t| self.real.of(&g.join(OsStr::from_bytes(trim(&t)))));
                 if !(in_worktrees && owned && is_gitdir && back.as_ref() == Some(&canon_dotgit)) {
                     return;
                 }
@@ -639,7 +659,7 @@ impl<'a> Audit<'a> {
                 let Some(back) = core_worktree(&entries, g) else {
                     return;
                 };
-                if std::fs::canonicalize(&back).ok().as_deref() == Some(wt) {
+                if self.real.of(&back) == wt {
                     self.push_grant(g.to_path_buf());
                 }
             }

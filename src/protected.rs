@@ -419,41 +419,47 @@ impl RealPaths {
         Some(real)
     }
 
-    /// An absolute path resolved as far as it exists, the rest kept
-    /// (`..` falls back to `resolve_lenient`).
+    /// An absolute path resolved as `resolve_lenient` does — as far as it
+    /// exists, symlinks followed and `..` applied to what they resolved to,
+    /// the rest kept lexically — with one cached `lstat` per prefix.
     pub(crate) fn of(&mut self, p: &Path) -> PathBuf {
+        if !p.is_absolute() {
+            return resolve_lenient(p);
+        }
         let mut real = PathBuf::from("/");
-        let mut lexical = PathBuf::from("/");
-        let mut comps = p.components().peekable();
-        while let Some(c) = comps.next() {
-            match c {
-                Component::RootDir | Component::CurDir | Component::Prefix(_) => continue,
-                Component::ParentDir => return resolve_lenient(p),
-                Component::Normal(_) => {}
+        let mut missing = false;
+        for c in p.components() {
+            let n = match c {
+                Component::Normal(n) => n,
+                Component::ParentDir => {
+                    real.pop();
+                    continue;
+                }
+                _ => continue,
+            };
+            if missing {
+                real.push(n);
+                continue;
             }
-            lexical.push(c);
-            let hit = match self.prefixes.get(lexical.as_os_str()) {
+            let next = real.join(n);
+            let hit = match self.prefixes.get(next.as_os_str()) {
                 Some(h) => h.clone(),
                 None => {
-                    let next = real.join(c);
                     let r = match std::fs::symlink_metadata(&next) {
                         Err(_) => None,
                         Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(&next).ok(),
-                        Ok(_) => Some(next),
+                        Ok(_) => Some(next.clone()),
                     };
                     self.prefixes
-                        .insert(lexical.as_os_str().to_os_string(), r.clone());
+                        .insert(next.as_os_str().to_os_string(), r.clone());
                     r
                 }
             };
             match hit {
                 Some(h) => real = h,
                 None => {
-                    real.push(c);
-                    for rest in comps {
-                        real.push(rest);
-                    }
-                    return real;
+                    real = next;
+                    missing = true;
                 }
             }
         }
