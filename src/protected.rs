@@ -216,15 +216,6 @@ pub fn entries(scope: Scope) -> impl Iterator<Item = &'static Entry> {
     TABLE.iter().filter(move |e| e.scope == scope)
 }
 
-/// Whether a protected path is a directory when it exists, by its name;
-/// for a placeholder of a missing one.
-pub fn is_dir_name(p: &Path) -> bool {
-    TABLE
-        .iter()
-        .filter(|e| e.kind == Kind::Dir && e.scope != Found)
-        .any(|e| p.ends_with(e.path))
-}
-
 /// What a stand-in for a missing protected file must hold for its reader
 /// to keep working: git dies on an empty `commondir`, and one naming `.` is
 /// the git dir itself. Empty for everything else.
@@ -468,8 +459,10 @@ impl RealPaths {
 }
 
 /// Directories of `$PATH` inside a writable root, the roots themselves
-/// excepted (protecting one would make the whole root read-only). Only
-/// absolute entries: a relative one depends on where the shell stands.
+/// excepted (protecting one would make the whole root read-only): the
+/// entry as named (a symlink there could be pointed elsewhere) and where
+/// it leads. Only absolute entries: a relative one depends on where the
+/// shell stands.
 fn path_dirs(env: &HostEnv, roots: &[PathBuf], set: &mut PathSet) {
     let Some(path) = &env.path else { return };
     let mut real = RealPaths::default();
@@ -478,9 +471,15 @@ fn path_dirs(env: &HostEnv, roots: &[PathBuf], set: &mut PathSet) {
         if !dir.is_absolute() || !seen.insert(dir.clone()) {
             continue;
         }
-        let r = real.of(&dir);
-        if roots.iter().any(|root| inside(&r, root) && &r != root) {
-            set.add(r);
+        let target = real.of(&dir);
+        let named = match (dir.parent(), dir.file_name()) {
+            (Some(d), Some(n)) => real.of(d).join(n),
+            _ => target.clone(),
+        };
+        for p in [named, target] {
+            if roots.iter().any(|root| inside(&p, root) && &p != root) {
+                set.add(p);
+            }
         }
     }
 }

@@ -237,8 +237,10 @@ fn a_submodule_checkout_as_the_workspace_gets_its_module_git_dir() {
 fn path_directories_inside_a_root_but_not_the_root_itself() {
     let ws = fresh("path");
     std::fs::create_dir_all(ws.join("node_modules/.bin")).unwrap();
+    std::os::unix::fs::symlink("/usr/bin", ws.join("tools")).unwrap();
     let path = std::env::join_paths([
         ws.join("node_modules/.bin"),
+        ws.join("tools"),
         ws.join("not/yet"),
         ws.clone(),
         PathBuf::from("relative/bin"),
@@ -251,6 +253,9 @@ fn path_directories_inside_a_root_but_not_the_root_itself() {
     };
     let p = protected(&ws, None, &env);
     assert!(p.contains(&ws.join("node_modules/.bin")), "{p:?}");
+    // A PATH entry that is a symlink inside the root: the link itself, or
+    // the command could point it at a directory of its own.
+    assert!(p.contains(&ws.join("tools")), "{p:?}");
     assert!(p.contains(&ws.join("not/yet")), "{p:?}");
     assert!(!p.contains(&ws), "the root itself must stay writable");
     scratch::remove(&ws);
