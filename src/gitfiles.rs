@@ -110,7 +110,8 @@ pub struct Audit<'a> {
     euid: u32,
     out: PathSet,
     grants: Vec<PathBuf>,
-    gitdirs: HashSet<PathBuf>,
+    /// Git dirs audited, and whether as used by a checkout in a root.
+    gitdirs: std::collections::HashMap<PathBuf, bool>,
     worktrees: HashSet<PathBuf>,
     files: HashSet<(PathBuf, Option<PathBuf>)>,
     global: Vec<Relative>,
@@ -135,7 +136,7 @@ impl<'a> Audit<'a> {
             euid: unsafe { libc::geteuid() },
             out: PathSet::default(),
             grants: Vec::new(),
-            gitdirs: HashSet::new(),
+            gitdirs: Default::default(),
             worktrees: HashSet::new(),
             files: HashSet::new(),
             global: Vec::new(),
@@ -261,7 +262,9 @@ impl<'a> Audit<'a> {
             }
             return Ok(());
         }
-        let mut common = None;
+        // Submodule git dirs live in the worktree's own git dir (`modules`
+        // is per worktree in git, not in the common dir).
+        let mut own = None;
         match meta {
             Err(_) => {
                 if depth == 0 {
@@ -273,19 +276,21 @@ impl<'a> Audit<'a> {
                 self.add(dotgit.clone());
                 if self.trusted(&m) {
                     if let Some(g) = self.gitfile(&dotgit) {
-                        common = Some(self.gitdir(&g, Some(wt), depth, near)?);
+                        self.gitdir(&g, Some(wt), depth, near)?;
                         self.grant(wt, &dotgit, &g);
+                        own = Some(g);
                     }
                 }
             }
             Ok(m) if m.is_dir() && !m.file_type().is_symlink() => {
-                common = Some(self.gitdir(&dotgit, Some(wt), depth, near)?);
+                self.gitdir(&dotgit, Some(wt), depth, near)?;
+                own = Some(dotgit);
             }
             // A symlink (followed by git, refused by the mounts) or
             // something else: the name itself is what can be held.
             Ok(_) => self.add(dotgit),
         }
-        self.submodules(wt, common.as_deref(), depth)?;
+        self.submodules(wt, own.as_deref(), depth)?;
         for r in self.global.clone() {
             self.relative(&r, wt);
         }
@@ -333,7 +338,7 @@ impl<'a> Audit<'a> {
     }
 
     /// One git dir: its protected entries, its configuration, and the git
-    /// dirs it leads to. Returns its common dir. Every entry is protected
+    /// dirs it leads to. Every entry is protected
     /// whatever `commondir` says now: a `commondir` that names nothing
     /// usable today may be fixed (or removed) tomorrow, and then git reads
     /// this dir's own config and hooks again. `near`: a checkout inside a
@@ -344,16 +349,24 @@ impl<'a> Audit<'a> {
         wt: Option<&Path>,
         depth: usize,
         near: bool,
-    ) -> Result<PathBuf, String> {
-        if depth > MAX_DEPTH || !self.gitdirs.insert(g.to_path_buf()) {
-            return Ok(self.commondir(g).unwrap_or_else(|| g.to_path_buf()));
+    ) -> Result<(), String> {
+        // Seen already, and as closely: done. A dir first reached from far
+        // away (an enclosing repository) is done again when a checkout
+        // inside a root turns out to use it.
+        match self.gitdirs.get(g) {
+            Some(&was_near) if was_near || !near => return Ok(()),
+            _ => {}
         }
+        if depth > MAX_DEPTH {
+            return Ok(());
+        }
+        self.gitdirs.insert(g.to_path_buf(), near);
         self.spend(g)?;
         for n in COMMON.iter().chain(ADMIN) {
             self.add(g.join(n));
         }
         if !self.own_dir(g) {
-            return Ok(g.to_path_buf());
+            return Ok(());
         }
         let common = self.commondir(g).filter(|c| c != g);
         let entries = self.load(&g.join("config"));
@@ -364,14 +377,11 @@ impl<'a> Audit<'a> {
         if near {
             self.modules(g, depth)?;
         }
-        match common {
-            Some(c) => {
-                let main = default_worktree(&c);
-                self.gitdir(&c, main.as_deref(), depth + 1, near)?;
-                Ok(c)
-            }
-            None => Ok(g.to_path_buf()),
+        if let Some(c) = common {
+            let main = default_worktree(&c);
+            self.gitdir(&c, main.as_deref(), depth + 1, near)?;
         }
+        Ok(())
     }
 
     /// Every linked worktree's admin dir, and the worktree it names when that
@@ -425,7 +435,7 @@ impl<'a> Audit<'a> {
     /// The submodules `.gitmodules` names: their git dirs (also when not
     /// cloned yet, so none can be planted), their `.git` and `.gitmodules`,
     /// and each checkout as a worktree.
-    fn submodules(&mut self, wt: &Path, common: Option<&Path>, depth: usize) -> Result<(), String> {
+    fn submodules(&mut self, wt: &Path, gitdir: Option<&Path>, depth: usize) -> Result<(), String> {
         let entries = self.load(&wt.join(".gitmodules"));
         for e in entries.iter().filter(|e| e.section == "submodule") {
             let (Some(name), Some(value)) = (&e.sub, &e.value) else {
@@ -437,7 +447,7 @@ impl<'a> Audit<'a> {
             let Some(rel) = safe_rel(value) else { continue };
             let sub = wt.join(rel);
             let near = self.inside_root(&sub);
-            if let (Some(c), Some(name)) = (common, safe_rel(name)) {
+            if let (Some(c), Some(name)) = (gitdir, safe_rel(name)) {
                 self.gitdir(&c.join("modules").join(name), None, depth + 1, near)?;
             }
             self.add(sub.join(".git"));

@@ -202,6 +202,43 @@ fn submodules_are_protected_by_name_cloned_or_not() {
 }
 
 #[test]
+fn a_linked_worktrees_submodules_live_in_its_own_git_dir() {
+    let root = fresh("wtsubs");
+    let lib = root.join("lib");
+    repo(&lib);
+    let main = root.join("main");
+    repo(&main);
+    git(
+        &main,
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            lib.to_str().unwrap(),
+            "sub",
+        ],
+    );
+    git(&main, &["commit", "-q", "-m", "sub"]);
+    let wt = root.join("wt");
+    git(
+        &main,
+        &["worktree", "add", "-q", "-b", "w", wt.to_str().unwrap()],
+    );
+    let p = protected(&wt, None, &no_env());
+    let admin = main.join(".git/worktrees/wt");
+    for want in [
+        admin.join("modules/sub/config"),
+        admin.join("modules/sub/hooks"),
+        wt.join("sub/.git"),
+    ] {
+        assert!(p.contains(&want), "{} missing: {p:?}", want.display());
+    }
+    scratch::remove(&root);
+}
+
+#[test]
 fn a_submodule_checkout_as_the_workspace_gets_its_module_git_dir() {
     let root = fresh("subws");
     let lib = root.join("lib");
