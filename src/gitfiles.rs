@@ -6,11 +6,13 @@
 //! Also the git dirs a linked worktree or a submodule checkout needs
 //! writable, so that git keeps working there.
 //!
-//! Owns: that audit. It only reads: `lstat`, `readdir` and small files that
-//! belong to the caller or to root (git itself refuses another user's
-//! repository), opened without blocking. Must never: write, panic, or let a
-//! file of another user decide what is protected; its work is bounded, and
-//! past the bound it refuses rather than protect less.
+//! Owns: that audit. It only reads: `lstat`, `readdir` and small files,
+//! opened without blocking — a repository's own files only when they belong
+//! to the caller or root (git itself refuses another user's repository),
+//! included and global configuration whoever owns it (git reads it). Must
+//! never: write, panic, or let another user's repository decide what is
+//! protected; its work is bounded, and past the bound it refuses rather
+//! than protect less.
 
 use crate::gitconfig::{self, Entry};
 use crate::plan::resolve_lenient;
@@ -93,6 +95,15 @@ const MAX_INCLUDE_DEPTH: usize = 10;
 const MAX_WORK: usize = 4096;
 const MAX_CONFIG_BYTES: u64 = 4 << 20;
 const MAX_POINTER_BYTES: u64 = 4096;
+
+/// Whose files are read: a repository's own files only when they are the
+/// caller's or root's (git refuses another user's repository); included
+/// and global files whoever owns them, as git reads them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Owner {
+    Ours,
+    Any,
+}
 
 /// A setting of the global or system config that is relative to the
 /// repository it is used in: resolved against each worktree found.
@@ -186,15 +197,20 @@ impl<'a> Audit<'a> {
     /// symlink there is seen as one) and, when that is a symlink, where it
     /// points.
     fn add_real(&mut self, p: &Path) {
-        let (Some(dir), Some(name)) = (p.parent(), p.file_name()) else {
-            return;
-        };
-        let named = self.real.of(dir).join(name);
+        let named = self.named(p);
         let target = self.real.of(p);
         if target != named {
             self.add(target);
         }
         self.add(named);
+    }
+
+    /// `p` with its directory resolved and its own name kept.
+    fn named(&mut self, p: &Path) -> PathBuf {
+        match (p.parent(), p.file_name()) {
+            (Some(dir), Some(name)) => self.real.of(dir).join(name),
+            _ => self.real.of(p),
+        }
     }
 
     fn inside_root(&self, p: &Path) -> bool {
@@ -208,18 +224,40 @@ impl<'a> Audit<'a> {
     /// A small regular file of ours or root's, opened without blocking (a
     /// FIFO planted there cannot stall the launch).
     fn read_small(&self, p: &Path, max: u64) -> Option<Vec<u8>> {
-        let f = std::fs::OpenOptions::new()
+        self.read(p, max, Owner::Ours).ok().flatten()
+    }
+
+    /// A regular file, opened without blocking; `None` when it is missing,
+    /// not a regular file or not of the owner asked for, an error when it is
+    /// larger than `max` (it would be read by git, and cannot be audited).
+    fn read(&self, p: &Path, max: u64, owner: Owner) -> Result<Option<Vec<u8>>, String> {
+        let Ok(f) = std::fs::OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
             .open(p)
-            .ok()?;
-        let m = f.metadata().ok()?;
-        if !m.is_file() || !self.trusted(&m) || m.len() > max {
-            return None;
+        else {
+            return Ok(None);
+        };
+        let Ok(m) = f.metadata() else {
+            return Ok(None);
+        };
+        if !m.is_file() || (owner == Owner::Ours && !self.trusted(&m)) {
+            return Ok(None);
+        }
+        if m.len() > max {
+            return Err(format!(
+                "`{}` is larger than {} MiB: dcjail does not audit a git configuration file that large, \
+                 so it cannot tell what git would run from it and no backend can keep that protected; \
+                 set sandbox.filesystem.protect_defaults = false to run without the protected table",
+                p.display(),
+                max >> 20
+            ));
         }
         let mut buf = Vec::with_capacity(usize::try_from(m.len()).unwrap_or(0) + 1);
-        f.take(max).read_to_end(&mut buf).ok()?;
-        Some(buf)
+        if f.take(max).read_to_end(&mut buf).is_err() {
+            return Ok(None);
+        }
+        Ok(Some(buf))
     }
 
     /// A real directory (not a symlink) of ours or root's.
@@ -369,10 +407,10 @@ impl<'a> Audit<'a> {
             return Ok(());
         }
         let common = self.commondir(g).filter(|c| c != g);
-        let entries = self.load(&g.join("config"));
+        let entries = self.load(&g.join("config"), Owner::Ours)?;
         let wt = core_worktree(&entries, g).or_else(|| wt.map(Path::to_path_buf));
         self.settings(&entries, &g.join("config"), wt.as_deref(), 0)?;
-        self.config_file(&g.join("config.worktree"), wt.as_deref(), 0)?;
+        self.config_file(&g.join("config.worktree"), wt.as_deref(), 0, Owner::Ours)?;
         self.linked(g, depth)?;
         if near {
             self.modules(g, depth)?;
@@ -404,7 +442,7 @@ impl<'a> Audit<'a> {
             if let Some(dotgit) = &back {
                 self.add(dotgit.clone());
             }
-            self.config_file(&a.join("config.worktree"), wt.as_deref(), 0)?;
+            self.config_file(&a.join("config.worktree"), wt.as_deref(), 0, Owner::Ours)?;
             if let Some(wt) = wt.filter(|w| self.inside_root(w)) {
                 self.worktree(&wt, depth + 1)?;
             }
@@ -436,7 +474,7 @@ impl<'a> Audit<'a> {
     /// cloned yet, so none can be planted), their `.git` and `.gitmodules`,
     /// and each checkout as a worktree.
     fn submodules(&mut self, wt: &Path, gitdir: Option<&Path>, depth: usize) -> Result<(), String> {
-        let entries = self.load(&wt.join(".gitmodules"));
+        let entries = self.load(&wt.join(".gitmodules"), Owner::Ours)?;
         for e in entries.iter().filter(|e| e.section == "submodule") {
             let (Some(name), Some(value)) = (&e.sub, &e.value) else {
                 continue;
@@ -481,19 +519,28 @@ impl<'a> Audit<'a> {
         );
         for f in files {
             self.add_real(&f);
-            let entries = self.load(&f);
+            let entries = self.load(&f, Owner::Any)?;
             self.settings_global(&entries, &f, 0)?;
         }
         Ok(())
     }
 
-    fn load(&self, f: &Path) -> Vec<Entry> {
-        self.read_small(f, MAX_CONFIG_BYTES)
+    /// A configuration file's entries: none when it is missing or git would
+    /// refuse it (then git reads nothing from it either).
+    fn load(&self, f: &Path, owner: Owner) -> Result<Vec<Entry>, String> {
+        Ok(self
+            .read(f, MAX_CONFIG_BYTES, owner)?
             .and_then(|t| gitconfig::parse(&t))
-            .unwrap_or_default()
+            .unwrap_or_default())
     }
 
-    fn config_file(&mut self, f: &Path, wt: Option<&Path>, depth: usize) -> Result<(), String> {
+    fn config_file(
+        &mut self,
+        f: &Path,
+        wt: Option<&Path>,
+        depth: usize,
+        owner: Owner,
+    ) -> Result<(), String> {
         if depth > MAX_INCLUDE_DEPTH
             || !self
                 .files
@@ -502,7 +549,7 @@ impl<'a> Audit<'a> {
             return Ok(());
         }
         self.spend(f)?;
-        let entries = self.load(f);
+        let entries = self.load(f, owner)?;
         self.settings(&entries, f, wt, depth)
     }
 
@@ -522,8 +569,10 @@ impl<'a> Audit<'a> {
             };
             if is_include(e) {
                 if let Some(t) = self.path_value(v, file.parent()) {
+                    let t = self.named(&t);
                     self.add_real(&t);
-                    self.config_file(&t, wt, depth + 1)?;
+                    // git reads an included file whoever owns it.
+                    self.config_file(&t, wt, depth + 1, Owner::Any)?;
                 }
             } else if e.is("core", "hookspath") {
                 if let Some(d) = self.path_value(v, wt) {
@@ -556,10 +605,11 @@ impl<'a> Audit<'a> {
             };
             if is_include(e) {
                 if let Some(t) = self.path_value(v, file.parent()) {
+                    let t = self.named(&t);
                     self.add_real(&t);
                     if depth < MAX_INCLUDE_DEPTH && self.files.insert((t.clone(), None)) {
                         self.spend(&t)?;
-                        let inc = self.load(&t);
+                        let inc = self.load(&t, Owner::Any)?;
                         self.settings_global(&inc, &t, depth + 1)?;
                     }
                 }
@@ -665,7 +715,9 @@ impl<'a> Audit<'a> {
                 self.push_grant(common);
             }
             None => {
-                let entries = self.load(&g.join("config"));
+                let Ok(entries) = self.load(&g.join("config"), Owner::Ours) else {
+                    return;
+                };
                 let Some(back) = core_worktree(&entries, g) else {
                     return;
                 };

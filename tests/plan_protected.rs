@@ -376,6 +376,55 @@ fn another_users_repository_is_not_read_but_its_fixed_entries_are_held() {
 }
 
 #[test]
+fn an_included_file_is_followed_whoever_owns_it_as_git_does() {
+    // SAFETY: geteuid never fails.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("note: needs root to make another user's files; skipped");
+        return;
+    }
+    let ws = fresh("teaminc");
+    repo(&ws);
+    let mut cfg = std::fs::read_to_string(ws.join(".git/config")).unwrap();
+    cfg.push_str("[include]\n\tpath = ../team.inc\n");
+    std::fs::write(ws.join(".git/config"), cfg).unwrap();
+    std::fs::write(ws.join("team.inc"), "[core]\n\thooksPath = team-hooks\n").unwrap();
+    let ok = Command::new("chown")
+        .args(["65534:65534"])
+        .arg(ws.join("team.inc"))
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    let p = protected(&ws, None, &no_env());
+    assert!(p.contains(&ws.join("team.inc")), "{p:?}");
+    assert!(p.contains(&ws.join("team-hooks")), "{p:?}");
+    scratch::remove(&ws);
+}
+
+#[test]
+fn a_config_too_large_to_audit_is_refused() {
+    let ws = fresh("bigcfg");
+    repo(&ws);
+    let mut cfg = std::fs::read_to_string(ws.join(".git/config")).unwrap();
+    cfg.push_str("[include]\n\tpath = ../big.inc\n");
+    std::fs::write(ws.join(".git/config"), cfg).unwrap();
+    let mut big = String::from("[user]\n");
+    while big.len() <= 4 << 20 {
+        big.push_str("\t# padding padding padding padding padding padding padding\n");
+    }
+    std::fs::write(ws.join("big.inc"), big).unwrap();
+    let r = plan_in(&ws, None, &no_env()).unwrap_err();
+    assert_eq!(r.exit_code(), 122, "{}", r.message);
+    assert!(
+        r.message
+            .contains(&ws.join("big.inc").display().to_string()),
+        "{}",
+        r.message
+    );
+    scratch::remove(&ws);
+}
+
+#[test]
 fn a_fifo_or_a_bad_config_neither_blocks_nor_breaks_the_launch() {
     let ws = fresh("fifo");
     repo(&ws);
