@@ -334,9 +334,29 @@ pub fn collect(
         }
     }
     Ok(Collected {
-        protected: set.into_vec(),
+        protected: outermost(set.into_vec()),
         grants,
     })
+}
+
+/// The paths that lie inside no other of them, in order: a protected
+/// directory (or a missing name, uncreatable) already covers what is under
+/// it, and each path costs a backend a rule, a mount or a stand-in.
+fn outermost(paths: Vec<PathBuf>) -> Vec<PathBuf> {
+    let mut by_len: Vec<&PathBuf> = paths.iter().collect();
+    by_len.sort_by_key(|p| p.as_os_str().len());
+    let mut kept: Vec<&PathBuf> = Vec::with_capacity(paths.len());
+    for p in by_len {
+        if !kept.iter().any(|k| inside(p, k)) {
+            kept.push(p);
+        }
+    }
+    let keep: HashSet<&std::ffi::OsStr> = kept.iter().map(|p| p.as_os_str()).collect();
+    paths
+        .iter()
+        .filter(|p| keep.contains(p.as_os_str()))
+        .cloned()
+        .collect()
 }
 
 /// `$HOME`'s entries (root-scoped ones included: `~/.vscode` holds VS Code's
