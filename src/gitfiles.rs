@@ -129,6 +129,7 @@ pub struct Audit<'a> {
     work: usize,
     real: RealPaths,
     commondirs: std::collections::HashMap<std::ffi::OsString, Option<PathBuf>>,
+    own_dirs: std::collections::HashMap<std::ffi::OsString, bool>,
 }
 
 impl<'a> Audit<'a> {
@@ -154,6 +155,7 @@ impl<'a> Audit<'a> {
             work: 0,
             real: RealPaths::default(),
             commondirs: Default::default(),
+            own_dirs: Default::default(),
         }
     }
 
@@ -260,9 +262,15 @@ impl<'a> Audit<'a> {
         Ok(Some(buf))
     }
 
-    /// A real directory (not a symlink) of ours or root's.
-    fn own_dir(&self, p: &Path) -> bool {
-        std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir() && self.trusted(&m))
+    /// A real directory (not a symlink) of ours or root's; asked once per
+    /// directory.
+    fn own_dir(&mut self, p: &Path) -> bool {
+        if let Some(&yes) = self.own_dirs.get(p.as_os_str()) {
+            return yes;
+        }
+        let yes = std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir() && self.trusted(&m));
+        self.own_dirs.insert(p.as_os_str().to_os_string(), yes);
+        yes
     }
 
     /// The entries of an own directory, as names.
@@ -432,9 +440,11 @@ impl<'a> Audit<'a> {
             if !self.own_dir(&a) {
                 continue;
             }
+            // git writes this pointer as a real, absolute path: normalized
+            // without a syscall, it is compared with the roots as it is.
             let back = self
                 .read_small(&a.join("gitdir"), MAX_POINTER_BYTES)
-                .map(|t| self.real.of(&a.join(OsStr::from_bytes(trim(&t)))));
+                .map(|t| normalize(&a.join(OsStr::from_bytes(trim(&t)))));
             let wt = back
                 .as_deref()
                 .and_then(Path::parent)
@@ -781,6 +791,21 @@ fn safe_rel(v: &[u8]) -> Option<&Path> {
         && p.components()
             .all(|c| matches!(c, Component::Normal(n) if n != ".git"));
     ok.then_some(p)
+}
+
+/// `..` and `.` applied lexically.
+fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn trim(b: &[u8]) -> &[u8] {
