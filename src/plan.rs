@@ -7,27 +7,11 @@
 use crate::domain::DomainRule;
 use crate::error::{Gate, Reason, Refusal, Result};
 use crate::policy::{BackendChoice, Mode, NetMode, Policy, SandboxMode, Tool};
+use crate::protected::HostEnv;
 use globset::{GlobBuilder, GlobMatcher};
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
-
-/// Names that stay read-only (and cannot be created) inside every writable
-/// root, SPEC §5. `.git/hooks` and `.git/config` are handled with the git dir.
-pub const PROTECTED_NAMES: &[&str] = &[
-    ".gitmodules",
-    ".bashrc",
-    ".bash_profile",
-    ".zshrc",
-    ".zprofile",
-    ".profile",
-    ".mcp.json",
-    ".vscode",
-    ".idea",
-    ".claude/commands",
-    ".claude/agents",
-    ".dcjail",
-];
 
 /// Facts about the calling process the plan is built from; gathered once at
 /// the edge so the rest can be tested with made-up values.
@@ -132,7 +116,8 @@ pub struct FsPlan {
     /// Re-allowed inside `deny_read`.
     pub allow_read: Vec<PathRule>,
     pub deny_write: Vec<PathRule>,
-    /// Read-only when present, uncreatable when missing (SPEC §5).
+    /// Read-only when present, uncreatable when missing: the protected
+    /// table (`crate::protected`) and git's files.
     pub protected: Vec<PathBuf>,
 }
 
@@ -189,6 +174,17 @@ impl Plan {
 /// Builds the plan: worktree gate (5), path resolution, and the `paths`
 /// pre-check of the sandbox gate (6). Backend choice comes after.
 pub fn build(policy: &Policy, argv: Vec<OsString>, facts: &Facts) -> Result<Plan> {
+    build_with(policy, argv, facts, &HostEnv::current())
+}
+
+/// `build`, with the environment the host's programs see given (what
+/// decides where git and the shells look for what they run).
+pub fn build_with(
+    policy: &Policy,
+    argv: Vec<OsString>,
+    facts: &Facts,
+    env: &HostEnv,
+) -> Result<Plan> {
     let worktree = match &policy.worktree.root {
         None => None,
         Some(root) => Some(worktree_gate(root, facts)?),
@@ -267,13 +263,16 @@ pub fn build(policy: &Policy, argv: Vec<OsString>, facts: &Facts) -> Result<Plan
         "sandbox.filesystem.deny_write",
     )?;
 
+    // The protected table and git's files; git's own grants (a linked
+    // worktree's common dir) come with them, whatever protect_defaults says.
     let mut protected = Vec::new();
-    if fs_pol.protect_defaults && access == SandboxMode::WorkspaceWrite {
-        for root in &writable {
-            protected.extend(protected_in(root));
-        }
+    if access == SandboxMode::WorkspaceWrite {
+        let found = crate::protected::collect(&writable, home, env, fs_pol.protect_defaults)
+            .map_err(Refusal::unavailable)?;
+        writable.extend(found.grants);
+        dedup_roots(&mut writable);
+        protected = found.protected;
     }
-    linked_worktree_grants(&mut writable, &mut protected);
     // The policy, the plan card and dcjail itself are never writable from inside.
     let mut own: Vec<PathBuf> = Vec::new();
     if let Some(p) = &policy.source {
@@ -485,92 +484,6 @@ fn rules(list: &[PathBuf], base: &Path, home: Option<&Path>, key: &str) -> Resul
         }
     }
     Ok(out)
-}
-
-/// The protected paths inside one writable root, `.git` pointers followed.
-pub fn protected_in(root: &Path) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = PROTECTED_NAMES.iter().map(|n| root.join(n)).collect();
-    let dotgit = root.join(".git");
-    out.push(dotgit.join("hooks"));
-    out.push(dotgit.join("config"));
-    for gitdir in git_dirs(&dotgit) {
-        for n in ["hooks", "config"] {
-            let p = gitdir.join(n);
-            if !out.contains(&p) {
-                out.push(p);
-            }
-        }
-    }
-    out
-}
-
-/// Linked worktrees (SPEC §5: `git add`/`commit` work "also inside a linked
-/// worktree"). For each writable root whose `.git` file names
-/// `<common>/worktrees/<id>`, grants what `git add`, `commit`, `checkout -b`
-/// and `stash` write there (traced with strace): that `worktrees/<id>` dir and
-/// the common dir's `objects`, `refs`, `logs` (and `reftable` when the repo
-/// uses it) — nothing else of the main repository or its checkout.
-///
-/// `packed-refs` is not granted: git never writes it in place but through
-/// `packed-refs.lock` created in the common dir itself, and write access to
-/// that dir would reach the main checkout's `HEAD`, `index` and a new
-/// `commondir`. Git prints "Unable to create …/packed-refs.lock" on ref
-/// deletions and carries on; deleting a branch that lives only in
-/// `packed-refs` fails.
-///
-/// The pointer files stay read-only whether or not `protect_defaults` is on,
-/// as they are not something git needs to write: the worktree's `.git` file
-/// and, in `worktrees/<id>`, `commondir`, `gitdir` and `config.worktree` —
-/// rewriting any of them would point the user's next git command at a config
-/// (hooks, fsmonitor) of the command's choosing. A pointer is followed only
-/// when the admin dir points back at this very `.git` file and the common dir
-/// is a git dir, so a planted `.git` file gains no write access elsewhere.
-fn linked_worktree_grants(writable: &mut Vec<PathBuf>, protected: &mut Vec<PathBuf>) {
-    let roots = writable.clone();
-    for root in roots {
-        let dotgit = root.join(".git");
-        let dirs = git_dirs(&dotgit);
-        let [gitdir, common] = dirs.as_slice() else {
-            continue;
-        };
-        let admin = gitdir.parent();
-        let in_worktrees = admin.and_then(|a| a.file_name()) == Some("worktrees".as_ref());
-        let owned = admin.and_then(|a| a.parent()) == Some(common.as_path());
-        let is_gitdir = common.join("HEAD").is_file() && common.join("objects").is_dir();
-        let back = std::fs::read_to_string(gitdir.join("gitdir"))
-            .ok()
-            .map(|t| resolve_lenient(&gitdir.join(t.trim_end_matches(['\n', '\r']))));
-        let Ok(canon_dotgit) = std::fs::canonicalize(&dotgit) else {
-            continue;
-        };
-        if !(in_worktrees && owned && is_gitdir && back.as_ref() == Some(&canon_dotgit)) {
-            continue;
-        }
-        let mut grant = vec![gitdir.clone()];
-        for n in ["objects", "refs", "logs", "reftable"] {
-            if let Ok(c) = std::fs::canonicalize(common.join(n)) {
-                if c.is_dir() {
-                    grant.push(c);
-                }
-            }
-        }
-        for g in grant {
-            if !writable.contains(&g) {
-                writable.push(g);
-            }
-        }
-        let pointers = [
-            canon_dotgit,
-            gitdir.join("commondir"),
-            gitdir.join("gitdir"),
-            gitdir.join("config.worktree"),
-        ];
-        for p in pointers {
-            if !protected.contains(&p) {
-                protected.push(p);
-            }
-        }
-    }
 }
 
 /// For a `.git` file (`gitdir: X`), the git dir it names and that dir's

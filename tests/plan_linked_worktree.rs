@@ -1,5 +1,7 @@
-//! The plan grants a linked worktree exactly what git writes in the main
-//! repository's git dir, and nothing else of the main checkout.
+//! The plan grants a linked worktree the main repository's git dir, where
+//! git writes its objects, refs and lock files, but none of the files
+//! through which git finds config, hooks or another git dir, and nothing
+//! of the main checkout.
 
 #[path = "support/scratch.rs"]
 mod scratch;
@@ -84,13 +86,7 @@ fn linked_worktree_gets_exactly_its_git_metadata() {
     let admin = common.join("worktrees/wt");
     let plan = plan_for(&wt);
 
-    for root in [
-        wt.clone(),
-        admin.clone(),
-        common.join("objects"),
-        common.join("refs"),
-        common.join("logs"),
-    ] {
+    for root in [wt.clone(), admin.clone(), common.clone()] {
         assert!(
             plan.fs.writable.contains(&root),
             "{} not granted: {:?}",
@@ -98,7 +94,7 @@ fn linked_worktree_gets_exactly_its_git_metadata() {
             plan.fs.writable
         );
     }
-    // What git writes.
+    // What git writes, lock files in the common dir included.
     for p in [
         admin.join("index"),
         admin.join("HEAD"),
@@ -107,22 +103,29 @@ fn linked_worktree_gets_exactly_its_git_metadata() {
         common.join("refs/heads/feat"),
         common.join("refs/stash"),
         common.join("logs/refs/heads/feat"),
+        common.join("packed-refs"),
+        common.join("packed-refs.lock"),
+        common.join("gc.pid"),
+        common.join("worktrees/wt2/HEAD"),
         wt.join("a"),
     ] {
         assert!(plan.writable(&p), "{} should be writable", p.display());
     }
-    // Nothing else of the main repository or its checkout.
+    // Not the main checkout, its own state, nor any file through which git
+    // finds config, hooks or another git dir.
     for p in [
         main.join("a"),
         main.join("new-file"),
-        common.clone(),
         common.join("HEAD"),
         common.join("index"),
+        common.join("rebase-merge/git-rebase-todo"),
+        common.join("sequencer/todo"),
         common.join("config"),
+        common.join("config.worktree"),
         common.join("hooks/pre-commit"),
-        common.join("packed-refs"),
         common.join("commondir"),
-        common.join("info/attributes"),
+        common.join("objects/info/alternates"),
+        common.join("objects/info/http-alternates"),
         admin.join("commondir"),
         admin.join("gitdir"),
         admin.join("config.worktree"),
@@ -130,7 +133,7 @@ fn linked_worktree_gets_exactly_its_git_metadata() {
     ] {
         assert!(!plan.writable(&p), "{} must not be writable", p.display());
     }
-    assert!(!plan.fs.writable.iter().any(|r| r == &main || r == &common));
+    assert!(!plan.fs.writable.iter().any(|r| r == &main));
 }
 
 #[test]

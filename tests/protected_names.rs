@@ -1,4 +1,4 @@
-//! Every protected name of SPEC §5, existing and missing, under every backend
+//! Every protected name of the table, existing and missing, under every backend
 //! that runs here: an existing one stays unchanged, a missing one cannot be
 //! created, and a sibling in the same directory is writable all along.
 
@@ -29,22 +29,24 @@ impl Drop for Scratch {
     }
 }
 
-/// Every protected name, as a path relative to a writable root.
+use dcjail::protected::{entries, Kind, Scope};
+
+/// Every protected name of the table relative to a writable root, and
+/// git's in the root's `.git`.
 fn names() -> Vec<String> {
-    let mut v: Vec<String> = dcjail::plan::PROTECTED_NAMES
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    v.push(".git/hooks".into());
-    v.push(".git/config".into());
+    let mut v: Vec<String> = entries(Scope::Root).map(|e| e.path.to_string()).collect();
+    v.extend(
+        entries(Scope::GitDir)
+            .filter(|e| e.path != "gitdir")
+            .map(|e| format!(".git/{}", e.path)),
+    );
     v
 }
 
 fn is_dir_name(n: &str) -> bool {
-    matches!(
-        n,
-        ".vscode" | ".idea" | ".claude/commands" | ".claude/agents" | ".dcjail" | ".git/hooks"
-    )
+    entries(Scope::Root)
+        .chain(entries(Scope::GitDir))
+        .any(|e| e.kind == Kind::Dir && (n == e.path || n == format!(".git/{}", e.path)))
 }
 
 fn run(ws: &Path, backend: &str, script: &str) -> Output {
@@ -89,12 +91,14 @@ fn existing_and_missing_protected_names_stay_as_they_were_under_bwrap() {
             let ws = s.0.join("ws");
             std::fs::create_dir_all(ws.join(".git")).unwrap();
             std::fs::create_dir_all(ws.join(".claude")).unwrap();
+            std::fs::create_dir_all(ws.join(".git/objects/info")).unwrap();
             let p = ws.join(&name);
             if existing {
                 if is_dir_name(&name) {
                     std::fs::create_dir_all(&p).unwrap();
                     std::fs::write(p.join("original"), "ORIGINAL").unwrap();
                 } else {
+                    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
                     std::fs::write(&p, "ORIGINAL").unwrap();
                 }
             }

@@ -254,15 +254,20 @@ fn writable_roots(plan: &Plan, subtraction: WriteSubtraction) -> Result<Vec<Path
     }
     for p in &fs.protected {
         if let Some(w) = roots.iter().find(|w| p.starts_with(w)) {
-            let hint = if crate::plan::protected_in(w).contains(p) {
-                "use --backend bwrap, or set sandbox.filesystem.protect_defaults = false"
-            } else {
-                "use --backend bwrap, or keep dcjail, its policy file and plan card outside the writable roots"
+            use crate::protected::Origin;
+            let origin = Origin::of(p, plan.policy_file.as_deref());
+            let hint = match origin {
+                Origin::PolicyFile | Origin::OwnBinary => "or move it out of the writable roots",
+                Origin::Table(_) => "or set sandbox.filesystem.protect_defaults = false",
+                Origin::Other => {
+                    "or set sandbox.filesystem.protect_defaults = false (the plan card: move it out of the writable roots)"
+                }
             };
             return Err(format!(
-                "landlock cannot keep the protected path `{}` read-only inside the writable root `{}` \
-                 (rights cannot be subtracted inside a granted tree); {hint}",
+                "landlock cannot keep the protected path `{}` ({}) read-only and uncreatable inside the writable root `{}`: \
+                 it cannot subtract rights inside a granted tree; --backend bwrap can, {hint}",
                 p.display(),
+                origin.describe(),
                 w.display()
             ));
         }
