@@ -44,13 +44,13 @@ fn less(start: &dyn Fn(&str) -> Tmux, jail: &str, _ws: &Path) -> Seen {
     let (_, s) = t.wait_screen(8.0, |s| first_line(s) == "line 1");
     seen.push(("less shows the file".into(), first_line(&s)));
     t.keys(&["j", "j", "j"]);
-    let (_, s) = t.wait_screen(3.0, |s| first_line(s) == "line 4");
+    let (_, s) = t.wait_screen(6.0, |s| first_line(s) == "line 4");
     seen.push(("three j keys scroll three lines".into(), first_line(&s)));
     t.keys(&["G"]);
-    let (_, s) = t.wait_screen(3.0, |s| s.contains("line 200"));
+    let (_, s) = t.wait_screen(6.0, |s| s.contains("line 200"));
     seen.push(("G goes to the end".into(), line_with(&s, "line 200")));
     t.keys(&["q"]);
-    let (_, h) = t.wait(3.0, |h| h.contains("[EXITED"));
+    let (_, h) = t.wait(6.0, |h| h.contains("[EXITED"));
     seen.push(("q quits".into(), line_with(&h, "[EXITED")));
     seen
 }
@@ -117,7 +117,7 @@ fn bash_i(start: &dyn Fn(&str) -> Tmux, jail: &str, _ws: &Path) -> Seen {
         ask(
             "case $- in *m*) echo MONITOR-ON;; *) echo MONITOR-OFF;; esac",
             "MONITOR-",
-            3.0,
+            6.0,
         ),
     ));
     seen.push((
@@ -125,7 +125,7 @@ fn bash_i(start: &dyn Fn(&str) -> Tmux, jail: &str, _ws: &Path) -> Seen {
         ask(
             "(exec 3</dev/tty) 2>/dev/null && echo DEVTTY-OPEN || echo DEVTTY-FAILS",
             "DEVTTY-",
-            3.0,
+            6.0,
         ),
     ));
     // Ctrl-Z stops the foreground job and gives the prompt back.
@@ -133,19 +133,19 @@ fn bash_i(start: &dyn Fn(&str) -> Tmux, jail: &str, _ws: &Path) -> Seen {
     t.line("sleep 300");
     std::thread::sleep(std::time::Duration::from_millis(400));
     t.keys(&["C-z"]);
-    let (_, h) = t.wait(3.0, |h| h.contains("Stopped") && prompt(h) > before);
+    let (_, h) = t.wait(6.0, |h| h.contains("Stopped") && prompt(h) > before);
     seen.push(("Ctrl-Z stops sleep".into(), line_with(&h, "Stopped")));
-    seen.push(("jobs".into(), ask("jobs; echo JOBS-DONE", "[1]", 3.0)));
+    seen.push(("jobs".into(), ask("jobs; echo JOBS-DONE", "[1]", 6.0)));
     seen.push((
         "bg resumes it in the background".into(),
-        ask("bg", "[1]", 3.0),
+        ask("bg", "[1]", 6.0),
     ));
     seen.push((
         "jobs after bg".into(),
         ask(
             "jobs -l | sed 's/[0-9][0-9]* Running/PID Running/'; echo JOBS-DONE",
             "[1]",
-            3.0,
+            6.0,
         ),
     ));
     // fg brings it back; Ctrl-C kills it, not the shell.
@@ -154,21 +154,21 @@ fn bash_i(start: &dyn Fn(&str) -> Tmux, jail: &str, _ws: &Path) -> Seen {
     t.keys(&["C-c"]);
     seen.push((
         "Ctrl-C kills the job, the shell lives".into(),
-        ask("echo \"ALIVE $?\"", "ALIVE", 3.0),
+        ask("echo \"ALIVE $?\"", "ALIVE", 6.0),
     ));
     seen.push((
         "stty size".into(),
-        ask("echo \"SIZE $(stty size)\"", "SIZE", 3.0),
+        ask("echo \"SIZE $(stty size)\"", "SIZE", 6.0),
     ));
     t.resize(100, 30);
     std::thread::sleep(std::time::Duration::from_millis(300));
     seen.push((
         "stty size after a resize".into(),
-        ask("echo \"SIZE $(stty size)\"", "SIZE", 3.0),
+        ask("echo \"SIZE $(stty size)\"", "SIZE", 6.0),
     ));
     // SIGWINCH reaches a foreground program.
     t.line("sh winch.sh");
-    let (_, _) = t.wait(3.0, |h| h.contains("WAITING-FOR-WINCH"));
+    let (_, _) = t.wait(6.0, |h| h.contains("WAITING-FOR-WINCH"));
     t.resize(90, 28);
     let (_, h) = t.wait(12.0, |h| h.contains("GOT-WINCH") || h.contains("NO-WINCH"));
     let got = if h.contains("GOT-WINCH") {
@@ -179,9 +179,9 @@ fn bash_i(start: &dyn Fn(&str) -> Tmux, jail: &str, _ws: &Path) -> Seen {
         "(no answer)"
     };
     seen.push(("a resize sends SIGWINCH".into(), got.into()));
-    let (_, _) = t.wait(3.0, |h| h.contains("WINCH-DONE"));
+    let (_, _) = t.wait(6.0, |h| h.contains("WINCH-DONE"));
     t.line("exit");
-    let (_, h) = t.wait(3.0, |h| h.contains("[EXITED"));
+    let (_, h) = t.wait(6.0, |h| h.contains("[EXITED"));
     seen.push(("exit leaves the shell".into(), line_with(&h, "[EXITED")));
     seen
 }
@@ -225,7 +225,7 @@ fn outer_job(start: &dyn Fn(&str) -> Tmux, jail: &str, _ws: &Path) -> Seen {
     let (ok, _) = t.wait(8.0, |h| last_tick(h) >= 3);
     seen.push(("the command prints".into(), format!("{ok}")));
     t.keys(&["C-z"]);
-    let (_, h) = t.wait(3.0, |h| h.contains("Stopped"));
+    let (_, h) = t.wait(6.0, |h| h.contains("Stopped"));
     seen.push((
         "Ctrl-Z: the shell says".into(),
         format!("{}", h.contains("Stopped")),
@@ -236,11 +236,11 @@ fn outer_job(start: &dyn Fn(&str) -> Tmux, jail: &str, _ws: &Path) -> Seen {
     let b = last_tick(&t.history());
     seen.push(("Ctrl-Z: the output stops".into(), format!("{}", a == b)));
     t.line("fg");
-    let (ok, _) = t.wait(4.0, |h| last_tick(h) > b + 2);
+    let (ok, _) = t.wait(8.0, |h| last_tick(h) > b + 2);
     seen.push(("fg: the output resumes".into(), format!("{ok}")));
     t.keys(&["C-c"]);
     t.line("echo \"OUTER $?\"");
-    let (_, h) = t.wait(3.0, |h| h.lines().any(|l| l.starts_with("OUTER")));
+    let (_, h) = t.wait(6.0, |h| h.lines().any(|l| l.starts_with("OUTER")));
     seen.push(("Ctrl-C ends it".into(), line_with(&h, "OUTER")));
     let a = last_tick(&t.history());
     std::thread::sleep(std::time::Duration::from_millis(1000));
