@@ -258,8 +258,8 @@ fn venv_pip_install_from_a_loopback_index_and_pytest_run_as_without_dcjail() {
     };
     let script = format!(
         "step {PYTHON} -m venv .venv\n\
-         step .venv/bin/pip install --progress-bar off rwdemo pytest\n\
-         step .venv/bin/pip freeze --all\n\
+         step .venv/bin/python -m pip install --progress-bar off rwdemo pytest\n\
+         step .venv/bin/python -m pip freeze --all\n\
          step .venv/bin/python -m pytest -q tests\n"
     );
     let mut failures = Vec::new();
