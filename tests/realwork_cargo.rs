@@ -111,6 +111,12 @@ fn seed_home(home: &Path, real: &Path, dep: &Dep) {
 /// An origin repository with the crate and its lock file, and a clone of it
 /// in `work/crate`: the clean clone cargo package must accept.
 fn build(t: &Tree, env: &Env, dep: &Dep) -> PathBuf {
+    build_with(t, env, dep, true)
+}
+
+/// `build`, with or without the lock file committed (without, cargo must
+/// write it in the workspace).
+fn build_with(t: &Tree, env: &Env, dep: &Dep, commit_lock: bool) -> PathBuf {
     let origin = t.work.join("origin");
     std::fs::create_dir_all(origin.join("src")).unwrap();
     std::fs::write(
@@ -137,8 +143,29 @@ fn build(t: &Tree, env: &Env, dep: &Dep) -> PathBuf {
         ),
     )
     .unwrap();
-    std::fs::write(origin.join(".gitignore"), "/target\n/.cargo-home\n").unwrap();
+    std::fs::write(
+        origin.join(".gitignore"),
+        "/target\n/.cargo-home\n.env\n/Cargo.lock\n",
+    )
+    .unwrap();
     git(&origin, env, &["init", "-q", "-b", "main"]);
+    if !commit_lock {
+        git(&origin, env, &["add", "-A"]);
+        git(&origin, env, &["commit", "-qm", "crate"]);
+        let clone = t.work.join("crate");
+        git(
+            &t.work,
+            env,
+            &[
+                "clone",
+                "-q",
+                origin.to_str().unwrap(),
+                clone.to_str().unwrap(),
+            ],
+        );
+        return clone;
+    }
+    std::fs::write(origin.join(".gitignore"), "/target\n/.cargo-home\n.env\n").unwrap();
     let lock = run(
         Mode::Direct,
         User::Invoker,
@@ -288,5 +315,150 @@ fn cargo_test_with_a_cargo_home_in_the_workspace_unpacks_and_builds_as_without_d
         failures.extend(compare("cargo-workspace-home", user, true, TEST_ONLY));
     }
     print_timings("cargo-workspace-home");
+    check(failures);
+}
+
+/// With the README's agent policy (`deny_read` of `**/.env`, `~/.ssh`,
+/// `~/.aws`) in a project that has `.env` files, and a `$TMPDIR` holding
+/// one: what the command creates where it may write is readable, `mktemp`
+/// works, and cargo writes its lock file and builds (SPEC §5: deny_read
+/// "never makes anything else unreadable"). The `.env` files and `~/.ssh`
+/// stay unreadable. A backend that cannot have both refuses naming the
+/// path.
+#[test]
+fn the_readme_agent_policy_with_deny_read_leaves_new_files_mktemp_and_cargo_working() {
+    let tc = toolchain();
+    let dep = find_dep(&tc.cargo_home);
+    let mut failures = Vec::new();
+    for user in users() {
+        let cargo = can_run(user, &[&tc.cargo, &tc.bin_dir.join("rustc")]);
+        let mut script = String::from(
+            "step sh -c 'echo ok > new.txt && cat new.txt'\n\
+             step sh -c 'mkdir -p made/deeper && echo x > made/deeper/f && cat made/deeper/f'\n\
+             step sh -c 'mkdir -p sub/new && echo y > sub/new/g && cat sub/new/g && echo z > sub/h && cat sub/h'\n\
+             step sh -c 't=$(mktemp) && echo tmp > \"$t\" && cat \"$t\" && rm \"$t\"'\n\
+             step sh -c 'd=$(mktemp -d) && echo in > \"$d/f\" && cat \"$d/f\" && rm -r \"$d\"'\n",
+        );
+        if cargo {
+            script.push_str(
+                "step cargo test --offline\nstep sh -c 'test -s Cargo.lock && echo LOCK-WRITTEN'\n",
+            );
+        } else {
+            eprintln!(
+                "NOTE: {} cannot run cargo here: its deny_read run leaves cargo out",
+                user.label()
+            );
+        }
+        script.push_str("step git status --porcelain\n");
+        let t = Tree::new("deny-read", user);
+        let mut want: Option<String> = None;
+        for mode in modes() {
+            t.reset(user);
+            let mut env = t.env();
+            env.set("PATH", format!("{}:{SYS_PATH}", tc.bin_dir.display()))
+                .set("CARGO_HOME", tc.cargo_home.display().to_string())
+                .set("CARGO_TERM_COLOR", "never");
+            let dir = build_with(&t, &env, &dep, false);
+            for (p, body) in [
+                (dir.join(".env"), "SECRET=project\n"),
+                (dir.join("sub/.env"), "SECRET=sub\n"),
+                (t.tmpdir.join(".env"), "SECRET=tmpdir\n"),
+                (t.home.join(".ssh/id_demo"), "SECRET=ssh\n"),
+            ] {
+                std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+                std::fs::write(&p, body).unwrap();
+            }
+            give(user, &t.root);
+            let opts: Vec<String> = match mode {
+                Mode::Jail(b) => vec![
+                    "--policy".into(),
+                    agent_policy_file(b).display().to_string(),
+                ],
+                Mode::Direct => vec![],
+            };
+            let what = what("deny-read", user, mode, want.is_none());
+            let r = sh(
+                mode,
+                user,
+                &dir,
+                &dir,
+                &opts,
+                &env,
+                &format!("{STEP}{script}"),
+            );
+            if let Mode::Jail(b) = mode {
+                if r.code == Some(122) {
+                    let named = r.stderr.contains(".env") || r.stderr.contains(".ssh");
+                    eprintln!("NOTE: {what}: {} refused: {}", b.name(), r.stderr.trim());
+                    if b == Backend::Bwrap || !named {
+                        failures.push(format!(
+                            "{what}: refused{}: {}",
+                            if named {
+                                ""
+                            } else {
+                                " without naming the denied path"
+                            },
+                            r.stderr.trim()
+                        ));
+                    }
+                    continue;
+                }
+            }
+            record("deny-read", user, mode, r.secs);
+            let printed = format!(
+                "{}{}exit={:?}\n",
+                normalize_times(&r.stdout),
+                r.stderr,
+                r.code
+            );
+            match &want {
+                None => {
+                    if r.stdout
+                        .lines()
+                        .any(|l| l.starts_with("rc=") && l != "rc=0")
+                    {
+                        failures.push(format!(
+                            "{what}: a step failed without dcjail, the test is broken:\n{}",
+                            r.stdout
+                        ));
+                    }
+                    want = Some(printed);
+                }
+                Some(w) => {
+                    if let Some(d) = diff(&format!("{what}: what it printed"), w, &printed) {
+                        failures.push(d);
+                    }
+                }
+            }
+            // The denial itself still holds (and the check can fail: it
+            // reads them all without dcjail).
+            let probe = sh(
+                mode,
+                user,
+                &dir,
+                &dir,
+                &opts,
+                &env,
+                "cat .env sub/.env \"$TMPDIR/.env\" ~/.ssh/id_demo 2>/dev/null; echo PROBE-RAN",
+            );
+            let leaked = probe.stdout.matches("SECRET=").count();
+            match mode {
+                Mode::Direct if leaked != 4 => failures.push(format!(
+                    "{what}: the secrets are not all readable without dcjail: the probe is broken: {}",
+                    probe.all()
+                )),
+                Mode::Jail(_) if !probe.stdout.contains("PROBE-RAN") => failures.push(format!(
+                    "{what}: the probe did not run: {}",
+                    probe.all()
+                )),
+                Mode::Jail(_) if leaked != 0 => failures.push(format!(
+                    "{what}: deny_read leaked {leaked} secret(s): {}",
+                    probe.stdout
+                )),
+                _ => {}
+            }
+        }
+    }
+    print_timings("deny-read");
     check(failures);
 }

@@ -144,38 +144,60 @@ pub fn what(workload: &str, user: User, mode: Mode, first: bool) -> String {
 
 /// The policy of every jailed run: the person asked for it, workspace-write.
 /// landlock cannot keep protected names read-only inside a writable root, so
-/// its runs use `protect_defaults = false`, the policy it accepts. Kept
-/// outside every workspace (dcjail refuses to run with its policy writable).
+/// its runs use `protect_defaults = false`, the policy it accepts.
 pub fn policy_file(b: Backend) -> PathBuf {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    let dir = DIR.get_or_init(|| {
-        let d = scratch::base().join("realwork-policies");
-        std::fs::create_dir_all(&d).unwrap();
-        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).unwrap();
-        for (b, extra) in [
-            (Backend::Bwrap, ""),
-            (Backend::Landlock, "protect_defaults = false\n"),
-        ] {
-            let text = format!(
-                "[permission]\noutcome = \"allow\"\napproval = \"granted\"\n\
-                 [sandbox]\nmode = \"workspace-write\"\n\
-                 [sandbox.filesystem]\n{extra}"
-            );
-            // Written whole and renamed into place: another test binary may
-            // be reading it.
-            let p = d.join(format!("{}.toml", b.name()));
-            let tmp = d.join(format!(".{}.toml.{}", b.name(), std::process::id()));
-            std::fs::write(&tmp, text).unwrap();
-            std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o644)).unwrap();
-            std::fs::rename(&tmp, &p).unwrap();
-        }
-        d
-    });
-    dir.join(format!("{}.toml", b.name()))
+    policy_with(
+        b,
+        "default",
+        "[permission]\noutcome = \"allow\"\napproval = \"granted\"\n\
+         [sandbox]\nmode = \"workspace-write\"\n",
+        "",
+    )
+}
+
+/// The README's agent example (`call.toml`): acceptEdits, an approved
+/// `bash` call, workspace-write, and `deny_read` of `~/.ssh`, `~/.aws` and
+/// every `.env`.
+pub fn agent_policy_file(b: Backend) -> PathBuf {
+    policy_with(
+        b,
+        "agent",
+        "mode = \"acceptEdits\"\ntool = \"bash\"\n\
+         [permission]\noutcome = \"ask\"\nrule = \"Bash(cargo test:*)\"\napproval = \"granted\"\n\
+         [sandbox]\nmode = \"workspace-write\"\ntimeout = 600\n",
+        "deny_read = [\"~/.ssh\", \"~/.aws\", \"**/.env\"]\n",
+    )
+}
+
+/// Writes `head`, then `[sandbox.filesystem]` with `filesystem` (and
+/// `protect_defaults = false` for landlock), as `<name>-<backend>.toml`
+/// outside every workspace (dcjail refuses to run with its policy writable).
+pub fn policy_with(b: Backend, name: &str, head: &str, filesystem: &str) -> PathBuf {
+    let d = scratch::base().join("realwork-policies");
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let extra = match b {
+        Backend::Landlock => "protect_defaults = false\n",
+        Backend::Bwrap => "",
+    };
+    let text = format!("{head}[sandbox.filesystem]\n{filesystem}{extra}");
+    let p = d.join(format!("{name}-{}.toml", b.name()));
+    if std::fs::read_to_string(&p).ok().as_deref() == Some(text.as_str()) {
+        return p;
+    }
+    // Written whole and renamed into place: another test may be reading it.
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let tmp = d.join(format!(".{name}-{}.{}-{n}", b.name(), std::process::id()));
+    std::fs::write(&tmp, &text).unwrap();
+    std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::rename(&tmp, &p).unwrap();
+    p
 }
 
 /// The words in front of a command: `setpriv … --` for uid 65534, then
-/// `dcjail --policy … --backend … --workspace WS OPTS --` when jailed.
+/// `dcjail --policy … --backend … --workspace WS OPTS --` when jailed
+/// (`policy_file` unless OPTS name another `--policy`).
 pub fn prefix(mode: Mode, user: User, workspace: &Path, opts: &[String]) -> Vec<OsString> {
     let mut v: Vec<OsString> = Vec::new();
     if user == User::Nobody {
@@ -191,8 +213,10 @@ pub fn prefix(mode: Mode, user: User, workspace: &Path, opts: &[String]) -> Vec<
     }
     if let Mode::Jail(b) = mode {
         v.push(BIN.into());
-        v.push("--policy".into());
-        v.push(policy_file(b).into());
+        if !opts.iter().any(|o| o == "--policy") {
+            v.push("--policy".into());
+            v.push(policy_file(b).into());
+        }
         v.push("--backend".into());
         v.push(b.name().into());
         v.push("--workspace".into());
