@@ -20,7 +20,7 @@ const PY: &str = "/usr/bin/python3";
 const BACKENDS: &[&str] = &["bwrap", "landlock"];
 
 fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_dcjail")
+    scratch::exe()
 }
 
 /// A fresh directory tree per run: `ws` (the workspace, writable),
@@ -132,6 +132,8 @@ struct Env {
     abstract_sock: Option<UnixListener>,
     outside_proc: Option<Child>,
     vars: Vec<(String, String)>,
+    /// Scratch dirs of the case outside its root (a socket's short home).
+    dirs: Vec<PathBuf>,
 }
 
 impl Env {
@@ -149,6 +151,9 @@ impl Drop for Env {
         if let Some(c) = &mut self.outside_proc {
             let _ = c.kill();
             let _ = c.wait();
+        }
+        for d in &self.dirs {
+            scratch::remove(d);
         }
     }
 }
@@ -560,7 +565,10 @@ fn cases() -> Vec<Case> {
             protect: false,
             net: "none",
             setup: |c, e| {
-                let p = c.outside.join("docker.sock");
+                // Outside the workspace, where a socket's path fits.
+                let d = scratch::socket_dir(&format!("escape-sock-{}", c.tag));
+                let p = d.join("docker.sock");
+                e.dirs.push(d);
                 e.unix = Some(UnixListener::bind(&p).unwrap());
                 e.vars.push(("SOCK".into(), p.display().to_string()));
             },

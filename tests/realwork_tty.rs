@@ -289,9 +289,17 @@ fn compare(name: &str, scenario: Scenario, expect: &[(&str, &str)]) -> Vec<Strin
                 .set("HISTFILE", "/dev/null");
             // The tmux server already runs as the user: no setpriv inside.
             let jail = quote_all(&prefix(mode, User::Invoker, &t.work, &[]));
-            let start = |cmd: &str| Tmux::start(&t.tmpdir, user, &env, &t.work, 80, 24, cmd);
+            // tmux's socket, where a socket's path fits.
+            let sock = scratch::socket_dir(&format!(
+                "tmux-{name}-{}-{}",
+                user.label(),
+                std::process::id()
+            ));
+            give(user, &sock);
+            let start = |cmd: &str| Tmux::start(&sock, user, &env, &t.work, 80, 24, cmd);
             let time = std::time::Instant::now();
             let seen = scenario(&start, &jail, &t.work);
+            scratch::remove(&sock);
             record(
                 &format!("tty-{name}"),
                 user,

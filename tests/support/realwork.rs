@@ -15,7 +15,10 @@ use std::process::{Command, Output, Stdio};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-pub const BIN: &str = env!("CARGO_BIN_EXE_dcjail");
+/// The dcjail binary, where every user can run it and landlock accepts it.
+pub fn bin() -> &'static str {
+    scratch::exe()
+}
 
 /// A PATH without the invoking user's private directories, so both users
 /// find the same programs.
@@ -96,7 +99,7 @@ pub fn backends() -> Vec<Backend> {
         let probe = scratch::fresh(&format!("realwork-probe-{}", std::process::id()));
         let mut v = Vec::new();
         for b in [Backend::Bwrap, Backend::Landlock] {
-            let o = Command::new(BIN)
+            let o = Command::new(bin())
                 .arg("--policy")
                 .arg(policy_file(b))
                 .args(["--backend", b.name(), "--workspace"])
@@ -212,7 +215,7 @@ pub fn prefix(mode: Mode, user: User, workspace: &Path, opts: &[String]) -> Vec<
         }
     }
     if let Mode::Jail(b) = mode {
-        v.push(BIN.into());
+        v.push(bin().into());
         if !opts.iter().any(|o| o == "--policy") {
             v.push("--policy".into());
             v.push(policy_file(b).into());
