@@ -6,21 +6,44 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # The attack tests drive real tools: bubblewrap, curl, python3, git, setpriv;
-# the completion tests load the scripts in zsh and fish; libFuzzer needs g++.
+# the completion tests load the scripts in zsh and fish; libFuzzer needs g++;
+# the real-work suite (tests/realwork_*.rs) drives tmux, less, vi, node/npm
+# and a venv of the system's python3 (which uid 65534 can run too).
 need=()
-for t in bwrap:bubblewrap curl:curl python3:python3 git:git setpriv:util-linux flock:util-linux zsh:zsh fish:fish g++:g++; do
+for t in bwrap:bubblewrap curl:curl python3:python3 git:git setpriv:util-linux flock:util-linux \
+  zsh:zsh fish:fish g++:g++ tmux:tmux less:less vi:vim-tiny node:nodejs npm:npm; do
   command -v "${t%%:*}" >/dev/null 2>&1 || need+=("${t#*:}")
 done
+[ -x /usr/bin/python3 ] || need+=(python3)
+/usr/bin/python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || need+=(python3-venv)
+pip_python=python3
+python3 -m pip --version >/dev/null 2>&1 || pip_python=/usr/bin/python3
+"$pip_python" -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
 if [ "${#need[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "== installing ${need[*]}"
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq "${need[@]}" </dev/null
+    # apt and dpkg talk a lot: their output is shown only when they fail.
+    mkdir -p target
+    apt_log=target/apt-install.log
+    if ! { apt-get update -qq && apt-get install -y -qq "${need[@]}"; } </dev/null >"$apt_log" 2>&1; then
+      cat "$apt_log" >&2
+      exit 1
+    fi
   else
     echo "scripts/test.sh: missing ${need[*]}; install with: sudo apt-get install -y ${need[*]}" >&2
     exit 1
   fi
+fi
+
+# The pip test's loopback index serves pytest's wheels from here; the tests
+# themselves never use the internet, so they are fetched now, once.
+wheelhouse=target/wheelhouse
+if ! ls "$wheelhouse"/pytest-*.whl >/dev/null 2>&1; then
+  echo "== downloading pytest's wheels into $wheelhouse"
+  pyver="$(/usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+  "$pip_python" -m pip download -q --disable-pip-version-check --only-binary=:all: \
+    --python-version "$pyver" -d "$wheelhouse" pytest
 fi
 
 echo "== cargo fmt --check"

@@ -216,17 +216,6 @@ pub fn entries(scope: Scope) -> impl Iterator<Item = &'static Entry> {
     TABLE.iter().filter(move |e| e.scope == scope)
 }
 
-/// What a stand-in for a missing protected file must hold for its reader
-/// to keep working: git dies on an empty `commondir`, and one naming `.` is
-/// the git dir itself. Empty for everything else.
-pub fn stand_in(p: &Path) -> &'static [u8] {
-    if p.file_name() == Some(std::ffi::OsStr::new("commondir")) {
-        b".\n"
-    } else {
-        b""
-    }
-}
-
 /// The environment the host's programs will see, as far as it decides
 /// what they run: gathered at the edge so the rest can be tested.
 #[derive(Clone, Debug, Default)]

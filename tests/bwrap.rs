@@ -862,8 +862,8 @@ fn where_memfds_cannot_execute_dcjail_itself_applies_the_same_layer() {
         ws.join("inner.sh"),
         format!(
             "grep -E '^(NoNewPrivs|Seccomp|CapEff):' /proc/self/status\n\
-             {PY} {ptrace}\n\
-             touch {victim}/escaped 2>/dev/null || echo OUTSIDE-WRITE-FAILED\n\
+             {PY} '{ptrace}'\n\
+             touch '{victim}/escaped' 2>/dev/null || echo OUTSIDE-WRITE-FAILED\n\
              echo in > ok && echo INSIDE-WRITE-OK\n",
             ptrace = ws.join("ptrace.py").display(),
             victim = victim.display(),
@@ -872,8 +872,8 @@ fn where_memfds_cannot_execute_dcjail_itself_applies_the_same_layer() {
     .unwrap();
     let script = format!(
         "echo 2 > /proc/sys/vm/memfd_noexec || exit 3\n\
-         {PY} {probe}\n\
-         cd {inside} && {BIN} --backend bwrap --sandbox-mode workspace-write -- sh {inner}\n\
+         {PY} '{probe}'\n\
+         cd '{inside}' && '{BIN}' --backend bwrap --sandbox-mode workspace-write -- sh '{inner}'\n\
          echo rc=$?\n",
         probe = ws.join("probe.py").display(),
         inside = inside.display(),
@@ -997,8 +997,8 @@ fn a_background_writer_stops_writing_once_dcjail_has_returned() {
         ws.path(),
         WW,
         &format!(
-            "(exec -a {marker} sh -c 'while :; do echo x >> {out}; done') & \
-             (setsid sh -c 'while :; do echo y >> {out}; done' {marker} &) ; \
+            "(exec -a {marker} sh -c 'while :; do echo x >> \"$0\"; done' '{out}') & \
+             (setsid sh -c 'while :; do echo y >> \"$1\"; done' {marker} '{out}' &) ; \
              sleep 0.2; echo started",
             out = out.display()
         ),

@@ -21,7 +21,7 @@ const PY: &str = "/usr/bin/python3";
 const BACKENDS: &[&str] = &["bwrap", "landlock"];
 
 fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_dcjail")
+    scratch::exe()
 }
 
 /// A fresh directory tree per run: `ws` (the workspace, writable),
@@ -160,6 +160,8 @@ struct Env {
     /// Another session's terminal (master, slave), held by the runner.
     other_pty: Option<(std::fs::File, std::fs::File)>,
     vars: Vec<(String, String)>,
+    /// Scratch dirs of the case outside its root (a socket's short home).
+    dirs: Vec<PathBuf>,
 }
 
 impl Env {
@@ -177,6 +179,9 @@ impl Drop for Env {
         if let Some(c) = &mut self.outside_proc {
             let _ = c.kill();
             let _ = c.wait();
+        }
+        for d in &self.dirs {
+            scratch::remove(d);
         }
     }
 }
@@ -692,7 +697,10 @@ fn cases() -> Vec<Case> {
             net: "none",
             next: None,
             setup: |c, e| {
-                let p = c.outside.join("docker.sock");
+                // Outside the workspace, where a socket's path fits.
+                let d = scratch::socket_dir(&format!("escape-sock-{}", c.tag));
+                let p = d.join("docker.sock");
+                e.dirs.push(d);
                 e.unix = Some(UnixListener::bind(&p).unwrap());
                 e.vars.push(("SOCK".into(), p.display().to_string()));
             },

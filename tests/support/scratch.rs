@@ -29,17 +29,7 @@ fn choose() -> PathBuf {
     }
     // SAFETY: getuid never fails.
     let uid = unsafe { libc::getuid() };
-    let alt = PathBuf::from(format!("/var/tmp/dcjail-tests-{uid}"));
-    match std::fs::symlink_metadata(&alt) {
-        Ok(m) if m.is_dir() && !m.file_type().is_symlink() && m.uid() == uid => {}
-        Ok(_) => panic!(
-            "{} exists and is not a directory of uid {uid}: remove it",
-            alt.display()
-        ),
-        Err(_) => std::fs::create_dir(&alt).expect("create the scratch base under /var/tmp"),
-    }
-    std::fs::set_permissions(&alt, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let alt = std::fs::canonicalize(&alt).unwrap();
+    let alt = own_dir(PathBuf::from(format!("/var/tmp/dcjail-tests-{uid}")), uid);
     assert!(
         usable(&alt),
         "no scratch base outside /tmp and $TMPDIR that uid 65534 can enter: tried {} and {}",
@@ -67,6 +57,102 @@ fn usable(p: &Path) -> bool {
             .map(|m| m.permissions().mode() & 0o001 != 0)
             .unwrap_or(false)
     })
+}
+
+/// The dcjail binary for tests to run: the build's own when it lies outside
+/// /tmp and $TMPDIR and uid 65534 can reach it; otherwise a copy under the
+/// base. landlock refuses to run a dcjail it cannot keep read-only (its own
+/// binary inside a writable root, as in a checkout under /tmp), and uid
+/// 65534 cannot execute one in a mode-0700 home: where the checkout lives
+/// must not decide what the tests see.
+pub fn exe() -> &'static str {
+    static EXE: OnceLock<String> = OnceLock::new();
+    EXE.get_or_init(|| {
+        let built = PathBuf::from(env!("CARGO_BIN_EXE_dcjail"));
+        let built = std::fs::canonicalize(&built).unwrap_or(built);
+        let runnable = std::fs::metadata(&built)
+            .map(|m| m.permissions().mode() & 0o001 != 0)
+            .unwrap_or(false);
+        if runnable && built.parent().map(usable).unwrap_or(false) {
+            return built.display().to_string();
+        }
+        let m = std::fs::metadata(&built).expect("the dcjail binary");
+        // Named after the build, so every test binary of one build shares
+        // one copy; copies of older builds are removed.
+        let name = format!("dcjail-{}-{}", m.len(), m.mtime_nsec() ^ m.mtime());
+        let dir = base().join(format!("exe-{}", checkout_key()));
+        let _ = std::fs::create_dir_all(&dir);
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let copy = dir.join(&name);
+        if std::fs::metadata(&copy).map(|c| c.len()).ok() != Some(m.len()) {
+            let tmp = dir.join(format!(".{name}.{}", std::process::id()));
+            std::fs::copy(&built, &tmp).expect("copy the dcjail binary");
+            std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755)).unwrap();
+            std::fs::rename(&tmp, &copy).unwrap();
+            if let Ok(rd) = std::fs::read_dir(&dir) {
+                for e in rd.flatten() {
+                    if e.file_name() != name.as_str()
+                        && !e.file_name().to_string_lossy().starts_with('.')
+                    {
+                        let _ = std::fs::remove_file(e.path());
+                    }
+                }
+            }
+        }
+        copy.display().to_string()
+    })
+}
+
+/// A key for this checkout, so directories shared by every checkout of one
+/// user (under /var/tmp) do not mix two checkouts' files.
+pub fn checkout_key() -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    env!("CARGO_MANIFEST_DIR").hash(&mut h);
+    format!("{:016x}", h.finish())
+}
+
+/// A fresh, empty directory `name` where a unix socket fits: a socket's
+/// path holds at most 107 bytes, which a deep checkout's base can exceed.
+/// Under the base when there is room (a socket name of up to 20 bytes
+/// included), otherwise under a short directory of this uid's in /var/tmp.
+pub fn socket_dir(name: &str) -> PathBuf {
+    let d = base().join(name);
+    if d.as_os_str().len() + 21 <= 107 {
+        return fresh(name);
+    }
+    let d = short_base().join(name);
+    remove(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::canonicalize(&d).unwrap()
+}
+
+static SHORT: OnceLock<PathBuf> = OnceLock::new();
+
+fn short_base() -> PathBuf {
+    SHORT
+        .get_or_init(|| {
+            // SAFETY: getuid never fails.
+            let uid = unsafe { libc::getuid() };
+            own_dir(PathBuf::from(format!("/var/tmp/dcjail-s{uid}")), uid)
+        })
+        .clone()
+}
+
+/// `p`, a directory of `uid`'s (made when missing), mode 0755, canonical;
+/// anything else there is an error to fix by hand.
+fn own_dir(p: PathBuf, uid: u32) -> PathBuf {
+    match std::fs::symlink_metadata(&p) {
+        Ok(m) if m.is_dir() && !m.file_type().is_symlink() && m.uid() == uid => {}
+        Ok(_) => panic!(
+            "{} exists and is not a directory of uid {uid}: remove it",
+            p.display()
+        ),
+        Err(_) => std::fs::create_dir(&p).expect("create a scratch directory under /var/tmp"),
+    }
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::canonicalize(&p).unwrap()
 }
 
 /// A fresh, empty directory `name` under the base (removed first if left
@@ -110,7 +196,8 @@ pub fn fresh_in_tmp(name: &str, uid: u32) -> PathBuf {
 
 /// Removes a scratch tree without ever leaving it: anything mounted below it
 /// is detached first, and the removal does not cross file systems nor
-/// follow symlinks. Refuses to touch anything outside the bases.
+/// follow symlinks. Refuses to touch anything outside the bases (and the
+/// short directory of `socket_dir`).
 pub fn remove(root: &Path) {
     let b = base();
     let in_tmp = root.parent().and_then(Path::parent) == Some(Path::new("/tmp"))
@@ -118,7 +205,8 @@ pub fn remove(root: &Path) {
             .parent()
             .and_then(Path::file_name)
             .is_some_and(|n| n.to_string_lossy().starts_with("dcjail-tests-"));
-    if !in_tmp && (!root.starts_with(&b) || root == b) {
+    let inside = |b: &Path| root.starts_with(b) && root != b;
+    if !in_tmp && !inside(&b) && !SHORT.get().map(|s| inside(s)).unwrap_or(false) {
         return;
     }
     if std::fs::symlink_metadata(root).is_err() {

@@ -1,0 +1,475 @@
+//! cargo under dcjail: `cargo package` of a clean clone and `cargo test
+//! --offline` of a crate with a registry dependency print exactly what they
+//! print without dcjail, with the two cargo homes the README describes:
+//! the user's own (read-only in workspace-write) and one in the workspace.
+//!
+//! What cargo needs of its home, found with strace: even with `--offline`
+//! it opens `$CARGO_HOME/.package-cache`, `.package-cache-mutate` and
+//! `.global-cache` read-write. On a read-only home those opens fail and
+//! cargo goes on without the lock and the last-use record, so a build whose
+//! dependencies are all unpacked in `registry/src` works; one that must
+//! unpack a `.crate` fails ("failed to unpack package"): that needs a
+//! writable home (in the workspace, or `--allow-write` on the real one).
+
+#[path = "support/realwork.rs"]
+mod realwork;
+#[path = "support/scratch.rs"]
+mod scratch;
+
+use realwork::*;
+use std::path::{Path, PathBuf};
+
+/// A dependency the machine has fetched and unpacked (CI builds dcjail
+/// first, so its own dependencies are there): name, version, the
+/// registry's directory name, and the index cache entry's path.
+struct Dep {
+    name: String,
+    version: String,
+    registry: String,
+    index_entry: String,
+}
+
+fn index_path(name: &str) -> String {
+    match name.len() {
+        1 => format!("1/{name}"),
+        2 => format!("2/{name}"),
+        3 => format!("3/{}/{name}", &name[..1]),
+        _ => format!("{}/{}/{name}", &name[..2], &name[2..4]),
+    }
+}
+
+fn find_dep(cargo_home: &Path) -> Dep {
+    let reg = cargo_home.join("registry");
+    for want in ["itoa", "memchr", "libc"] {
+        let Ok(srcs) = std::fs::read_dir(reg.join("src")) else {
+            break;
+        };
+        for r in srcs.flatten() {
+            let registry = r.file_name().to_string_lossy().into_owned();
+            let mut versions: Vec<String> = std::fs::read_dir(r.path())
+                .map(|rd| {
+                    rd.flatten()
+                        .filter_map(|e| {
+                            let n = e.file_name().to_string_lossy().into_owned();
+                            let v = n.strip_prefix(&format!("{want}-"))?.to_string();
+                            v.chars().next()?.is_ascii_digit().then_some(v)
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            versions.sort();
+            for version in versions.into_iter().rev() {
+                let entry = index_path(want);
+                let crate_file = reg
+                    .join("cache")
+                    .join(&registry)
+                    .join(format!("{want}-{version}.crate"));
+                let idx = reg
+                    .join("index")
+                    .join(&registry)
+                    .join(".cache")
+                    .join(&entry);
+                if crate_file.is_file() && idx.is_file() {
+                    return Dep {
+                        name: want.into(),
+                        version,
+                        registry,
+                        index_entry: entry,
+                    };
+                }
+            }
+        }
+    }
+    panic!(
+        "no unpacked itoa, memchr or libc in {}: build dcjail first (cargo build) so its \
+         dependencies are in the registry cache",
+        reg.display()
+    );
+}
+
+/// A cargo home holding only what resolving and unpacking `dep` offline
+/// needs: its index entry and its `.crate`, nothing unpacked.
+fn seed_home(home: &Path, real: &Path, dep: &Dep) {
+    let idx = |h: &Path| h.join("registry/index").join(&dep.registry);
+    let entry = idx(home).join(".cache").join(&dep.index_entry);
+    std::fs::create_dir_all(entry.parent().unwrap()).unwrap();
+    std::fs::copy(idx(real).join(".cache").join(&dep.index_entry), &entry).unwrap();
+    let cfg = idx(real).join("config.json");
+    if cfg.is_file() {
+        std::fs::copy(&cfg, idx(home).join("config.json")).unwrap();
+    }
+    let cache = home.join("registry/cache").join(&dep.registry);
+    std::fs::create_dir_all(&cache).unwrap();
+    let f = format!("{}-{}.crate", dep.name, dep.version);
+    std::fs::copy(
+        real.join("registry/cache").join(&dep.registry).join(&f),
+        cache.join(&f),
+    )
+    .unwrap();
+}
+
+/// An origin repository with the crate and its lock file, and a clone of it
+/// in `work/crate`: the clean clone cargo package must accept.
+fn build(t: &Tree, env: &Env, dep: &Dep) -> PathBuf {
+    build_with(t, env, dep, true)
+}
+
+/// `build`, with or without the lock file committed (without, cargo must
+/// write it in the workspace).
+fn build_with(t: &Tree, env: &Env, dep: &Dep, commit_lock: bool) -> PathBuf {
+    let origin = t.work.join("origin");
+    std::fs::create_dir_all(origin.join("src")).unwrap();
+    std::fs::write(
+        origin.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"rwcargo\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\
+             description = \"real-work crate\"\nlicense = \"MIT\"\n\n\
+             [dependencies]\n{} = \"={}\"\n",
+            dep.name, dep.version
+        ),
+    )
+    .unwrap();
+    let body = match dep.name.as_str() {
+        "itoa" => "itoa::Buffer::new().format(n).to_string()",
+        "memchr" => "memchr::memchr(b'x', b\"abx\").map(|_| n.to_string()).unwrap_or_default()",
+        _ => "{ let _ = libc::EINVAL; n.to_string() }",
+    };
+    std::fs::write(
+        origin.join("src/lib.rs"),
+        format!(
+            "pub fn show(n: u32) -> String {{\n    {body}\n}}\n\n\
+             #[cfg(test)]\nmod tests {{\n    #[test]\n    fn shows() {{\n        \
+             assert_eq!(super::show(42), \"42\");\n    }}\n}}\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        origin.join(".gitignore"),
+        "/target\n/.cargo-home\n.env\n/Cargo.lock\n",
+    )
+    .unwrap();
+    git(&origin, env, &["init", "-q", "-b", "main"]);
+    if !commit_lock {
+        git(&origin, env, &["add", "-A"]);
+        git(&origin, env, &["commit", "-qm", "crate"]);
+        let clone = t.work.join("crate");
+        git(
+            &t.work,
+            env,
+            &[
+                "clone",
+                "-q",
+                origin.to_str().unwrap(),
+                clone.to_str().unwrap(),
+            ],
+        );
+        return clone;
+    }
+    std::fs::write(origin.join(".gitignore"), "/target\n/.cargo-home\n.env\n").unwrap();
+    let lock = run(
+        Mode::Direct,
+        User::Invoker,
+        &origin,
+        &origin,
+        &[],
+        env,
+        &["cargo", "generate-lockfile", "--offline"],
+    );
+    assert_eq!(lock.code, Some(0), "generate-lockfile: {}", lock.all());
+    git(&origin, env, &["add", "-A"]);
+    git(&origin, env, &["commit", "-qm", "crate"]);
+    let clone = t.work.join("crate");
+    git(
+        &t.work,
+        env,
+        &[
+            "clone",
+            "-q",
+            origin.to_str().unwrap(),
+            clone.to_str().unwrap(),
+        ],
+    );
+    clone
+}
+
+/// Durations, and cargo's note that it waited for another cargo's lock on
+/// the real home (a run without dcjail shares it with every cargo on the
+/// machine; a jailed run, whose home is read-only, takes no lock at all).
+fn normalize_cargo(s: &str) -> String {
+    normalize_times(s)
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("Blocking waiting for file lock"))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+const PACKAGE_AND_TEST: &str = "\
+step git status --porcelain
+step cargo package --list --offline
+step cargo package --no-verify --offline
+step sh -c 'tar tzf target/package/rwcargo-0.1.0.crate | sort'
+step cargo test --offline
+step git status --porcelain
+";
+
+const TEST_ONLY: &str = "\
+step cargo test --offline
+step git status --porcelain
+";
+
+fn compare(workload: &str, user: User, workspace_home: bool, script: &str) -> Vec<String> {
+    let mut failures = Vec::new();
+    let tc = toolchain();
+    let dep = find_dep(&tc.cargo_home);
+    let t = Tree::new(workload, user);
+    let mut want: Option<(String, String)> = None;
+    for mode in modes() {
+        t.reset(user);
+        let mut env = t.env();
+        env.set("PATH", format!("{}:{SYS_PATH}", tc.bin_dir.display()))
+            .set("CARGO_HOME", tc.cargo_home.display().to_string())
+            .set("CARGO_TERM_COLOR", "never")
+            .set("CARGO_TERM_PROGRESS_WHEN", "never");
+        let dir = build(&t, &env, &dep);
+        if workspace_home {
+            let h = dir.join(".cargo-home");
+            seed_home(&h, &tc.cargo_home, &dep);
+            env.set("CARGO_HOME", h.display().to_string());
+        }
+        give(user, &t.root);
+        let r = sh(
+            mode,
+            user,
+            &dir,
+            &dir,
+            &[],
+            &env,
+            &format!("{STEP}{script}"),
+        );
+        let what = what(workload, user, mode, want.is_none());
+        record(workload, user, mode, r.secs);
+        let printed = format!(
+            "{}{}exit={:?}\n",
+            normalize_cargo(&r.stdout),
+            r.stderr,
+            r.code
+        );
+        let state = repo_state_skipping(&dir, &env, &["target", ".cargo-home"]);
+        match &want {
+            None => {
+                if r.code != Some(0)
+                    || r.stdout
+                        .lines()
+                        .any(|l| l.starts_with("rc=") && l != "rc=0")
+                {
+                    failures.push(format!(
+                        "{what}: the run without dcjail failed, the test is broken:\n{}",
+                        r.stdout
+                    ));
+                }
+                want = Some((printed, state));
+            }
+            Some((p, s)) => {
+                if let Some(d) = diff(&format!("{what}: what it printed"), p, &printed) {
+                    failures.push(d);
+                }
+                if let Some(d) = diff(&format!("{what}: the repository afterwards"), s, &state) {
+                    failures.push(d);
+                }
+            }
+        }
+    }
+    failures
+}
+
+fn cargo_users() -> Vec<User> {
+    let tc = toolchain();
+    users()
+        .into_iter()
+        .filter(|&u| {
+            let ok = can_run(u, &[&tc.cargo, &tc.bin_dir.join("rustc")]);
+            if !ok {
+                eprintln!(
+                    "NOTE: {} cannot run {} (it lives in a private home): its cargo runs are skipped",
+                    u.label(),
+                    tc.cargo.display()
+                );
+            }
+            ok
+        })
+        .collect()
+}
+
+fn check(failures: Vec<String>) {
+    assert!(
+        failures.is_empty(),
+        "{} difference(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn cargo_package_and_test_with_the_users_read_only_cargo_home_as_without_dcjail() {
+    let mut failures = Vec::new();
+    for user in cargo_users() {
+        failures.extend(compare("cargo-user-home", user, false, PACKAGE_AND_TEST));
+    }
+    print_timings("cargo-user-home");
+    check(failures);
+}
+
+#[test]
+fn cargo_test_with_a_cargo_home_in_the_workspace_unpacks_and_builds_as_without_dcjail() {
+    let mut failures = Vec::new();
+    for user in cargo_users() {
+        failures.extend(compare("cargo-workspace-home", user, true, TEST_ONLY));
+    }
+    print_timings("cargo-workspace-home");
+    check(failures);
+}
+
+/// With the README's agent policy (`deny_read` of `**/.env`, `~/.ssh`,
+/// `~/.aws`) in a project that has `.env` files, and a `$TMPDIR` holding
+/// one: what the command creates where it may write is readable, `mktemp`
+/// works, and cargo writes its lock file and builds (SPEC §5: deny_read
+/// "never makes anything else unreadable"). The `.env` files and `~/.ssh`
+/// stay unreadable. A backend that cannot have both refuses naming the
+/// path.
+#[test]
+fn the_readme_agent_policy_with_deny_read_leaves_new_files_mktemp_and_cargo_working() {
+    let tc = toolchain();
+    let dep = find_dep(&tc.cargo_home);
+    let mut failures = Vec::new();
+    for user in users() {
+        let cargo = can_run(user, &[&tc.cargo, &tc.bin_dir.join("rustc")]);
+        let mut script = String::from(
+            "step sh -c 'echo ok > new.txt && cat new.txt'\n\
+             step sh -c 'mkdir -p made/deeper && echo x > made/deeper/f && cat made/deeper/f'\n\
+             step sh -c 'mkdir -p sub/new && echo y > sub/new/g && cat sub/new/g && echo z > sub/h && cat sub/h'\n\
+             step sh -c 't=$(mktemp) && echo tmp > \"$t\" && cat \"$t\" && rm \"$t\"'\n\
+             step sh -c 'd=$(mktemp -d) && echo in > \"$d/f\" && cat \"$d/f\" && rm -r \"$d\"'\n",
+        );
+        if cargo {
+            script.push_str(
+                "step cargo test --offline\nstep sh -c 'test -s Cargo.lock && echo LOCK-WRITTEN'\n",
+            );
+        } else {
+            eprintln!(
+                "NOTE: {} cannot run cargo here: its deny_read run leaves cargo out",
+                user.label()
+            );
+        }
+        script.push_str("step git status --porcelain\n");
+        let t = Tree::new("deny-read", user);
+        let mut want: Option<String> = None;
+        for mode in modes() {
+            t.reset(user);
+            let mut env = t.env();
+            env.set("PATH", format!("{}:{SYS_PATH}", tc.bin_dir.display()))
+                .set("CARGO_HOME", tc.cargo_home.display().to_string())
+                .set("CARGO_TERM_COLOR", "never");
+            let dir = build_with(&t, &env, &dep, false);
+            for (p, body) in [
+                (dir.join(".env"), "SECRET=project\n"),
+                (dir.join("sub/.env"), "SECRET=sub\n"),
+                (t.tmpdir.join(".env"), "SECRET=tmpdir\n"),
+                (t.home.join(".ssh/id_demo"), "SECRET=ssh\n"),
+            ] {
+                std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+                std::fs::write(&p, body).unwrap();
+            }
+            give(user, &t.root);
+            let opts: Vec<String> = match mode {
+                Mode::Jail(b) => vec![
+                    "--policy".into(),
+                    agent_policy_file(b).display().to_string(),
+                ],
+                Mode::Direct => vec![],
+            };
+            let what = what("deny-read", user, mode, want.is_none());
+            let r = sh(
+                mode,
+                user,
+                &dir,
+                &dir,
+                &opts,
+                &env,
+                &format!("{STEP}{script}"),
+            );
+            if let Mode::Jail(b) = mode {
+                if r.code == Some(122) {
+                    let named = r.stderr.contains(".env") || r.stderr.contains(".ssh");
+                    eprintln!("NOTE: {what}: {} refused: {}", b.name(), r.stderr.trim());
+                    if b == Backend::Bwrap || !named {
+                        failures.push(format!(
+                            "{what}: refused{}: {}",
+                            if named {
+                                ""
+                            } else {
+                                " without naming the denied path"
+                            },
+                            r.stderr.trim()
+                        ));
+                    }
+                    continue;
+                }
+            }
+            record("deny-read", user, mode, r.secs);
+            let printed = format!(
+                "{}{}exit={:?}\n",
+                normalize_cargo(&r.stdout),
+                r.stderr,
+                r.code
+            );
+            match &want {
+                None => {
+                    if r.stdout
+                        .lines()
+                        .any(|l| l.starts_with("rc=") && l != "rc=0")
+                    {
+                        failures.push(format!(
+                            "{what}: a step failed without dcjail, the test is broken:\n{}",
+                            r.stdout
+                        ));
+                    }
+                    want = Some(printed);
+                }
+                Some(w) => {
+                    if let Some(d) = diff(&format!("{what}: what it printed"), w, &printed) {
+                        failures.push(d);
+                    }
+                }
+            }
+            // The denial itself still holds (and the check can fail: it
+            // reads them all without dcjail).
+            let probe = sh(
+                mode,
+                user,
+                &dir,
+                &dir,
+                &opts,
+                &env,
+                "cat .env sub/.env \"$TMPDIR/.env\" ~/.ssh/id_demo 2>/dev/null; echo PROBE-RAN",
+            );
+            let leaked = probe.stdout.matches("SECRET=").count();
+            match mode {
+                Mode::Direct if leaked != 4 => failures.push(format!(
+                    "{what}: the secrets are not all readable without dcjail: the probe is broken: {}",
+                    probe.all()
+                )),
+                Mode::Jail(_) if !probe.stdout.contains("PROBE-RAN") => failures.push(format!(
+                    "{what}: the probe did not run: {}",
+                    probe.all()
+                )),
+                Mode::Jail(_) if leaked != 0 => failures.push(format!(
+                    "{what}: deny_read leaked {leaked} secret(s): {}",
+                    probe.stdout
+                )),
+                _ => {}
+            }
+        }
+    }
+    print_timings("deny-read");
+    check(failures);
+}
