@@ -623,14 +623,11 @@ fn a_denied_file_cannot_be_renamed_or_linked_away_for_the_next_run() {
     }
 }
 
-/// The parent of a denied file inside a writable root can still be renamed
-/// under bwrap (only the masked name itself is a mount point): after
-/// `mv sub sub2` the next run's literal `deny_read = ["sub/key"]` names
-/// nothing, and `sub2/key` reads the secret. Needs `bwrap::render` to pin
-/// the directories on the way to each deny_read path inside a writable
-/// root, as it does for protected paths.
+/// The parent of a denied file inside a writable root cannot be renamed
+/// under bwrap: were it renamed (`mv sub sub2`), the next run's literal
+/// `deny_read = ["sub/key"]` would name nothing and `sub2/key` would read
+/// the secret. The directories on the way are pinned (mount points).
 #[test]
-#[ignore = "bwrap::render does not pin the directories on the way to a deny_read path yet"]
 fn bwrap_the_parent_of_a_denied_file_cannot_be_renamed_for_the_next_run() {
     let s = Scratch::new("parent-rename");
     let ws = s.0.join("ws");

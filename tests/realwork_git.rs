@@ -96,7 +96,12 @@ fn build(t: &Tree, user: User, env: &Env, dirty: Option<Loc>) -> Repo {
             clone.to_str().unwrap(),
         ],
     );
-    git(&clone, env, &["branch", "-q", "side", "origin/side"]);
+    // No upstream: deleting it then writes no config (which stays protected).
+    git(
+        &clone,
+        env,
+        &["branch", "-q", "--no-track", "side", "origin/side"],
+    );
     git(&clone, env, &["pack-refs", "--all"]);
     let linked = w.join("linked");
     git(
@@ -192,7 +197,13 @@ step git stash pop
 step git commit -qam more
 step git add -A
 step git commit -qm untracked
-step git branch -d side
+echo '== git branch -d side'
+# git rewrites .git/config on every branch deletion; .git/config stays
+# read-only, so inside the sandbox it says so (README: what git cannot
+# persist) and deletes the branch all the same.
+out=$(git branch -d side 2>&1); rc=$?
+printf '%s\n' \"$out\" | grep -v -e '^error: could not write config file .*/\\.git/config: ' -e '^warning: update of config-file failed$'
+echo rc=$rc
 step git tag -d t1
 step git gc -q
 step git fsck --no-progress

@@ -1239,12 +1239,27 @@ fn take_umask(c: &Ctx<'_>) -> Result<(), i32> {
     Ok(())
 }
 
-/// Refuses to create `at.name` in `at.dir` where a guard forbids it or the
-/// layer grants no `need` there.
+/// A name that is there already cannot be made: EEXIST, which the kernel
+/// says before any permission (a read-only or guarded place included).
+fn absent(at: &At) -> Result<(), i32> {
+    match stat_at(&at.dir, &at.name) {
+        Ok(_) => Err(EEXIST),
+        Err(ENOENT) => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Refuses to create the missing name `at.name` in `at.dir` where a guard
+/// forbids it or the layer grants no `need` there.
 fn may_create(c: &Ctx<'_>, at: &At, need: u64) -> Result<(), i32> {
     if guarded(c.prog, &at.dir, at.name.bytes().trim_end_slash())? {
         return Err(EROFS);
     }
+    may_make(c, at, need)
+}
+
+/// The layer's rights for making an entry in `at.dir`.
+fn may_make(c: &Ctx<'_>, at: &At, need: u64) -> Result<(), i32> {
     if rights_of(c.prog, &at.dir)? & need != need {
         return Err(EACCES);
     }
@@ -1278,10 +1293,9 @@ fn open(c: &Ctx<'_>, dirfd: u64, path_arg: usize, flags: usize, mode: u32) -> Re
     for _ in 0..8 {
         let mut r = c.resolver();
         let at = r.at(dirfd, &path, follow)?;
+        // A guard keeps a missing name from being made (`may_create`); what
+        // is there is held by its read-only mount, and the kernel answers.
         let exists = stat_at(&at.dir, &at.name);
-        if guarded(c.prog, &at.dir, at.name.bytes().trim_end_slash())? {
-            return Err(EROFS);
-        }
         // What the layer would check: creating in the directory, or opening
         // what is there.
         let target_rights = match &exists {
@@ -1380,6 +1394,7 @@ fn mknod(c: &Ctx<'_>, dirfd: u64, path_arg: usize, mode: u32, dev: u64) -> Resul
     } else {
         mode & S_IFMT
     };
+    absent(&at)?;
     may_create(c, &at, make_right(kind))?;
     if !c.valid() {
         return Ok(Reply::None);
@@ -1421,6 +1436,7 @@ fn symlink(c: &Ctx<'_>, target_arg: usize, dirfd: u64, path_arg: usize) -> Resul
     c.string(path_arg, &mut path)?;
     let mut r = c.resolver();
     let at = r.at(dirfd, &path, false)?;
+    absent(&at)?;
     may_create(c, &at, right::MAKE_SYM)?;
     if !c.valid() {
         return Ok(Reply::None);
@@ -1487,6 +1503,7 @@ fn link(
         fd
     };
     let kind = stat_fd(&src)?.mode;
+    absent(&to)?;
     may_create(c, &to, make_right(kind))?;
     if !c.valid() {
         return Ok(Reply::None);
@@ -1533,7 +1550,13 @@ fn rename(
     if rf & remove_right(src.mode) == 0 {
         return Err(EACCES);
     }
-    may_create(c, &to, make_right(src.mode))?;
+    // Onto a name that is there, the kernel answers for it (a read-only
+    // mount point: EBUSY); a missing one must not be a guard.
+    if dst.is_ok() {
+        may_make(c, &to, make_right(src.mode))?;
+    } else {
+        may_create(c, &to, make_right(src.mode))?;
+    }
     if let Ok(d) = &dst {
         if rights_of(c.prog, &to.dir)? & remove_right(d.mode) == 0 {
             return Err(EACCES);

@@ -115,7 +115,7 @@ fn foreign_in_sticky(p: &Path, m: &std::fs::Metadata) -> bool {
 /// A missing protected name: `name` cannot be created in the existing
 /// directory `dir` (its first missing component). The broker inside holds
 /// it; nothing is put on the host.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Guard {
     pub dir: PathBuf,
     pub name: OsString,
@@ -127,6 +127,10 @@ pub struct Guard {
 pub struct Rendered {
     pub args: Vec<OsString>,
     pub guards: Vec<Guard>,
+    /// Whether a guard is for a name missing at launch: only then must
+    /// every creation go through the broker (the other guards only keep an
+    /// entry that vanishes during the run from coming back).
+    pub missing: bool,
     /// What `explain` should say about how the plan is enforced.
     pub notes: Vec<String>,
 }
@@ -203,6 +207,7 @@ pub fn render(plan: &Plan, host: &dyn Host) -> Result<Rendered, String> {
     };
 
     let mut out = Rendered::default();
+    let mut guarded: std::collections::HashSet<Guard> = std::collections::HashSet::new();
     let mut points: Vec<Point> = Vec::new();
     // Policies with thousands of paths stay linear.
     let mut index: std::collections::HashMap<PathBuf, usize> = std::collections::HashMap::new();
@@ -247,7 +252,9 @@ pub fn render(plan: &Plan, host: &dyn Host) -> Result<Rendered, String> {
             continue;
         }
         // Walk down from the root: pin existing directories, stop at the
-        // first missing component (a guard) or non-directory.
+        // first missing component or non-directory. Every name on the way
+        // is a guard too: should it vanish (a host process removing it),
+        // the broker keeps the command from making it again.
         let rel = target.strip_prefix(&root).map_err(|e| e.to_string())?;
         let mut cur = root.clone();
         let comps: Vec<_> = rel.components().collect();
@@ -255,6 +262,18 @@ pub fn render(plan: &Plan, host: &dyn Host) -> Result<Rendered, String> {
             cur.push(c.as_os_str());
             let last = i + 1 == comps.len();
             let node = host.node(&cur);
+            if node == Node::Foreign {
+                break;
+            }
+            if let (Some(dir), Some(name)) = (cur.parent(), cur.file_name()) {
+                let g = Guard {
+                    dir: dir.to_path_buf(),
+                    name: name.to_os_string(),
+                };
+                if guarded.insert(g.clone()) {
+                    out.guards.push(g);
+                }
+            }
             match node {
                 Node::Foreign => break,
                 Node::Symlink => {
@@ -266,15 +285,7 @@ pub fn render(plan: &Plan, host: &dyn Host) -> Result<Rendered, String> {
                     ));
                 }
                 Node::Missing => {
-                    if let (Some(dir), Some(name)) = (cur.parent(), cur.file_name()) {
-                        let g = Guard {
-                            dir: dir.to_path_buf(),
-                            name: name.to_os_string(),
-                        };
-                        if !out.guards.contains(&g) {
-                            out.guards.push(g);
-                        }
-                    }
+                    out.missing = true;
                     break;
                 }
                 Node::File => {
@@ -286,6 +297,30 @@ pub fn render(plan: &Plan, host: &dyn Host) -> Result<Rendered, String> {
                 }
                 Node::Dir if last => add(&mut points, &cur, node, Role::Ro),
                 Node::Dir => add(&mut points, &cur, node, Role::Pin),
+            }
+        }
+    }
+
+    // A masked path inside a writable root: the directories on the way are
+    // pinned, so that renaming one cannot carry the denied file to a name
+    // the next run does not deny.
+    for r in plan.fs.deny_read.iter().filter_map(PathRule::literal) {
+        let Some(root) = root_of(r) else {
+            continue;
+        };
+        let Ok(rel) = r.strip_prefix(&root) else {
+            continue;
+        };
+        let mut cur = root.clone();
+        let comps: Vec<_> = rel.components().collect();
+        for c in comps.iter().take(comps.len().saturating_sub(1)) {
+            cur.push(c.as_os_str());
+            if hidden(&cur) {
+                break;
+            }
+            match host.node(&cur) {
+                Node::Dir => add(&mut points, &cur, Node::Dir, Role::Pin),
+                _ => break,
             }
         }
     }
@@ -351,7 +386,16 @@ pub fn render(plan: &Plan, host: &dyn Host) -> Result<Rendered, String> {
         }
         let forced_ro = ro_paths.iter().any(|r| pt.path.starts_with(r));
         let writable = !forced_ro && plan.writable(&pt.path);
-        let bind = if writable { "--bind" } else { "--ro-bind" };
+        // What is held in place (a pin, a protected entry) may vanish before
+        // bwrap mounts it: then nothing is mounted (a guard keeps its name
+        // uncreatable) rather than bwrap failing or making it on the host.
+        let held = !pt.roles.contains(&Role::Root);
+        let bind = match (writable, held) {
+            (true, false) => "--bind",
+            (false, false) => "--ro-bind",
+            (true, true) => "--bind-try",
+            (false, true) => "--ro-bind-try",
+        };
         push(a, &[bind.as_ref(), p, p]);
         emitted.push((pt.path.clone(), false));
     }
@@ -391,7 +435,7 @@ pub fn render(plan: &Plan, host: &dyn Host) -> Result<Rendered, String> {
             "protected and deny_write paths are subtracted by read-only mounts (landlock cannot subtract inside a granted tree); the landlock + seccomp layer inside grants writes to the writable roots only and enforces reads, network and the process rules".to_string(),
         );
     }
-    if !out.guards.is_empty() {
+    if out.missing {
         out.notes.push(
             "missing protected names are kept uncreatable by the broker inside the sandbox, which performs every call that creates a name; nothing is created on the host".to_string(),
         );
@@ -789,7 +833,7 @@ pub fn prepare(plan: &Plan, host: &dyn super::host::Probe) -> Result<BwrapLaunch
     let rendered = render(plan, &RealHost)?;
     let mut spec = layer(plan, host)?;
     let guards = guard_ids(&rendered.guards)?;
-    spec.fs.create = !guards.is_empty();
+    spec.fs.create = rendered.missing;
     let program = stub_program(&spec, &guards)?;
     // Opened through the magic link at launch: no readlink (its path walk
     // contends with every mount namespace being set up or torn down on the
@@ -1571,13 +1615,15 @@ mod tests {
         let r = render(&p, &host).unwrap();
         let w = words(&r);
         let root = pos(&w, &["--bind", "/ws", "/ws"]);
-        let pin = pos(&w, &["--bind", "/ws/.git", "/ws/.git"]);
-        let hooks = pos(&w, &["--ro-bind", "/ws/.git/hooks", "/ws/.git/hooks"]);
-        let config = pos(&w, &["--ro-bind", "/ws/.git/config", "/ws/.git/config"]);
-        let rc = pos(&w, &["--ro-bind", "/ws/.bashrc", "/ws/.bashrc"]);
+        // Held entries are bound with -try: one that vanished before bwrap
+        // mounts it is skipped (its guard keeps it uncreatable).
+        let pin = pos(&w, &["--bind-try", "/ws/.git", "/ws/.git"]);
+        let hooks = pos(&w, &["--ro-bind-try", "/ws/.git/hooks", "/ws/.git/hooks"]);
+        let config = pos(&w, &["--ro-bind-try", "/ws/.git/config", "/ws/.git/config"]);
+        let rc = pos(&w, &["--ro-bind-try", "/ws/.bashrc", "/ws/.bashrc"]);
         assert!(pos(&w, &["--ro-bind", "/", "/"]) < root);
         assert!(root < pin && pin < hooks && pin < config && root < rc);
-        assert!(r.guards.is_empty());
+        assert!(!r.missing);
     }
 
     #[test]
@@ -1622,16 +1668,24 @@ mod tests {
             ("/ws/.git/config", Node::File),
         ]);
         let r = render(&p, &host).unwrap();
+        let g = |d: &str, n: &str| Guard {
+            dir: d.into(),
+            name: n.into(),
+        };
+        // The missing hooks, and every name on the way to a protected path
+        // (should one vanish during the run, it cannot come back).
         assert_eq!(
             r.guards,
-            vec![Guard {
-                dir: "/ws/.git".into(),
-                name: "hooks".into()
-            }]
+            vec![
+                g("/ws", ".git"),
+                g("/ws/.git", "hooks"),
+                g("/ws/.git", "config")
+            ]
         );
+        assert!(r.missing);
         // The directory holding the guard is pinned, so it cannot be
         // renamed away and recreated unguarded.
-        pos(&words(&r), &["--bind", "/ws/.git", "/ws/.git"]);
+        pos(&words(&r), &["--bind-try", "/ws/.git", "/ws/.git"]);
     }
 
     #[test]
@@ -1639,8 +1693,8 @@ mod tests {
         let p = plan(SandboxMode::WorkspaceWrite, &["/ws"], &["/ws/.git/hooks"]);
         let host = fake(&[("/ws", Node::Dir), ("/ws/.git", Node::File)]);
         let r = render(&p, &host).unwrap();
-        pos(&words(&r), &["--ro-bind", "/ws/.git", "/ws/.git"]);
-        assert!(r.guards.is_empty());
+        pos(&words(&r), &["--ro-bind-try", "/ws/.git", "/ws/.git"]);
+        assert!(!r.missing);
     }
 
     #[test]
@@ -1688,7 +1742,10 @@ mod tests {
         let w = words(&render(&p, &host).unwrap());
         let mask = pos(&w, &["--tmpfs", "/ws/secret"]);
         let file = pos(&w, &["--ro-bind", "/dev/null", "/ws/key"]);
-        let reopen = pos(&w, &["--bind", "/ws/secret/public", "/ws/secret/public"]);
+        let reopen = pos(
+            &w,
+            &["--bind-try", "/ws/secret/public", "/ws/secret/public"],
+        );
         let remount = pos(&w, &["--remount-ro", "/ws/secret"]);
         assert!(pos(&w, &["--bind", "/ws", "/ws"]) < mask);
         assert!(file > 0 && mask < reopen && reopen < remount);
@@ -1717,16 +1774,36 @@ mod tests {
             ("/usr/local/bin", Node::Dir),
             ("/usr/local/bin/dcjail", Node::File),
         ]);
-        let w = words(&render(&p, &host).unwrap());
+        let r = render(&p, &host).unwrap();
+        let w = words(&r);
         assert_eq!(&w[..3], &["--bind", "/", "/"]);
         pos(
             &w,
             &[
-                "--ro-bind",
+                "--ro-bind-try",
                 "/usr/local/bin/dcjail",
                 "/usr/local/bin/dcjail",
             ],
         );
+        // Nothing is missing: no broker for creations.
+        assert!(!r.missing);
+    }
+
+    #[test]
+    fn the_directories_on_the_way_to_a_masked_file_in_a_writable_root_are_pinned() {
+        let mut p = plan(SandboxMode::WorkspaceWrite, &["/ws"], &[]);
+        p.fs.deny_read = vec![PathRule::Literal("/ws/sub/deeper/key".into())];
+        let host = fake(&[
+            ("/ws", Node::Dir),
+            ("/ws/sub", Node::Dir),
+            ("/ws/sub/deeper", Node::Dir),
+            ("/ws/sub/deeper/key", Node::File),
+        ]);
+        let w = words(&render(&p, &host).unwrap());
+        let sub = pos(&w, &["--bind-try", "/ws/sub", "/ws/sub"]);
+        let deeper = pos(&w, &["--bind-try", "/ws/sub/deeper", "/ws/sub/deeper"]);
+        let mask = pos(&w, &["--ro-bind", "/dev/null", "/ws/sub/deeper/key"]);
+        assert!(sub < deeper && deeper < mask);
     }
 
     #[test]

@@ -98,8 +98,10 @@ pub fn rules(
             };
             visit(Path::new("/"), true, &outside, allow, &mut w)?;
             // bwrap's /dev is its own: a devpts instance holding only the
-            // pseudo-terminals the command opens itself.
-            for t in ["/dev/null", "/dev/tty", PTS, "/dev/ptmx"] {
+            // pseudo-terminals the command opens itself, and /dev/console,
+            // where bwrap binds the caller's terminal (what ttyname says of
+            // the command's own descriptors, so `less` opens it).
+            for t in ["/dev/null", "/dev/tty", "/dev/console", PTS, "/dev/ptmx"] {
                 out.push(FsRule {
                     path: PathBuf::from(t),
                     access: access::TERMINAL,
