@@ -1010,6 +1010,78 @@ fn cases() -> Vec<Case> {
             script: |_, _| "ln .git/config cfg && echo '[x]' >> cfg".to_string(),
             check: |c, _, _| unchanged(&c.ws.join(".git/config"), "[core]\n"),
         },
+        // ---- metadata and setuid
+        Case {
+            group: "metadata",
+            name: "chmod, touch, xattr of a file outside",
+            protect: false,
+            net: "none",
+            next: None,
+            setup: no_setup,
+            script: |c, _| {
+                let f = c.outside.join("existing");
+                format!(
+                    "chmod 600 '{f}'; touch -m -d @1000000000 '{f}'; setfattr -n user.x -v 1 '{f}'",
+                    f = f.display()
+                )
+            },
+            check: |c, _, _| {
+                use std::os::unix::fs::MetadataExt;
+                let m = std::fs::metadata(c.outside.join("existing")).unwrap();
+                let xattr = Command::new("getfattr")
+                    .args(["--only-values", "-n", "user.x"])
+                    .arg(c.outside.join("existing"))
+                    .output()
+                    .map(|o| o.status.success())
+                    .unwrap_or(false);
+                if m.mode() & 0o777 != 0o644 || m.mtime() == 1_000_000_000 || xattr {
+                    Err(format!(
+                        "mode {:o}, mtime {}, xattr {xattr}",
+                        m.mode() & 0o777,
+                        m.mtime()
+                    ))
+                } else {
+                    Ok(())
+                }
+            },
+        },
+        Case {
+            group: "metadata",
+            name: "a setuid file left in the workspace",
+            protect: false,
+            net: "none",
+            next: None,
+            setup: no_setup,
+            script: |_, _| {
+                "cp /usr/bin/id id2 && chmod 4755 id2; install -m 2755 /usr/bin/id id3".to_string()
+            },
+            check: |c, _, _| {
+                use std::os::unix::fs::MetadataExt;
+                for n in ["id2", "id3"] {
+                    if let Ok(m) = std::fs::metadata(c.ws.join(n)) {
+                        if m.mode() & 0o6000 != 0 {
+                            return Err(format!("{n} has mode {:o}", m.mode()));
+                        }
+                    }
+                }
+                Ok(())
+            },
+        },
+        Case {
+            group: "protected",
+            name: "create a missing .bashrc through a symlink or /proc/self/cwd",
+            protect: true,
+            net: "none",
+            next: None,
+            setup: no_setup,
+            script: |_, _| {
+                "ln -s .bashrc s; echo x > s; echo x > /proc/self/cwd/.mcp.json".to_string()
+            },
+            check: |c, _, _| {
+                absent(&c.ws.join(".bashrc"))?;
+                absent(&c.ws.join(".mcp.json"))
+            },
+        },
         // ---- processes
         Case {
             group: "process",
