@@ -565,7 +565,7 @@ fn sigterm_to_dcjail_reaches_the_command() {
 }
 
 #[test]
-fn a_killed_run_leaves_a_placeholder_that_the_next_run_removes() {
+fn a_killed_run_leaves_nothing_in_the_workspace() {
     let ws = Scratch::new("killed");
     let mut child = Command::new(BIN)
         .args([
@@ -585,19 +585,24 @@ fn a_killed_run_leaves_a_placeholder_that_the_next_run_removes() {
     }
     unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
     let _ = child.wait();
-    // The ghost of the killed run may be there now; the next run cleans it.
+    // Nothing of the killed run may be in the workspace, before or after
+    // the next run (no host placeholder exists to be left behind).
+    let names = || {
+        let mut n: Vec<String> = std::fs::read_dir(ws.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        n.sort();
+        n
+    };
+    assert_eq!(names(), vec!["ready.txt".to_string()]);
     let o = sh(ws.path(), WW, "echo end");
     assert!(text(&o).contains("end"));
-    let mut names: Vec<String> = std::fs::read_dir(ws.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    assert_eq!(names, vec!["ready.txt".to_string()]);
+    assert_eq!(names(), vec!["ready.txt".to_string()]);
 }
 
 #[test]
-fn concurrent_runs_share_placeholders_without_losing_protection() {
+fn concurrent_runs_keep_missing_names_uncreatable() {
     let ws = Scratch::new("concurrent");
     let long = Command::new(BIN)
         .args(["--backend", "bwrap", "--sandbox-mode", "workspace-write", "--"])
@@ -610,8 +615,8 @@ fn concurrent_runs_share_placeholders_without_losing_protection() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    // A short run over the same workspace ends first and must not remove
-    // the placeholders the long one still stands on.
+    // A short run over the same workspace ends first: the long one's
+    // missing names must stay uncreatable after it.
     std::thread::sleep(Duration::from_millis(300));
     let o = sh(ws.path(), WW, "echo short");
     assert!(text(&o).contains("short"));

@@ -2,11 +2,11 @@
 //! paths on, landlock read-only, `--no-sandbox`), all on shared workspaces,
 //! a shared `$TMPDIR` and the shared `/tmp`. Every run must succeed with its
 //! own output, and afterwards nothing may be left: no process carrying the
-//! runs' marker, no new mount, no placeholder or temp file in the
+//! runs' marker, no new mount, no protected name or temp file in the
 //! workspaces, `$TMPDIR` or `/tmp`, no new descriptor in this process.
 //!
 //! Half the runs wait at a barrier so that all of them are inside their
-//! sandboxes (holding their placeholders) at once, then finish together;
+//! sandboxes (holding their missing names) at once, then finish together;
 //! the other half start and finish while those are held. Sandboxed runs with
 //! an odd index leave a background job behind that dcjail must kill.
 #![cfg(target_os = "linux")]
@@ -27,7 +27,7 @@ const RUNS: usize = 200;
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// The names `protect_defaults` keeps uncreatable in every writable root;
-/// a missing one gets a placeholder for the run.
+/// none may appear on the host, during a run or after it.
 const PROTECTED: &[&str] = &[
     ".gitmodules",
     ".bashrc",
@@ -340,9 +340,9 @@ fn two_hundred_runs_at_once_are_correct_and_leave_nothing_behind() {
     let new_mounts: Vec<String> = mounts().difference(&before_mounts).cloned().collect();
     let new_fds: Vec<String> = fds().difference(&before_fds).cloned().collect();
 
-    // /tmp is shared with everything else on the machine: a placeholder
-    // another dcjail is holding right now is not ours, so give in-flight
-    // runs elsewhere a moment before calling one left behind.
+    // /tmp is shared with everything else on the machine (an older dcjail
+    // or another tool may be making these names right now): give in-flight
+    // runs elsewhere a moment before calling one ours.
     let mut tmp_left: Vec<String> = tmp_protected().difference(&before_tmp).cloned().collect();
     let t0 = Instant::now();
     while !tmp_left.is_empty() && t0.elapsed() < Duration::from_secs(3) {
@@ -373,7 +373,7 @@ fn two_hundred_runs_at_once_are_correct_and_leave_nothing_behind() {
     );
     assert!(
         tmp_left.is_empty(),
-        "placeholders left in /tmp: {tmp_left:?}"
+        "protected names left in /tmp: {tmp_left:?}"
     );
     assert!(
         tmp_dcjail.is_empty(),
@@ -382,15 +382,15 @@ fn two_hundred_runs_at_once_are_correct_and_leave_nothing_behind() {
     assert!(total < Duration::from_secs(90), "took {total:?}");
 }
 
-/// Runs that start at the same moment on a fresh workspace all create the
-/// same placeholders: whichever lets go last must remove them. (A run
-/// that adopted a placeholder before its creator had marked it used to
-/// keep it forever.)
+/// Runs that start at the same moment on a fresh workspace all hold the
+/// same missing names: none of them may leave one behind. (When dcjail
+/// made host placeholders, a run that adopted one before its creator had
+/// marked it kept it forever.)
 #[test]
-fn placeholders_of_simultaneous_runs_on_a_fresh_workspace_are_all_removed() {
+fn simultaneous_runs_on_a_fresh_workspace_leave_no_protected_name() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     if !bwrap_works() {
-        eprintln!("note: bubblewrap cannot create namespaces here; placeholder race test skipped");
+        eprintln!("note: bubblewrap cannot create namespaces here; simultaneous-runs test skipped");
         return;
     }
     let base = scratch::base();
