@@ -59,6 +59,7 @@ _dcjail() {
                         dcjail:hook) node=hook; start=$((i + 1)); continue ;;
                         dcjail:import) node=import; start=$((i + 1)); continue ;;
                         dcjail:setup) node=setup; start=$((i + 1)); continue ;;
+                        dcjail:help) node=help; start=$((i + 1)); continue ;;
                         worktree:enter) node=worktree_enter; start=$((i + 1)); continue ;;
                         worktree:exit) node=worktree_exit; start=$((i + 1)); continue ;;
                         worktree:help) node=worktree_help; start=$((i + 1)); continue ;;
@@ -138,8 +139,8 @@ _dcjail() {
     fi
     if [[ $cur == -* ]]; then
         case "$node" in
-            dcjail) _dcjail_add -W '--policy --policy-fd --policy-format --mode --tool --permission --rule --approval --classifier --path --worktree --plan-card --no-sandbox --sandbox-mode --backend --workspace --allow-read --deny-read --allow-write --deny-write --net --allow-domain --deny-domain --timeout --report -h --help -V --version' ;;
-            explain) _dcjail_add -W '--policy --policy-fd --policy-format --mode --tool --permission --rule --approval --classifier --path --worktree --plan-card --no-sandbox --sandbox-mode --backend --workspace --allow-read --deny-read --allow-write --deny-write --net --allow-domain --deny-domain --timeout --report -h --help' ;;
+            dcjail) _dcjail_add -W '--policy --policy-fd --policy-format --mode --tool --permission --rule --approval --classifier --path --worktree --plan-card --no-sandbox --sandbox-mode --backend --workspace --allow-read --deny-read --allow-write --deny-write --no-protect-defaults --net --allow-domain --deny-domain --allow-unix-sockets --timeout --report -h --help -V --version' ;;
+            explain) _dcjail_add -W '--policy --policy-fd --policy-format --mode --tool --permission --rule --approval --classifier --path --worktree --plan-card --no-sandbox --sandbox-mode --backend --workspace --allow-read --deny-read --allow-write --deny-write --no-protect-defaults --net --allow-domain --deny-domain --allow-unix-sockets --timeout --report -h --help' ;;
             doctor) _dcjail_add -W '--json -h --help' ;;
             worktree) _dcjail_add -W '-h --help' ;;
             worktree_enter) _dcjail_add -W '--base --json --policy --mode --plan-card -h --help' ;;
@@ -148,12 +149,13 @@ _dcjail() {
             import) _dcjail_add -W '-h --help' ;;
             setup) _dcjail_add -W '-h --help' ;;
             setup_apparmor) _dcjail_add -W '--install -h --help' ;;
+            help) _dcjail_add -W '-h --help' ;;
         esac
         return 0
     fi
     if (( COMP_CWORD == start )); then
         case "$node" in
-            dcjail) _dcjail_add -W 'explain doctor worktree hook import setup' ;;
+            dcjail) _dcjail_add -W 'explain doctor worktree hook import setup help' ;;
             worktree) _dcjail_add -W 'enter exit help' ;;
             worktree_help) _dcjail_add -W 'enter exit help' ;;
             setup) _dcjail_add -W 'apparmor help' ;;
@@ -168,6 +170,7 @@ _dcjail() {
         hook:0) _dcjail_add -W 'claude-code codex' ;;
         import:0) _dcjail_add -W 'srt claude-code codex' ;;
         import:1) _dcjail_files ;;
+        help:0) _dcjail_add -W 'explain doctor worktree hook import setup help' ;;
     esac
     return 0
 }

@@ -62,6 +62,10 @@ function __dcjail_state
                     set node setup
                     set start (math $i + 1)
                     continue
+                case 'dcjail:help'
+                    set node help
+                    set start (math $i + 1)
+                    continue
                 case 'worktree:enter'
                     set node worktree_enter
                     set start (math $i + 1)
@@ -170,6 +174,7 @@ complete -c dcjail -n '__dcjail_at dcjail' -a 'worktree' -d 'make a throwaway gi
 complete -c dcjail -n '__dcjail_at dcjail' -a 'hook' -d 'answer an agent\'s PreToolUse hook: a shell call comes back wrapped in dcjail'
 complete -c dcjail -n '__dcjail_at dcjail' -a 'import' -d 'print the dcjail policy (TOML) equivalent to another tool\'s settings'
 complete -c dcjail -n '__dcjail_at dcjail' -a 'setup' -d 'make this machine able to run what dcjail needs'
+complete -c dcjail -n '__dcjail_at dcjail' -a 'help' -d 'print the help of dcjail, or of one subcommand'
 complete -c dcjail -n '__dcjail_free dcjail' -a '(__dcjail_complete_command)'
 complete -c dcjail -n '__dcjail_is dcjail' -l policy -r -F -d 'Policy file (TOML or JSON); also from env DCJAIL_POLICY. Default: the embedded profile'
 complete -c dcjail -n '__dcjail_is dcjail' -l policy-fd -x -d 'Read the policy from inherited descriptor N (3 or above) instead of a file'
@@ -191,10 +196,12 @@ complete -c dcjail -n '__dcjail_is dcjail' -l allow-read -r -F -d 'Re-allow read
 complete -c dcjail -n '__dcjail_is dcjail' -l deny-read -r -F -d 'Make P unreadable; globs allowed (repeatable)'
 complete -c dcjail -n '__dcjail_is dcjail' -l allow-write -r -F -d 'Add P to the writable roots (repeatable)'
 complete -c dcjail -n '__dcjail_is dcjail' -l deny-write -r -F -d 'Make P unwritable; globs allowed (repeatable)'
+complete -c dcjail -n '__dcjail_is dcjail' -l no-protect-defaults -d 'Do not protect the built-in paths (.git/hooks, .bashrc, ...) inside writable roots'
 complete -c dcjail -n '__dcjail_is dcjail' -l net -x -a 'none allowlist full' -d 'Network: none, allowlist, full'
-complete -c dcjail -n '__dcjail_is dcjail' -l allow-domain -x -d 'Allow this domain through the proxy (repeatable)'
+complete -c dcjail -n '__dcjail_is dcjail' -l allow-domain -x -d 'Allow this domain through the proxy (repeatable); without --net it means --net allowlist'
 complete -c dcjail -n '__dcjail_is dcjail' -l deny-domain -x -d 'Deny this domain, checked first (repeatable)'
-complete -c dcjail -n '__dcjail_is dcjail' -l timeout -x -d 'Kill the whole command tree after SECS seconds (exit 124); 0 = none'
+complete -c dcjail -n '__dcjail_is dcjail' -l allow-unix-sockets -d 'Let the command create unix sockets (ssh-agent, gpg-agent...): any socket file it sees is reachable'
+complete -c dcjail -n '__dcjail_is dcjail' -l timeout -x -d 'Kill the whole command tree after DURATION (exit 124): 1.5, 90s, 5m, 1h, 2d; 0 = none'
 complete -c dcjail -n '__dcjail_is dcjail' -l report -r -F -d 'Write the run\'s JSON report to FILE'
 complete -c dcjail -n '__dcjail_is dcjail' -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c dcjail -n '__dcjail_is dcjail' -s V -l version -d 'Print version'
@@ -221,10 +228,12 @@ complete -c dcjail -n '__dcjail_is explain' -l allow-read -r -F -d 'Re-allow rea
 complete -c dcjail -n '__dcjail_is explain' -l deny-read -r -F -d 'Make P unreadable; globs allowed (repeatable)'
 complete -c dcjail -n '__dcjail_is explain' -l allow-write -r -F -d 'Add P to the writable roots (repeatable)'
 complete -c dcjail -n '__dcjail_is explain' -l deny-write -r -F -d 'Make P unwritable; globs allowed (repeatable)'
+complete -c dcjail -n '__dcjail_is explain' -l no-protect-defaults -d 'Do not protect the built-in paths (.git/hooks, .bashrc, ...) inside writable roots'
 complete -c dcjail -n '__dcjail_is explain' -l net -x -a 'none allowlist full' -d 'Network: none, allowlist, full'
-complete -c dcjail -n '__dcjail_is explain' -l allow-domain -x -d 'Allow this domain through the proxy (repeatable)'
+complete -c dcjail -n '__dcjail_is explain' -l allow-domain -x -d 'Allow this domain through the proxy (repeatable); without --net it means --net allowlist'
 complete -c dcjail -n '__dcjail_is explain' -l deny-domain -x -d 'Deny this domain, checked first (repeatable)'
-complete -c dcjail -n '__dcjail_is explain' -l timeout -x -d 'Kill the whole command tree after SECS seconds (exit 124); 0 = none'
+complete -c dcjail -n '__dcjail_is explain' -l allow-unix-sockets -d 'Let the command create unix sockets (ssh-agent, gpg-agent...): any socket file it sees is reachable'
+complete -c dcjail -n '__dcjail_is explain' -l timeout -x -d 'Kill the whole command tree after DURATION (exit 124): 1.5, 90s, 5m, 1h, 2d; 0 = none'
 complete -c dcjail -n '__dcjail_is explain' -l report -r -F -d 'Write the run\'s JSON report to FILE'
 complete -c dcjail -n '__dcjail_is explain' -s h -l help -d 'Print help'
 
@@ -290,3 +299,7 @@ complete -c dcjail -n '__dcjail_at setup_help' -a 'help' -d 'Print this message 
 # setup_help_apparmor
 
 # setup_help_help
+
+# help
+complete -c dcjail -n '__dcjail_free help' -a 'explain doctor worktree hook import setup help'
+complete -c dcjail -n '__dcjail_is help' -s h -l help -d 'Print help'

@@ -19,16 +19,26 @@ secs="${DCJAIL_FUZZ_SECS:-15}"
 export RUSTC_BOOTSTRAP=1
 export PATH="$HOME/.cargo/bin:$PATH"
 
+# Installs print one line each; their own output is shown only on failure.
+mkdir -p target
+install_log=target/fuzz-install.log
+quietly() {
+  if ! "$@" </dev/null >"$install_log" 2>&1; then
+    cat "$install_log" >&2
+    exit 1
+  fi
+}
 if ! cargo fuzz --version >/dev/null 2>&1; then
   echo "fuzz-smoke: installing cargo-fuzz (cargo install cargo-fuzz --locked)"
-  cargo install cargo-fuzz --locked
+  quietly cargo install cargo-fuzz --locked
 fi
 # libFuzzer is C++, compiled by libfuzzer-sys's build script.
 if ! command -v c++ >/dev/null 2>&1 && ! command -v g++ >/dev/null 2>&1 \
   && ! command -v clang++ >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "fuzz-smoke: installing g++ (libFuzzer needs a C++ compiler)"
-    apt-get install -y g++ >/dev/null || { apt-get update >/dev/null && apt-get install -y g++ >/dev/null; }
+    export DEBIAN_FRONTEND=noninteractive
+    quietly sh -c 'apt-get install -y -qq g++ || { apt-get update -qq && apt-get install -y -qq g++; }'
   else
     echo "fuzz-smoke: no C++ compiler (g++ or clang++) for libFuzzer" >&2
     exit 1

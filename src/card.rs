@@ -1,4 +1,4 @@
-//! The plan card (SPEC §6): one JSON line per plan-blocked call, appended in
+//! The plan card: one JSON line per plan-blocked call, appended in
 //! a single write to a file created 0600.
 
 use crate::error::Refusal;

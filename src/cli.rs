@@ -1,5 +1,6 @@
-//! The command line (SPEC §1): flags defined once, here, with their docs;
-//! dispatch to run / explain / doctor / worktree / setup. `main` is only this.
+//! The command line: flags defined once, here, with their docs; dispatch to
+//! run / explain / doctor / worktree / hook / import / setup / help. `main`
+//! is only this.
 
 use crate::backend::{self, Choice, Launch};
 use crate::error::{Reason, Refusal};
@@ -75,18 +76,29 @@ pub struct PolicyArgs {
     /// Make P unwritable; globs allowed (repeatable)
     #[arg(long, value_name = "P")]
     pub deny_write: Vec<PathBuf>,
+    /// Do not protect the built-in paths (.git/hooks, .bashrc, ...) inside writable roots
+    #[arg(long)]
+    pub no_protect_defaults: bool,
     /// Network: none, allowlist, full
     #[arg(long, value_name = "MODE")]
     pub net: Option<NetMode>,
-    /// Allow this domain through the proxy (repeatable)
+    /// Allow this domain through the proxy (repeatable); without --net it means --net allowlist
     #[arg(long, value_name = "D")]
     pub allow_domain: Vec<String>,
     /// Deny this domain, checked first (repeatable)
     #[arg(long, value_name = "D")]
     pub deny_domain: Vec<String>,
-    /// Kill the whole command tree after SECS seconds (exit 124); 0 = none
-    #[arg(long, value_name = "SECS")]
-    pub timeout: Option<u64>,
+    /// Let the command create unix sockets (ssh-agent, gpg-agent...): any socket file it sees is reachable
+    #[arg(long)]
+    pub allow_unix_sockets: bool,
+    /// Kill the whole command tree after DURATION (exit 124): 1.5, 90s, 5m, 1h, 2d; 0 = none
+    #[arg(
+        long,
+        value_name = "DURATION",
+        value_parser = crate::duration::parse,
+        allow_hyphen_values = true
+    )]
+    pub timeout: Option<std::time::Duration>,
     /// Write the run's JSON report to FILE
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
@@ -115,6 +127,8 @@ impl PolicyArgs {
             net: self.net,
             allow_domains: self.allow_domain.clone(),
             deny_domains: self.deny_domain.clone(),
+            no_protect_defaults: self.no_protect_defaults,
+            allow_unix_sockets: self.allow_unix_sockets,
             timeout: self.timeout,
             policy_fd: self.policy_fd,
             policy_format: self.policy_format,
@@ -125,15 +139,15 @@ impl PolicyArgs {
 /// dcjail — run a command inside an OS sandbox chosen from a resolved policy.
 ///
 /// Subcommands (as the first word): explain, doctor, worktree, hook, import,
-/// setup. Anything else
-/// is the command to run; `--` before it is the documented form.
+/// setup, help. Anything else is the command to run; `--` before it is the
+/// documented form (and the way to run a command named like a subcommand).
 #[derive(Parser, Debug)]
 #[command(
     name = "dcjail",
     version,
     about = "Run COMMAND inside an OS sandbox under a resolved agent policy",
-    override_usage = "dcjail [OPTIONS] [--] COMMAND [ARG]...\n       dcjail explain [OPTIONS] [--] COMMAND [ARG]...\n       dcjail doctor [--json]\n       dcjail hook claude-code|codex [--policy FILE] [--policy-format FORMAT] [--ask] [--check]\n       dcjail import srt|claude-code|codex FILE\n       dcjail worktree enter [--base BRANCH] [--json] [--policy FILE] [--mode MODE] [--plan-card FILE]\n       dcjail worktree exit PATH [--json]\n       dcjail setup apparmor [--install]",
-    after_help = "Exit status: the command's own (128+N on signal N); 124 timeout; 120 refused; 121 approval required; 122 sandbox unavailable; 125 usage or policy error; 126 not executable; 127 not found."
+    override_usage = "dcjail [OPTIONS] [--] COMMAND [ARG]...\n       dcjail explain [OPTIONS] [--] COMMAND [ARG]...\n       dcjail doctor [--json]\n       dcjail hook claude-code|codex [--policy FILE] [--policy-format FORMAT] [--ask] [--check]\n       dcjail import srt|claude-code|codex FILE\n       dcjail worktree enter [--base BRANCH] [--json] [--policy FILE] [--mode MODE] [--plan-card FILE]\n       dcjail worktree exit PATH [--json]\n       dcjail setup apparmor [--install]\n       dcjail help [SUBCOMMAND]",
+    after_help = "explain, doctor, worktree, hook, import, setup and help are subcommands as the first word only; `dcjail -- help` runs a command named help.\n\nExit status: the command's own (128+N on signal N); 124 timeout; 120 refused; 121 approval required; 122 sandbox unavailable; 125 usage or policy error; 126 not executable; 127 not found."
 )]
 pub struct RunCli {
     #[command(flatten)]
@@ -151,7 +165,10 @@ pub struct RunCli {
 
 /// dcjail explain: print the decision and the enforcement plan; run nothing.
 #[derive(Parser, Debug)]
-#[command(name = "dcjail explain")]
+#[command(
+    name = "dcjail explain",
+    override_usage = "dcjail explain [OPTIONS] [--] COMMAND [ARG]..."
+)]
 pub struct ExplainCli {
     #[command(flatten)]
     pub policy: PolicyArgs,
@@ -166,6 +183,23 @@ pub struct DoctorCli {
     /// Machine-readable output
     #[arg(long)]
     pub json: bool,
+}
+
+/// The words `main_with` takes as a subcommand (first word only).
+pub const SUBCOMMANDS: &[&str] = &[
+    "explain", "doctor", "worktree", "hook", "import", "setup", "help",
+];
+
+/// dcjail help: print the help of dcjail, or of one subcommand.
+#[derive(Parser, Debug)]
+#[command(name = "dcjail help", override_usage = "dcjail help [SUBCOMMAND]")]
+pub struct HelpCli {
+    /// The subcommand whose help to print: explain, doctor, worktree, hook, import, setup, help
+    #[arg(value_name = "SUBCOMMAND", value_parser = clap::builder::PossibleValuesParser::new(SUBCOMMANDS))]
+    pub subcommand: Option<String>,
+    /// `worktree enter`, `setup apparmor`: the subcommand's own subcommand.
+    #[arg(value_name = "NESTED", hide = true)]
+    pub nested: Option<OsString>,
 }
 
 /// Entry point: returns the exit status (unless the command was exec'd).
@@ -183,13 +217,15 @@ pub fn main_with(args: Vec<OsString>) -> i32 {
         Some("hook") => crate::hook::main(&args[2..], decide_and_plan),
         Some("import") => crate::import::main(&args[2..]),
         Some("setup") => crate::setup::main(&args[2..]),
+        Some("help") => help_main(&args[2..]),
         #[cfg(target_os = "linux")]
         Some(crate::backend::bwrap::STAGE2) => crate::backend::bwrap::stage2_main(&args),
         _ => run_main(args),
     }
 }
 
-/// Parses with clap; help/version print and exit 0, errors are one line, 125.
+/// Parses with clap; help/version print and exit 0, errors are one line
+/// naming what is wrong and ending with the usage, 125.
 pub(crate) fn parse<T: Parser>(args: impl IntoIterator<Item = OsString>) -> Result<T, i32> {
     match T::try_parse_from(args) {
         Ok(v) => Ok(v),
@@ -201,19 +237,137 @@ pub(crate) fn parse<T: Parser>(args: impl IntoIterator<Item = OsString>) -> Resu
                     Err(0)
                 }
                 _ => {
-                    let text = e.to_string();
-                    let first = text
-                        .lines()
-                        .find(|l| !l.trim().is_empty())
-                        .unwrap_or("invalid command line")
-                        .trim_start_matches("error: ")
-                        .to_string();
-                    eprintln!("{}", Refusal::usage(first).line());
+                    let line = usage_message(&e, &T::command());
+                    eprintln!("{}", Refusal::usage(line).line());
                     Err(125)
                 }
             }
         }
     }
+}
+
+/// A clap error as one line: what is missing or wrong (clap's own words,
+/// a missing argument by its name, a close option for a mistyped one),
+/// then the command's usage. Refusals are one line, so the usage rides on
+/// the same line instead of clap's paragraphs.
+fn usage_message(e: &clap::Error, cmd: &clap::Command) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let what = match (e.kind(), e.get(ContextKind::InvalidArg)) {
+        (ErrorKind::MissingRequiredArgument, Some(ContextValue::Strings(v))) => {
+            let names: Vec<String> = v
+                .iter()
+                .map(|a| a.trim_matches(|c| "<>[]. ".contains(c)).to_string())
+                .collect();
+            format!(
+                "{} {} missing",
+                names.join(" and "),
+                if names.len() > 1 { "are" } else { "is" }
+            )
+        }
+        (ErrorKind::UnknownArgument, Some(ContextValue::String(arg))) => {
+            let text = clap_words(e, false);
+            match closest_option(arg, cmd) {
+                Some(s) => format!("{text} (did you mean `{s}`?)"),
+                None => clap_words(e, true),
+            }
+        }
+        _ => clap_words(e, true),
+    };
+    let usage = cmd.clone().render_usage().to_string();
+    let usage = usage
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .trim_start_matches("Usage:")
+        .trim();
+    format!("{what}; usage: {usage}")
+}
+
+/// The lines of clap's message before its usage, joined; with `tips`, its
+/// hints too (`tip: …`, the list of possible values).
+fn clap_words(e: &clap::Error, tips: bool) -> String {
+    let text = e.render().to_string();
+    let words: Vec<&str> = text
+        .lines()
+        .take_while(|l| !l.starts_with("Usage:"))
+        .map(|l| l.trim().trim_start_matches("error: "))
+        .filter(|l| !l.is_empty() && !l.starts_with("For more information"))
+        .filter(|l| tips || !l.starts_with("tip:"))
+        .collect();
+    if words.is_empty() {
+        "invalid command line".to_string()
+    } else {
+        words.join(" ")
+    }
+}
+
+/// The option of `cmd` a mistyped `--name` most likely meant: the nearest
+/// by edit distance, when it is close (a third of the length, at least one
+/// edit), or the only option the word starts.
+fn closest_option(typed: &str, cmd: &clap::Command) -> Option<String> {
+    let name = typed.strip_prefix("--")?;
+    let name = name.split('=').next().unwrap_or(name);
+    let longs: Vec<&str> = cmd.get_arguments().filter_map(|a| a.get_long()).collect();
+    let prefixed: Vec<&&str> = longs.iter().filter(|l| l.starts_with(name)).collect();
+    if let ([only], false) = (prefixed.as_slice(), name.is_empty()) {
+        return Some(format!("--{only}"));
+    }
+    let limit = (name.chars().count() / 3).max(1);
+    longs
+        .iter()
+        .map(|l| (edit_distance(name, l), *l))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, l)| format!("--{l}"))
+}
+
+/// Levenshtein distance, by characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let here = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb))
+                .min(row[j] + 1)
+                .min(here + 1);
+            prev = here;
+        }
+    }
+    row[b.len()]
+}
+
+/// `dcjail help [SUBCOMMAND [ITS SUBCOMMAND]]`: the same text as `--help`
+/// there, exit 0.
+fn help_main(args: &[OsString]) -> i32 {
+    let mut a = vec![OsString::from("dcjail help")];
+    a.extend(args.iter().cloned());
+    let cli: HelpCli = match parse(a) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let mut argv = vec![OsString::from("dcjail")];
+    match (cli.subcommand.as_deref(), cli.nested) {
+        (None | Some("help"), None) => {}
+        (Some(sub @ ("worktree" | "setup")), nested) => {
+            argv.push(sub.into());
+            argv.extend(nested);
+        }
+        (Some(sub), None) => argv.push(sub.into()),
+        (sub, Some(n)) => {
+            let r = Refusal::usage(format!(
+                "`{}` has no subcommand `{}`; usage: dcjail help [SUBCOMMAND]",
+                sub.unwrap_or("help"),
+                crate::error::one_line(&n.to_string_lossy())
+            ));
+            eprintln!("{}", r.line());
+            return r.exit_code();
+        }
+    }
+    argv.push("--help".into());
+    main_with(argv)
 }
 
 /// Everything before backend choice: policy, gates 1–5, plan, pre-check.
@@ -233,6 +387,7 @@ fn decide_and_plan_sourced(
             .map(PathBuf::from)
     });
     let overrides = pa.overrides();
+    overrides.check()?;
     let mut policy = Policy::load_for(file.as_deref(), &overrides)?;
     if let Some(s) = sources {
         *s = crate::explain::sources_json(&policy, &overrides, file.as_deref());

@@ -8,7 +8,7 @@
 //! It only renders text: it never reads the environment or the filesystem,
 //! and the scripts it writes never run the command being completed.
 
-use crate::cli::{DoctorCli, ExplainCli, RunCli};
+use crate::cli::{DoctorCli, ExplainCli, HelpCli, RunCli};
 use crate::policy::{
     Approval, BackendChoice, Mode, NetMode, Outcome, PolicyFormat, SandboxMode, Tool, Verdict,
 };
@@ -178,9 +178,9 @@ fn node(cmd: &Command, id: &str, word: &str, about: String) -> Node {
     n
 }
 
-/// The whole command line. `explain`, `doctor`, `worktree`, `hook`, `import`
-/// and `setup` are chosen by
-/// hand in `cli::main` (as the first word only), so they are joined here.
+/// The whole command line. `explain`, `doctor`, `worktree`, `hook`, `import`,
+/// `setup` and `help` are chosen by hand in `cli::main` (as the first word
+/// only), so they are joined here.
 fn tree() -> Node {
     let built = |mut c: Command| {
         c.build();
@@ -200,6 +200,7 @@ fn tree() -> Node {
         ("hook", built(crate::hook::command())),
         ("import", built(crate::import::command())),
         ("setup", built(crate::setup::command())),
+        ("help", built(HelpCli::command())),
     ] {
         root.children.push(node(&cmd, word, word, about_of(&cmd)));
     }

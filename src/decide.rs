@@ -1,4 +1,4 @@
-//! The gate chain of SPEC §4, gates 1–4: mode, permission, classifier and
+//! The gate chain, gates 1–4: mode, permission, classifier and
 //! approval. Pure: it reads the policy and nothing else, never the filesystem,
 //! the environment or the kernel. Gates 5 (worktree) and 6 (sandbox) need the
 //! filesystem and live in `plan` and `backend`.
@@ -40,7 +40,27 @@ enum Need {
 /// Runs gates 1–4. `Ok(())` means the call goes on to the worktree and
 /// sandbox gates; `bypassPermissions` always does.
 pub fn gates(p: &Policy) -> Result<(), Refusal> {
-    check(Call::of(p), &p.permission.rule, &p.classifier.reason)
+    check(Call::of(p), &p.permission.rule, &p.classifier.reason).map_err(|mut r| {
+        if r.reason == Reason::ApprovalRequired {
+            r.message
+                .push_str(&approval_hint(p.named_source().as_deref()));
+        }
+        r
+    })
+}
+
+/// What to add for an approval, said where the policy came from: a policy
+/// file or descriptor starts from the schema's `approval = "none"`, while
+/// the embedded default (no policy named) takes the person who typed the
+/// command as having approved it, which is why a first hand-written policy
+/// meets this refusal.
+fn approval_hint(source: Option<&str>) -> String {
+    match source {
+        Some(s) => format!(
+            ": pass --approval granted, or set permission.approval = \"granted\" in {s} (a policy file starts from approval = \"none\"; only the embedded default, used when no policy is named, counts the person who typed the command as approving it)"
+        ),
+        None => ": pass --approval granted".to_string(),
+    }
 }
 
 pub fn check(c: Call, rule: &str, classifier_reason: &str) -> Result<(), Refusal> {
@@ -134,7 +154,7 @@ pub fn check(c: Call, rule: &str, classifier_reason: &str) -> Result<(), Refusal
             Reason::ApprovalRequired,
             Some(Gate::Approval),
             format!(
-                "this `{}` call in {} mode needs the user's approval (--approval granted)",
+                "this `{}` call in {} mode needs the user's approval",
                 c.tool, c.mode
             ),
         )),

@@ -16,12 +16,11 @@ pub const SCHEMA: u32 = 1;
 pub fn doctor(as_json: bool) -> i32 {
     let report = crate::backend::doctor_report();
     if as_json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&to_json(&report)).unwrap_or_default()
+        crate::error::print_out(
+            &(serde_json::to_string_pretty(&to_json(&report)).unwrap_or_default() + "\n"),
         );
     } else {
-        print!("{}", to_text(&report));
+        crate::error::print_out(&to_text(&report));
     }
     exit_status(&report)
 }

@@ -1,10 +1,11 @@
-//! The one error type of dcjail: every refusal carries a reason word from the
-//! closed set of SPEC §3, and this module is the only place that maps a reason
-//! to an exit status and to the `decision` word `explain` prints.
+//! The one error type of dcjail: every refusal carries a reason word from a
+//! closed set, and this module is the only place that maps a reason to an
+//! exit status and to the `decision` word `explain` prints.
 
 use std::fmt;
 
-/// Why dcjail refused. The words are part of the contract (SPEC §3).
+/// Why dcjail refused. The words are part of the contract (the man page's
+/// EXIT STATUS).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Reason {
     PlanBlocked,
@@ -71,7 +72,7 @@ impl Reason {
     }
 }
 
-/// The gate of SPEC §4 that refused, when one did.
+/// The gate that refused, when one did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Gate {
     Mode,
@@ -166,3 +167,12 @@ pub type Result<T> = std::result::Result<T, Refusal>;
 /// failed (`setup apparmor --install` when apparmor_parser refuses): not a
 /// refusal of a run, so no reason word; its own one line says what failed.
 pub const SUBCOMMAND_FAILED: i32 = 1;
+
+/// Writes `text` to stdout. A reader that went away (`dcjail explain | head`)
+/// is not an error of dcjail's: `println!` would panic there, since dcjail
+/// ignores SIGPIPE.
+pub fn print_out(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}

@@ -34,11 +34,58 @@ pub fn explain(pa: &PolicyArgs, command: Vec<OsString>, decide_and_plan: DecideS
     if !sources.is_null() {
         value["sources"] = sources;
     }
-    println!(
-        "{}",
-        serde_json::to_string_pretty(&value).unwrap_or_default()
-    );
+    crate::error::print_out(&(ordered_pretty(&value) + "\n"));
     code
+}
+
+/// The order of the top-level keys of `explain` and `--report`: the
+/// decision first, then the result, then the plan and the launch detail,
+/// which run to hundreds of lines. Other keys follow in name order.
+pub const KEY_ORDER: &[&str] = &[
+    "decision",
+    "reason",
+    "gate",
+    "message",
+    "backend",
+    "refusal_status",
+    "exit_status",
+    "network_denied",
+    "passed_over",
+    "plan",
+    "seatbelt",
+    "launch",
+    "sources",
+];
+
+/// `v` pretty-printed as serde_json does, with an object's top-level keys
+/// in [`KEY_ORDER`] (serde_json's map is sorted by name, and its
+/// order-keeping feature is not built in).
+pub fn ordered_pretty(v: &Value) -> String {
+    let Value::Object(m) = v else {
+        return serde_json::to_string_pretty(v).unwrap_or_default();
+    };
+    if m.is_empty() {
+        return "{}".to_string();
+    }
+    let rank = |k: &str| {
+        KEY_ORDER
+            .iter()
+            .position(|o| *o == k)
+            .unwrap_or(KEY_ORDER.len())
+    };
+    let mut keys: Vec<&String> = m.keys().collect();
+    keys.sort_by(|a, b| rank(a).cmp(&rank(b)).then(a.cmp(b)));
+    let mut out = String::from("{\n");
+    for (i, k) in keys.iter().enumerate() {
+        let value = serde_json::to_string_pretty(&m[k.as_str()]).unwrap_or_default();
+        out.push_str("  ");
+        out.push_str(&serde_json::to_string(k).unwrap_or_default());
+        out.push_str(": ");
+        out.push_str(&value.replace('\n', "\n  "));
+        out.push_str(if i + 1 < keys.len() { ",\n" } else { "\n" });
+    }
+    out.push('}');
+    out
 }
 
 /// `sources`: for each policy field, where its value came from: an option,
@@ -72,7 +119,7 @@ pub fn refusal_json(r: &Refusal) -> Value {
         "reason": r.reason.word(),
         "gate": r.gate.map(|g| g.word()),
         "message": r.message,
-        "exit_status": r.exit_code(),
+        "refusal_status": r.exit_code(),
         "backend": Value::Null,
         "plan": Value::Null,
     })
@@ -84,7 +131,7 @@ pub fn run_json(plan: &Plan, choice: &Choice) -> Value {
         "reason": Value::Null,
         "gate": Value::Null,
         "message": if plan.sandboxed { format!("runs under the {} backend", choice.backend_name()) } else { "runs unsandboxed (sandbox.enabled = false)".to_string() },
-        "exit_status": 0,
+        "refusal_status": Value::Null,
         "backend": choice.kind.map(|k| k.name()),
         "passed_over": choice.passed_over.iter().map(|(k, why)| json!({"backend": k.name(), "why": why})).collect::<Vec<_>>(),
         "plan": plan_json(plan),
@@ -97,6 +144,15 @@ pub fn run_json(plan: &Plan, choice: &Choice) -> Value {
         None => Value::Null,
     };
     v
+}
+
+/// Seconds as an integer when whole, else with the fraction.
+fn secs(d: std::time::Duration) -> Value {
+    if d.subsec_nanos() == 0 {
+        d.as_secs().into()
+    } else {
+        d.as_secs_f64().into()
+    }
 }
 
 fn s(p: &Path) -> String {
@@ -139,18 +195,66 @@ pub fn plan_json(plan: &Plan) -> Value {
             "deny_domains": plan.net.deny.iter().map(|d| d.to_string()).collect::<Vec<_>>(),
             "allow_unix_sockets": plan.net.allow_unix_sockets,
         },
-        "timeout": plan.timeout.map(|t| t.as_secs()),
+        "timeout": plan.timeout.map(secs),
     })
 }
 
 /// Writes a run report; a failure is said on stderr, never fatal.
 pub fn write_report(path: &Path, v: &Value) {
-    let text = serde_json::to_string_pretty(v).unwrap_or_default() + "\n";
+    let text = ordered_pretty(v) + "\n";
     if let Err(e) = std::fs::write(path, text) {
         eprintln!(
             "dcjail: warning: cannot write report `{}`: {}",
             path.display(),
             crate::policy::io_words(&e)
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ordered_output_puts_the_decision_first_and_reads_back_the_same() {
+        let v = json!({
+            "plan": {"b": [1, 2], "a": {"x": null}},
+            "launch": {"argv": ["bwrap", "--"]},
+            "zeta": "last",
+            "message": "runs\nunder \"bwrap\"",
+            "decision": "run",
+            "backend": "bwrap",
+            "reason": null,
+            "gate": null,
+            "refusal_status": null,
+            "passed_over": [],
+            "alpha": {},
+        });
+        let text = ordered_pretty(&v);
+        let back: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, v);
+        let keys: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("  \"") && !l.starts_with("   "))
+            .map(|l| l.trim_start().split('"').nth(1).unwrap())
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "decision",
+                "reason",
+                "gate",
+                "message",
+                "backend",
+                "refusal_status",
+                "passed_over",
+                "plan",
+                "launch",
+                "alpha",
+                "zeta"
+            ]
+        );
+        assert_eq!(ordered_pretty(&json!({})), "{}");
+        assert_eq!(ordered_pretty(&json!([1])), "[\n  1\n]");
     }
 }

@@ -26,6 +26,16 @@ fn path_str(p: &Option<PathBuf>) -> FieldValue {
     )
 }
 
+/// Whole seconds as the integer the schema has always taken; a fraction as
+/// timeout(1)'s syntax, which reads back to the same duration.
+fn duration(d: std::time::Duration) -> FieldValue {
+    if d.subsec_nanos() == 0 {
+        FieldValue::Int(i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+    } else {
+        FieldValue::Str(format!("{}s", d.as_secs_f64()))
+    }
+}
+
 fn path_list(v: &[PathBuf]) -> FieldValue {
     FieldValue::List(v.iter().map(|p| p.to_string_lossy().into_owned()).collect())
 }
@@ -66,10 +76,7 @@ impl Policy {
             ("sandbox.mode", Str(self.sandbox.mode.word().into())),
             ("sandbox.backend", Str(self.sandbox.backend.word().into())),
             ("sandbox.workspace", path_str(&self.sandbox.workspace)),
-            (
-                "sandbox.timeout",
-                Int(i64::try_from(self.sandbox.timeout).unwrap_or(i64::MAX)),
-            ),
+            ("sandbox.timeout", duration(self.sandbox.timeout)),
             ("sandbox.filesystem.allow_read", path_list(&fs.allow_read)),
             ("sandbox.filesystem.deny_read", path_list(&fs.deny_read)),
             ("sandbox.filesystem.allow_write", path_list(&fs.allow_write)),
@@ -188,7 +195,17 @@ impl Overrides {
             "sandbox.filesystem.deny_write",
             "--deny-write",
         );
+        add(
+            self.no_protect_defaults,
+            "sandbox.filesystem.protect_defaults",
+            "--no-protect-defaults",
+        );
         add(self.net.is_some(), "sandbox.network.mode", "--net");
+        add(
+            self.net.is_none() && !self.allow_domains.is_empty(),
+            "sandbox.network.mode",
+            "--allow-domain",
+        );
         add(
             !self.allow_domains.is_empty(),
             "sandbox.network.allow_domains",
@@ -198,6 +215,11 @@ impl Overrides {
             !self.deny_domains.is_empty(),
             "sandbox.network.deny_domains",
             "--deny-domain",
+        );
+        add(
+            self.allow_unix_sockets,
+            "sandbox.network.allow_unix_sockets",
+            "--allow-unix-sockets",
         );
         v
     }

@@ -181,8 +181,8 @@ impl<'a> Audit<'a> {
             return Err(format!(
                 "the git metadata reachable from `{}` is too large to audit (over {MAX_WORK} git dirs, \
                  config files and directory entries): dcjail cannot tell which files git would run, \
-                 so no backend can keep them protected; set sandbox.filesystem.protect_defaults = false \
-                 to run without the protected table",
+                 so no backend can keep them protected; --no-protect-defaults \
+                 (sandbox.filesystem.protect_defaults = false) runs without the protected table",
                 at.display()
             ));
         }
@@ -250,7 +250,7 @@ impl<'a> Audit<'a> {
             return Err(format!(
                 "`{}` is larger than {} MiB: dcjail does not audit a git configuration file that large, \
                  so it cannot tell what git would run from it and no backend can keep that protected; \
-                 set sandbox.filesystem.protect_defaults = false to run without the protected table",
+                 --no-protect-defaults (sandbox.filesystem.protect_defaults = false) runs without the protected table",
                 p.display(),
                 max >> 20
             ));

@@ -9,6 +9,7 @@ pub mod completions;
 pub mod decide;
 pub mod doctor;
 pub mod domain;
+pub mod duration;
 pub mod error;
 pub mod exec;
 pub mod explain;

@@ -3,7 +3,8 @@
 //! Rust's runtime start-up reads /proc/self/maps to place a stack guard and
 //! installs stack-overflow handlers, which costs more than everything dcjail
 //! decides. What dcjail relies on from that start-up is done here instead:
-//! fds 0–2 are never left closed, and SIGPIPE is ignored (a proxy thread
+//! fds 0–2 are never left closed while dcjail runs (`exec::stdfds`: the
+//! command gets them closed again), and SIGPIPE is ignored (a proxy thread
 //! writing to a closed socket must get EPIPE, not kill the supervisor).
 // The unit-test harness (`cargo test --all-targets` builds one for this
 // binary too) brings its own `main`.
@@ -30,39 +31,8 @@ pub unsafe extern "C" fn main(argc: libc::c_int, argv: *const *const libc::c_cha
         let a = unsafe { CStr::from_ptr(p) };
         args.push(OsString::from_vec(a.to_bytes().to_vec()));
     }
-    standard_fds();
+    dcjail::exec::stdfds::guard();
     // SAFETY: setting one signal disposition; single-threaded here.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
     std::process::exit(dcjail::cli::main_with(args));
-}
-
-/// A closed fd 0, 1 or 2 gets /dev/null, as Rust's runtime would do: else
-/// the first file dcjail opens would become the command's stdout.
-#[cfg(not(test))]
-fn standard_fds() {
-    let mut fds = [0, 1, 2].map(|fd| libc::pollfd {
-        fd,
-        events: 0,
-        revents: 0,
-    });
-    // SAFETY: a valid array of three pollfd.
-    if unsafe { libc::poll(fds.as_mut_ptr(), 3, 0) } < 0 {
-        // poll itself failed (EINTR, ENOMEM): check each fd the slow way.
-        for f in &mut fds {
-            // SAFETY: fcntl on an fd number.
-            if unsafe { libc::fcntl(f.fd, libc::F_GETFD) } == -1 {
-                f.revents = libc::POLLNVAL;
-            }
-        }
-    }
-    for f in fds {
-        if f.revents & libc::POLLNVAL != 0 {
-            // SAFETY: plain open of a constant path; the lowest free fd is
-            // the closed one. If even that fails, abort rather than run
-            // with a standard fd that any open could take.
-            if unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR) } == -1 {
-                std::process::abort();
-            }
-        }
-    }
 }

@@ -320,7 +320,7 @@ pub fn build_with(
             protected,
         },
         net,
-        timeout: (policy.sandbox.timeout > 0).then(|| Duration::from_secs(policy.sandbox.timeout)),
+        timeout: (!policy.sandbox.timeout.is_zero()).then_some(policy.sandbox.timeout),
         policy_file: policy.source.clone(),
     };
     if plan.sandboxed {

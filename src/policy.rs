@@ -1,19 +1,20 @@
-//! The resolved policy: the typed schema of SPEC §2, its closed vocabularies,
-//! the built-in defaults, the embedded default profile, loading a policy (a
-//! TOML or JSON file, an inherited descriptor, another tool's settings
-//! through `import`) and merging command-line overrides. It never decides
+//! The resolved policy: the typed schema of the policy file, its closed
+//! vocabularies, the built-in defaults, the embedded default profile,
+//! loading a policy (a TOML or JSON file, an inherited descriptor, another
+//! tool's settings through `import`) and merging command-line overrides. It never decides
 //! and never touches the filesystem beyond reading the one policy it is given.
 
 use crate::error::{Refusal, Result};
 use serde::{Deserialize, Deserializer};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// Largest policy file accepted; anything bigger is refused rather than parsed.
 pub const MAX_POLICY_BYTES: u64 = 8 * 1024 * 1024;
 
 /// Largest `sandbox.timeout`: beyond it a deadline cannot be represented.
-pub const MAX_TIMEOUT_SECS: u64 = 10 * 365 * 24 * 3600;
+pub use crate::duration::MAX_TIMEOUT_SECS;
 
 /// The embedded default policy, used when no policy file is given.
 pub const DEFAULT_PROFILE: &str = include_str!("../profiles/default.toml");
@@ -101,7 +102,7 @@ macro_rules! vocab {
 }
 
 vocab!(
-    /// The agent's mode (SPEC §2 `mode`).
+    /// The agent's mode (`mode`).
     Mode {
         Default = "default",
         AcceptEdits = "acceptEdits",
@@ -113,7 +114,7 @@ vocab!(
 );
 
 vocab!(
-    /// The kind of call this launch is (SPEC §2 `tool`).
+    /// The kind of call this launch is (`tool`).
     Tool {
         Read = "read",
         Edit = "edit",
@@ -268,7 +269,9 @@ pub struct Sandbox {
     pub backend: BackendChoice,
     #[serde(deserialize_with = "empty_path_is_none")]
     pub workspace: Option<PathBuf>,
-    pub timeout: u64,
+    /// Zero means none.
+    #[serde(deserialize_with = "crate::duration::deserialize")]
+    pub timeout: Duration,
     pub filesystem: Filesystem,
     pub network: Network,
 }
@@ -284,12 +287,66 @@ pub struct Filesystem {
 }
 
 #[derive(Clone, Debug, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
+#[serde(try_from = "NetworkTable")]
 pub struct Network {
     pub mode: NetMode,
     pub allow_domains: Vec<String>,
     pub deny_domains: Vec<String>,
     pub allow_unix_sockets: bool,
+}
+
+/// `[sandbox.network]` as written, before `mode` is resolved: naming a
+/// domain to allow means the allowlist, as `--allow-domain` does on the
+/// command line, so a table with `allow_domains` and no `mode` is an
+/// allowlist, and one that says `mode = "none"` beside them contradicts
+/// itself (the command-line `--net none --allow-domain D` is refused too).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct NetworkTable {
+    mode: Option<NetMode>,
+    allow_domains: Vec<String>,
+    deny_domains: Vec<String>,
+    allow_unix_sockets: bool,
+}
+
+impl Default for NetworkTable {
+    fn default() -> Self {
+        let n = Network::default();
+        NetworkTable {
+            mode: None,
+            allow_domains: n.allow_domains,
+            deny_domains: n.deny_domains,
+            allow_unix_sockets: n.allow_unix_sockets,
+        }
+    }
+}
+
+impl TryFrom<NetworkTable> for Network {
+    type Error = String;
+    fn try_from(t: NetworkTable) -> std::result::Result<Network, String> {
+        let allows = !t.allow_domains.is_empty();
+        let mode = match t.mode {
+            Some(NetMode::None) if allows => {
+                return Err(format!(
+                    "`mode = \"none\"` with `allow_domains = [{}]`: naming a domain to allow needs `mode = \"allowlist\"` (or no `mode`, which then means the allowlist); remove the domains for no network",
+                    t.allow_domains
+                        .iter()
+                        .map(|d| format!("\"{}\"", crate::error::one_line(d)))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            }
+            Some(m) => m,
+            None if allows => NetMode::Allowlist,
+            None => NetMode::None,
+        };
+        Ok(Network {
+            mode,
+            allow_domains: t.allow_domains,
+            deny_domains: t.deny_domains,
+            allow_unix_sockets: t.allow_unix_sockets,
+        })
+    }
 }
 
 impl Default for Policy {
@@ -328,7 +385,7 @@ impl Default for Sandbox {
             mode: SandboxMode::ReadOnly,
             backend: BackendChoice::Auto,
             workspace: None,
-            timeout: 0,
+            timeout: Duration::ZERO,
             filesystem: Filesystem::default(),
             network: Network::default(),
         }
@@ -381,7 +438,7 @@ fn empty_path_is_none<'de, D: Deserializer<'de>>(
     })
 }
 
-/// Command-line overrides (SPEC §1); `None`/empty means "not given".
+/// Command-line overrides; `None`/empty means "not given".
 #[derive(Clone, Debug, Default)]
 pub struct Overrides {
     pub mode: Option<Mode>,
@@ -404,12 +461,29 @@ pub struct Overrides {
     pub net: Option<NetMode>,
     pub allow_domains: Vec<String>,
     pub deny_domains: Vec<String>,
-    pub timeout: Option<u64>,
+    /// `--no-protect-defaults`: `sandbox.filesystem.protect_defaults = false`.
+    pub no_protect_defaults: bool,
+    /// `--allow-unix-sockets`: `sandbox.network.allow_unix_sockets = true`.
+    pub allow_unix_sockets: bool,
+    pub timeout: Option<Duration>,
     /// How to load, not a field: the policy is read from this inherited
     /// descriptor instead of a file.
     pub policy_fd: Option<u32>,
     /// How to load, not a field: the format of the policy file or descriptor.
     pub policy_format: Option<PolicyFormat>,
+}
+
+impl Overrides {
+    /// Refuses options that contradict each other.
+    pub fn check(&self) -> Result<()> {
+        if let (Some(NetMode::None), Some(d)) = (self.net, self.allow_domains.first()) {
+            return Err(Refusal::usage(format!(
+                "`--allow-domain {}` with `--net none`: naming a domain to allow needs the allowlist; drop `--net none` (`--allow-domain` alone means `--net allowlist`) or the domain",
+                crate::error::one_line(d)
+            )));
+        }
+        Ok(())
+    }
 }
 
 impl Policy {
@@ -496,9 +570,19 @@ impl Policy {
         fs.deny_read.extend(o.deny_read.iter().cloned());
         fs.allow_write.extend(o.allow_write.iter().cloned());
         fs.deny_write.extend(o.deny_write.iter().cloned());
+        if o.no_protect_defaults {
+            fs.protect_defaults = false;
+        }
         let net = &mut self.sandbox.network;
-        if let Some(v) = o.net {
-            net.mode = v;
+        // Naming a domain to allow means the allowlist (`check` refuses
+        // `--net none` beside it).
+        match o.net {
+            Some(v) => net.mode = v,
+            None if !o.allow_domains.is_empty() => net.mode = NetMode::Allowlist,
+            None => {}
+        }
+        if o.allow_unix_sockets {
+            net.allow_unix_sockets = true;
         }
         net.allow_domains.extend(o.allow_domains.iter().cloned());
         net.deny_domains.extend(o.deny_domains.iter().cloned());
@@ -517,11 +601,11 @@ impl Policy {
                 )));
             }
         }
-        if self.sandbox.timeout > MAX_TIMEOUT_SECS {
+        if self.sandbox.timeout > Duration::from_secs(MAX_TIMEOUT_SECS) {
             return Err(Refusal::policy(format!(
                 "{}: `sandbox.timeout` is {} seconds; the largest accepted is {MAX_TIMEOUT_SECS} (ten years)",
                 self.source_name(),
-                self.sandbox.timeout
+                self.sandbox.timeout.as_secs()
             )));
         }
         let net = &self.sandbox.network;
@@ -539,10 +623,16 @@ impl Policy {
     }
 
     fn source_name(&self) -> String {
+        self.named_source().unwrap_or_else(|| "policy".to_string())
+    }
+
+    /// The policy file or descriptor this policy was read from; None for
+    /// the embedded default.
+    pub fn named_source(&self) -> Option<String> {
         match (&self.source, &self.label) {
-            (Some(p), _) => p.display().to_string(),
-            (None, Some(l)) => l.clone(),
-            (None, None) => "policy".to_string(),
+            (Some(p), _) => Some(p.display().to_string()),
+            (None, Some(l)) => Some(l.clone()),
+            (None, None) => None,
         }
     }
 }

@@ -14,7 +14,8 @@
 //! It decides nothing: any malformed input or failed step ends it with the
 //! refusal line and status of `dcjail` (122), before the command runs.
 //! Command-line shape, same as dcjail's own second stage:
-//! `STUB __stage2 FD IGN ERR -- COMMAND...`.
+//! `STUB __stage2 FD IGN ERR STD -- COMMAND...` (STD: bit N set when the
+//! caller left fd N closed; it is closed again right before the execve).
 #![no_std]
 #![no_main]
 
@@ -616,6 +617,15 @@ unsafe fn exec_command(argv: *mut *const u8, envp: *const *const u8, path_var: &
     }
 }
 
+/// Closes fd N for each bit N of `closed` (exec.rs stdfds).
+fn close_standard(closed: u32) {
+    for fd in 0..3 {
+        if closed & (1 << fd) != 0 {
+            sys::close(fd);
+        }
+    }
+}
+
 /// # Safety
 /// Called once from `_start` with the initial stack pointer.
 unsafe extern "C" fn stub_main(sp: *const usize) -> ! {
@@ -627,15 +637,18 @@ unsafe extern "C" fn stub_main(sp: *const usize) -> ! {
     };
     // SAFETY: argv has argc valid C strings.
     let arg = |i: usize| unsafe { cstr(*argv.add(i)) };
-    if argc < 7 || arg(1) != b"__stage2" || arg(5) != b"--" {
+    if argc < 8 || arg(1) != b"__stage2" || arg(6) != b"--" {
         Line::new()
             .push(b"dcjail: usage-error: `__stage2` is internal to dcjail")
             .print();
         sys::exit(125);
     }
-    let (Some(fd), Some(ign), Some(err)) =
-        (parse_u32(arg(2)), parse_u32(arg(3)), parse_u32(arg(4)))
-    else {
+    let (Some(fd), Some(ign), Some(err), Some(closed @ 0..=7)) = (
+        parse_u32(arg(2)),
+        parse_u32(arg(3)),
+        parse_u32(arg(4)),
+        parse_u32(arg(5)),
+    ) else {
         Line::new()
             .push(b"dcjail: usage-error: `__stage2` is internal to dcjail")
             .print();
@@ -693,9 +706,13 @@ unsafe extern "C" fn stub_main(sp: *const usize) -> ! {
             _ => refuse(b"bad proxy channel", None),
         }
     }
-    // SAFETY: argv[6..] is the command, NULL-terminated, with argv[5]
-    // ("--") free to borrow.
-    let mut exec = || unsafe { exec_command(argv.add(6), envp, path_var) };
+    // SAFETY: argv[7..] is the command, NULL-terminated, with argv[6]
+    // ("--") free to borrow. The standard descriptors the caller left
+    // closed are closed last, after everything the layer opened.
+    let mut exec = || unsafe {
+        close_standard(closed);
+        exec_command(argv.add(7), envp, path_var)
+    };
     match stage2::run(&program, &mut exec) {
         Ok(code) => sys::exit(code),
         Err(f) => {

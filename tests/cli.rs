@@ -829,6 +829,7 @@ fn every_help_option_is_in_the_man_page() {
         &["setup", "apparmor", "--help"],
         &["hook", "--help"],
         &["import", "--help"],
+        &["help", "--help"],
     ] {
         for opt in help_options(args) {
             if !entries.contains(&opt) {
@@ -845,6 +846,7 @@ fn every_help_option_is_in_the_man_page() {
         ("dcjail setup apparmor", &["setup", "apparmor", "--help"]),
         ("dcjail hook", &["hook", "--help"]),
         ("dcjail import", &["import", "--help"]),
+        ("dcjail help", &["help", "--help"]),
     ] {
         let syn = man_synopsis(&man, head);
         for opt in help_options(args) {
@@ -892,7 +894,7 @@ fn the_command_gets_default_sigpipe_like_any_program() {
 }
 
 #[test]
-fn an_absurd_timeout_is_a_policy_error_not_a_crash() {
+fn an_absurd_timeout_is_refused_naming_it_not_a_crash() {
     let t = Tmp::new("bigtimeout");
     let marker = t.path("m");
     let o = run_touch(
@@ -900,6 +902,19 @@ fn an_absurd_timeout_is_a_policy_error_not_a_crash() {
         &["--no-sandbox", "--timeout", "18446744073709551615"],
         &marker,
     );
+    assert_refused(&o, 125, "usage-error");
+    assert!(
+        stderr(&o).contains("'18446744073709551615' for '--timeout"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!marker.exists());
+    let p = write_policy(
+        &t,
+        "big.toml",
+        b"[permission]\napproval = \"granted\"\n[sandbox]\nenabled = false\ntimeout = 18446744073709551615\n",
+    );
+    let o = run_touch(&t.0, &["--policy", p.to_str().unwrap()], &marker);
     assert_refused(&o, 125, "policy-error");
     assert!(stderr(&o).contains("sandbox.timeout"), "{}", stderr(&o));
     assert!(!marker.exists());

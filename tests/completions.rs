@@ -54,6 +54,7 @@ const HELPS: &[(&str, &[&str])] = &[
     ("setup_apparmor", &["setup", "apparmor", "--help"]),
     ("hook", &["hook", "--help"]),
     ("import", &["import", "--help"]),
+    ("help", &["help", "--help"]),
 ];
 
 /// The long options listed in the Options section of a help text.
@@ -150,8 +151,10 @@ fn every_subcommand_and_vocabulary_word_is_offered() {
         "srt",
         "setup",
         "apparmor",
+        "help",
     ]
     .into_iter()
+    .chain(dcjail::cli::SUBCOMMANDS.iter().copied())
     .chain(Mode::WORDS.iter().copied())
     .chain(Tool::WORDS.iter().copied())
     .chain(Outcome::WORDS.iter().copied())

@@ -1,6 +1,7 @@
 //! The launch path's shortcuts keep their promises: dcjail's own entry point
-//! (no Rust runtime start-up) still gives a closed standard fd /dev/null and
-//! passes argv byte-exact, and the child started with shared memory
+//! (no Rust runtime start-up) keeps a closed standard fd closed for the
+//! command without letting a file of its own take the number, passes argv
+//! byte-exact, and the child started with shared memory
 //! (CLONE_VM | CLONE_VFORK) takes the sandbox layer with it, leaving the
 //! supervisor unconfined and able to finish its work after the command.
 
@@ -66,12 +67,17 @@ fn backends() -> Vec<Vec<&'static str>> {
 }
 
 #[test]
-fn a_closed_stdin_is_dev_null_for_the_command_not_a_file_dcjail_opened() {
+fn a_closed_stdin_stays_closed_for_the_command_not_a_file_dcjail_opened() {
     let t = Tmp::new("fds");
     for b in backends() {
         let mut args = os(&b);
-        // The command reports what its fd 0 is on stdout.
-        args.extend(os(&["--", "sh", "-c", "readlink /proc/self/fd/0"]));
+        // The command reports what its fd 0 is on stdout: nothing at all.
+        args.extend(os(&[
+            "--",
+            "sh",
+            "-c",
+            "readlink /proc/self/fd/0 2>/dev/null || echo closed",
+        ]));
         let o = run(&t.0, &args, &[0]);
         let out = String::from_utf8_lossy(&o.stdout);
         assert_eq!(
@@ -82,14 +88,14 @@ fn a_closed_stdin_is_dev_null_for_the_command_not_a_file_dcjail_opened() {
         );
         assert_eq!(
             out.trim(),
-            "/dev/null",
+            "closed",
             "{b:?}: fd 0 of the command is {out:?}"
         );
     }
 }
 
 #[test]
-fn a_closed_stdout_is_dev_null_for_the_command() {
+fn a_closed_stdout_stays_closed_for_the_command() {
     let t = Tmp::new("fd1");
     for b in backends() {
         let mut args = os(&b);
@@ -98,14 +104,14 @@ fn a_closed_stdout_is_dev_null_for_the_command() {
             "--",
             "python3",
             "-c",
-            "import os, sys; sys.stderr.write(os.readlink('/proc/self/fd/1'))",
+            "import os, sys\ntry:\n    sys.stderr.write(os.readlink('/proc/self/fd/1'))\nexcept OSError:\n    sys.stderr.write('closed')",
         ]));
         let o = run(&t.0, &args, &[1]);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(0), "{b:?}: {err}");
         assert_eq!(
             err.trim(),
-            "/dev/null",
+            "closed",
             "{b:?}: fd 1 of the command is {err:?}"
         );
     }

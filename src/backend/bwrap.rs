@@ -857,7 +857,7 @@ pub fn describe(l: &BwrapLaunch) -> serde_json::Value {
         "kind": "bwrap",
         "bwrap": l.bwrap.to_string_lossy(),
         "argv": lossy(&l.rendered.args),
-        "args_via": "--args FD (NUL-separated) and --json-status-fd FD, then `-- STAGE2 __stage2 FD IGN ERR -- COMMAND...`",
+        "args_via": "--args FD (NUL-separated) and --json-status-fd FD, then `-- STAGE2 __stage2 FD IGN ERR STD -- COMMAND...`",
         "uncreatable": l.rendered.guards.iter().map(|g| {
             g.dir.join(&g.name).to_string_lossy().into_owned()
         }).collect::<Vec<_>>(),
@@ -1103,6 +1103,9 @@ pub fn launch(
         num(layer_fd.as_raw_fd().into())?,
         num(ign.into())?,
         num(saved.as_raw_fd().into())?,
+        // The standard descriptors the caller left closed: bwrap and the
+        // second stage run with /dev/null there, the command without.
+        num(crate::exec::stdfds::closed().into())?,
         CString::from(c"--"),
     ];
     bargv.extend(argv.iter().cloned());
@@ -1388,22 +1391,28 @@ fn read_sealed(fd: i32) -> Result<Vec<u8>, String> {
     Ok(buf)
 }
 
-/// `dcjail __stage2 FD IGN ERR -- COMMAND...`, run by bwrap inside the
+/// `dcjail __stage2 FD IGN ERR STD -- COMMAND...`, run by bwrap inside the
 /// sandbox: reads the layer from the sealed memfd FD, puts the caller's
 /// stderr (ERR) back on fd 2, restores the signal dispositions bwrap was
 /// shielded from (IGN: those that were ignored before), applies the layer
-/// and execs COMMAND. It can only add restrictions to its caller.
+/// and execs COMMAND with the standard descriptors the caller left closed
+/// (STD: bit N for fd N) closed again. It can only add restrictions to its
+/// caller.
 #[cfg(target_os = "linux")]
 pub fn stage2_main(args: &[OsString]) -> i32 {
     use crate::error::Refusal;
-    if args.len() < 7 || args[5] != "--" {
+    if args.len() < 8 || args[6] != "--" {
         let r = Refusal::usage(format!("`{STAGE2}` is internal to dcjail"));
         eprintln!("{}", r.line());
         return r.exit_code();
     }
     let parse = |a: &OsString| a.to_str().and_then(|s| s.parse::<u32>().ok());
-    let (Some(fd), Some(ign), Some(err)) = (parse(&args[2]), parse(&args[3]), parse(&args[4]))
-    else {
+    let (Some(fd), Some(ign), Some(err), Some(closed @ 0..=7)) = (
+        parse(&args[2]),
+        parse(&args[3]),
+        parse(&args[4]),
+        parse(&args[5]),
+    ) else {
         let r = Refusal::usage(format!("`{STAGE2}` is internal to dcjail"));
         eprintln!("{}", r.line());
         return r.exit_code();
@@ -1435,7 +1444,9 @@ pub fn stage2_main(args: &[OsString]) -> i32 {
             libc::close(err as i32);
         }
     }
-    let argv = match crate::exec::c_argv(&args[6..]) {
+    // exec_command closes them right before the command's execve.
+    crate::exec::stdfds::note_closed(closed as u8);
+    let argv = match crate::exec::c_argv(&args[7..]) {
         Ok(a) => a,
         Err(e) => return fail(e),
     };

@@ -11,9 +11,9 @@
 //! the kernel cannot enforce is a refusal, never a silent downgrade.
 //!
 //! Minimum ABI: 6 (Linux 6.12). Every policy needs signal and abstract
-//! socket scoping (ABI 6) for SPEC §5's "cannot signal or reach processes
-//! outside"; the filesystem rules use refer (2), truncate (3) and device
-//! ioctl (5), network `none` uses TCP rules (4).
+//! socket scoping (ABI 6) for "cannot signal or reach processes outside";
+//! the filesystem rules use refer (2), truncate (3) and device ioctl (5),
+//! network `none` uses TCP rules (4).
 //!
 //! What landlock cannot say, and how this layer answers:
 //! - rights are inherited down a tree and cannot be subtracted: `deny_read`
@@ -258,9 +258,11 @@ fn writable_roots(plan: &Plan, subtraction: WriteSubtraction) -> Result<Vec<Path
             let origin = Origin::of(p, plan.policy_file.as_deref());
             let hint = match origin {
                 Origin::PolicyFile | Origin::OwnBinary => "or move it out of the writable roots",
-                Origin::Table(_) => "or set sandbox.filesystem.protect_defaults = false",
+                Origin::Table(_) => {
+                    "or --no-protect-defaults (sandbox.filesystem.protect_defaults = false)"
+                }
                 Origin::Other => {
-                    "or set sandbox.filesystem.protect_defaults = false (the plan card: move it out of the writable roots)"
+                    "or --no-protect-defaults (sandbox.filesystem.protect_defaults = false; the plan card: move it out of the writable roots)"
                 }
             };
             return Err(format!(

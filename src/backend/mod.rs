@@ -1,5 +1,5 @@
 //! Backend choice: which sandbox can enforce the *whole* plan on this
-//! machine, or a refusal naming what is missing (SPEC §5, fail closed).
+//! machine, or a refusal naming what is missing (fail closed).
 //! Each backend renders its launch from the plan with pure code; probing the
 //! machine happens only here, after the gate chain has said run.
 

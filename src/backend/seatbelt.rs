@@ -18,7 +18,7 @@ use std::ffi::OsString;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
-/// Run by absolute path, never looked up on PATH (SPEC §5).
+/// Run by absolute path, never looked up on PATH.
 pub const SANDBOX_EXEC: &str = "/usr/bin/sandbox-exec";
 
 const BASE: &str = include_str!("../../profiles/seatbelt/base.sbpl");
@@ -448,7 +448,7 @@ pub fn render(plan: &Plan, proxy_port: Option<u16>) -> Result<Rendered, String> 
     })
 }
 
-/// SPEC §5: reads are allowed everywhere but `deny_read`, with `allow_read`
+/// Reads are allowed everywhere but `deny_read`, with `allow_read`
 /// re-opened inside it. Exec and executable mapping follow reads, so a
 /// binary under `deny_read` cannot be run to get at it. Written as two
 /// allows (no deny), so the result does not depend on rule order.
@@ -499,7 +499,7 @@ fn read_rules(plan: &Plan, params: &mut Params, p: &mut String) -> Result<(), St
     Ok(())
 }
 
-/// SPEC §5: writes only inside the writable roots, never in a protected path,
+/// Writes only inside the writable roots, never in a protected path,
 /// `deny_write` or `deny_read` path — neither the path itself (`literal`,
 /// so a missing one cannot be created) nor anything under it (`subpath`).
 ///
@@ -598,7 +598,7 @@ fn dedup(v: &mut Vec<PathBuf>) {
     });
 }
 
-/// SPEC §5 network. `none`: no rule at all (`deny default` holds).
+/// The network. `none`: no rule at all (`deny default` holds).
 /// `allowlist`: one outbound TCP endpoint, dcjail's proxy on loopback.
 /// `full`: the network profile. Returns whether the proxy port is pending.
 fn net_rules(plan: &Plan, proxy_port: Option<u16>, params: &mut Params, p: &mut String) -> bool {

@@ -1,4 +1,4 @@
-//! The seccomp filter of SPEC §5, for x86_64 and aarch64: one rule table that
+//! The seccomp filter of every Linux backend, for x86_64 and aarch64: one rule table that
 //! both compiles to BPF and describes itself for `explain`, so what is shown
 //! is what is installed. The BPF is generated here, one program shaped as a
 //! binary search over syscall numbers: the kernel evaluates a new filter

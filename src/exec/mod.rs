@@ -9,6 +9,7 @@
 //! weaker there. It must never leave the command running unsupervised where
 //! a supervisor was asked for.
 
+pub mod stdfds;
 mod watch;
 pub use watch::{supervise_watched, Start as WatchedStart};
 
@@ -22,7 +23,7 @@ use std::time::{Duration, Instant};
 /// Exit status when the timeout killed the command.
 pub const TIMEOUT_STATUS: i32 = 124;
 
-/// The command's environment: dcjail's own plus `DCJAIL*` (SPEC §5).
+/// The command's environment: dcjail's own plus `DCJAIL*`.
 pub fn environment(plan: &Plan, choice: &Choice, extra: &[(OsString, OsString)]) -> Vec<CString> {
     let mut set: Vec<(OsString, OsString)> = vec![
         ("DCJAIL".into(), "1".into()),
@@ -57,8 +58,10 @@ pub fn c_argv(argv: &[OsString]) -> Result<Vec<CString>, String> {
 
 /// `execvp` semantics with an explicit environment: a name with a `/` is
 /// executed as it is, otherwise each PATH entry is tried in order; a file
-/// that is not a binary (ENOEXEC) goes to /bin/sh. Returns only on failure,
-/// with the exit status to report (126 found but not executable, 127 not found).
+/// that is not a binary (ENOEXEC) goes to /bin/sh. The standard descriptors
+/// the caller left closed are closed first (`stdfds`). Returns only on
+/// failure, with the exit status to report (126 found but not executable,
+/// 127 not found).
 pub fn exec_command(argv: &[CString], envp: &[CString], path_var: Option<&OsStr>) -> i32 {
     let Some(cmd) = argv.first() else {
         return 127;
@@ -75,6 +78,7 @@ pub fn exec_command(argv: &[CString], envp: &[CString], path_var: Option<&OsStr>
     }
     let mut saw_eacces = false;
     let mut last_err = libc::ENOENT;
+    stdfds::close_for_exec();
     if name.contains(&b'/') {
         let e = try_exec(cmd, argv, envp);
         last_err = e;

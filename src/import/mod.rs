@@ -77,7 +77,7 @@ pub fn main(args: &[std::ffi::OsString]) -> i32 {
             let header = format!(
                 "dcjail policy imported from {format} settings {name}\nby `dcjail import {format}`; each imported line says which setting it came from."
             );
-            print!("{}", to_toml(&imp, &header));
+            crate::error::print_out(&to_toml(&imp, &header));
             0
         }
         Err(r) => {
@@ -406,6 +406,7 @@ mod tests {
         imp.policy.sandbox.filesystem.deny_read =
             vec!["~/.ssh".into(), "a\"b\\c\nd\u{7f}".into(), "**/.env".into()];
         imp.policy.sandbox.network.allow_domains = vec!["*.example.com:443".into()];
+        imp.policy.sandbox.network.mode = crate::policy::NetMode::Allowlist;
         imp.policy.sandbox.mode = crate::policy::SandboxMode::WorkspaceWrite;
         imp.policy.origins.push(Origin {
             field: "sandbox.filesystem.deny_read".into(),
@@ -416,5 +417,18 @@ mod tests {
         let mut want = imp.policy.clone();
         want.origins.clear();
         assert_eq!(back, want, "{text}");
+    }
+
+    #[test]
+    fn srt_denying_every_domain_imports_as_no_network_and_reads_back_so() {
+        let json = r#"{"network": {"allowedDomains": ["a.example"], "deniedDomains": ["*"]}}"#;
+        let imp = convert(PolicyFormat::Srt, json, "s.json", None).unwrap();
+        assert_eq!(
+            imp.policy.sandbox.network.mode,
+            crate::policy::NetMode::None
+        );
+        assert!(imp.policy.sandbox.network.allow_domains.is_empty());
+        let back = crate::policy::parse(&to_toml(&imp, "t"), "t").unwrap();
+        assert_eq!(back.sandbox.network, imp.policy.sandbox.network);
     }
 }

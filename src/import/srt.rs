@@ -145,6 +145,9 @@ fn network(cx: &Cx, imp: &mut Imported, net: &mut Obj) -> Result<()> {
     } else {
         NetMode::Allowlist
     };
+    // With no network the allowed names mean nothing, and a policy that
+    // keeps them beside `mode = "none"` contradicts itself.
+    let allowed = if deny_all { Vec::new() } else { allowed };
     let has_allowed = !allowed.is_empty();
     let has_denied = !denied.is_empty();
     n.allow_domains = allowed;
