@@ -52,6 +52,18 @@ cargo fmt --all -- --check
 echo "== cargo clippy (-D warnings)"
 cargo clippy --all-targets --locked -- -D warnings
 
+# The macOS build is checked on a Mac by the CI workflow; where rustup has the
+# Apple targets, lint it here too, so a Linux-only item outside a cfg is
+# caught before it reaches a Mac.
+if command -v rustup >/dev/null 2>&1; then
+  for t in aarch64-apple-darwin x86_64-apple-darwin; do
+    if rustup target list --installed 2>/dev/null | grep -qx "$t"; then
+      echo "== cargo clippy --target $t (-D warnings)"
+      cargo clippy --all-targets --locked --target "$t" -- -D warnings
+    fi
+  done
+fi
+
 # The embedded second stage (stub/main.rs) is built by build.rs with plain
 # rustc, outside cargo's view: format and lint it here.
 echo "== stub: rustfmt --check, clippy (-D warnings)"

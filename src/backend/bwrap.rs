@@ -18,6 +18,7 @@
 use crate::plan::{PathRule, Plan};
 use crate::policy::{NetMode, SandboxMode};
 use std::ffi::{OsStr, OsString};
+#[cfg(target_os = "linux")]
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 

@@ -10,7 +10,9 @@
 //! a supervisor was asked for.
 
 pub mod stdfds;
+#[cfg(target_os = "linux")]
 mod watch;
+#[cfg(target_os = "linux")]
 pub use watch::{supervise_watched, Start as WatchedStart};
 
 use crate::backend::Choice;
