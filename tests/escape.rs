@@ -1068,6 +1068,36 @@ fn cases() -> Vec<Case> {
             },
         },
         Case {
+            group: "metadata",
+            name: "a file capability (`cap_setuid`) set on a copy of `id` in the workspace",
+            protect: false,
+            net: "none",
+            next: None,
+            setup: no_setup,
+            script: |_, _| {
+                "cp /usr/bin/id c1 && python3 -c 'import os; os.setxattr(\"c1\", \"security.capability\", bytes.fromhex(\"0100000280000000000000000000000000000000\"))'".to_string()
+            },
+            check: |c, _, _| {
+                use std::os::unix::ffi::OsStrExt;
+                let p = std::ffi::CString::new(c.ws.join("c1").as_os_str().as_bytes()).unwrap();
+                let mut buf = [0u8; 64];
+                // SAFETY: NUL-terminated path and name, a buffer of its length.
+                let n = unsafe {
+                    libc::lgetxattr(
+                        p.as_ptr(),
+                        c"security.capability".as_ptr(),
+                        buf.as_mut_ptr().cast(),
+                        buf.len(),
+                    )
+                };
+                if n > 0 {
+                    Err("c1 carries security.capability".to_string())
+                } else {
+                    Ok(())
+                }
+            },
+        },
+        Case {
             group: "protected",
             name: "create a missing .bashrc through a symlink or /proc/self/cwd",
             protect: true,

@@ -346,21 +346,42 @@ const SETID_ATTACKS: &[&str] = &[
     "python3 -c 'import os; fd=os.open(\"s3\", os.O_CREAT|os.O_WRONLY, 0o755); os.fchmod(fd, 0o4755)'",
     "python3 -c 'import ctypes, os; l=ctypes.CDLL(None, use_errno=True); fd=os.open(\".\", os.O_TMPFILE|os.O_WRONLY, 0o4755); l.linkat(-100, b\"/proc/self/fd/%d\" % fd, -100, b\"s4\", 0x400)'",
     "tar -xpf ../setid.tar",
+    // A file capability (cap_setuid, permitted and effective) is as good as
+    // a setuid bit to whoever runs the file.
+    "cp /usr/bin/id c1 && python3 -c 'import os; os.setxattr(\"c1\", \"security.capability\", bytes.fromhex(\"0100000280000000000000000000000000000000\"))'",
+    "cp /usr/bin/id c2 && python3 -c 'import os; fd=os.open(\"c2\", os.O_RDONLY); os.setxattr(fd, \"security.capability\", bytes.fromhex(\"0100000280000000000000000000000000000000\"))'",
 ];
 
-/// Files under `dir` with setuid or setgid (directories aside: a directory's
-/// setgid bit is its group inheritance, not a privilege).
+/// Files under `dir` with setuid or setgid or a file capability
+/// (directories aside: a directory's setgid bit is its group inheritance,
+/// not a privilege).
 fn setid_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir).unwrap().flatten() {
         let m = e.metadata().unwrap();
         if m.is_dir() {
             out.extend(setid_files(&e.path()));
-        } else if m.mode() & 0o6000 != 0 {
+        } else if m.mode() & 0o6000 != 0 || has_file_caps(&e.path()) {
             out.push(e.path());
         }
     }
     out
+}
+
+fn has_file_caps(p: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(p.as_os_str().as_bytes()).unwrap();
+    let mut buf = [0u8; 64];
+    // SAFETY: NUL-terminated path and name, a buffer of its length.
+    let n = unsafe {
+        libc::lgetxattr(
+            c.as_ptr(),
+            c"security.capability".as_ptr(),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+        )
+    };
+    n > 0
 }
 
 fn make_setid_tar(t: &T) {
