@@ -140,7 +140,7 @@ pub struct FsRule {
 }
 
 /// The whole in-process layer, as data. A second stage receives it as a
-/// stub program (`bwrap::stub_program`, `stub_format`).
+/// stub program (`program::encode`, `stub_format`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LayerSpec {
     /// The landlock ABI every right below needs.

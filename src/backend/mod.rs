@@ -21,6 +21,8 @@ pub mod landlock;
 mod linux_report;
 #[cfg(target_os = "linux")]
 pub mod obstacle;
+#[cfg(target_os = "linux")]
+pub mod program;
 pub mod report;
 pub mod seatbelt;
 #[cfg(target_os = "linux")]
@@ -69,6 +71,22 @@ pub enum Launch {
     Landlock(self::landlock::LayerSpec),
     /// macOS: `/usr/bin/sandbox-exec` with the rendered profile.
     Seatbelt(seatbelt::Rendered),
+}
+
+impl Launch {
+    /// Gives the launch the allowlist proxy's loopback port, once the proxy
+    /// listens: the landlock layer may connect to it only, the Seatbelt
+    /// profile gets it as its `PROXY` parameter (the text is unchanged, so
+    /// what `explain` showed is what runs). bwrap reaches its proxy inside
+    /// its own namespace and takes no port. Pure.
+    pub fn with_proxy_port(&mut self, port: u16) {
+        match self {
+            #[cfg(target_os = "linux")]
+            Launch::Landlock(spec) => spec.tcp_connect_ports = vec![port],
+            Launch::Seatbelt(r) => *r = r.clone().with_proxy_port(port),
+            Launch::Unsandboxed | Launch::Bwrap(_) => {}
+        }
+    }
 }
 
 /// The chosen launch, and why earlier candidates were passed over.

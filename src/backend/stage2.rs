@@ -534,7 +534,7 @@ fn wait_child(pid: i32) -> i32 {
         } {
             Ok(_) => return exit_status(ws),
             Err(4) => {}
-            Err(_) => return 122,
+            Err(_) => return super::stub_format::UNAVAILABLE_STATUS,
         }
     }
 }

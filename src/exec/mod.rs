@@ -9,11 +9,19 @@
 //! weaker there. It must never leave the command running unsupervised where
 //! a supervisor was asked for.
 
+#[cfg(target_os = "linux")]
+pub mod bwrap;
+pub mod seatbelt;
+#[cfg(target_os = "linux")]
+pub mod stage2;
 pub mod stdfds;
+mod wire;
+pub use wire::start_net;
+#[cfg(target_os = "linux")]
 mod watch;
+#[cfg(target_os = "linux")]
 pub use watch::{supervise_watched, Start as WatchedStart};
 
-use crate::backend::Choice;
 use crate::plan::Plan;
 use std::ffi::{CString, OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
@@ -23,11 +31,12 @@ use std::time::{Duration, Instant};
 /// Exit status when the timeout killed the command.
 pub const TIMEOUT_STATUS: i32 = 124;
 
-/// The command's environment: dcjail's own plus `DCJAIL*`.
-pub fn environment(plan: &Plan, choice: &Choice, extra: &[(OsString, OsString)]) -> Vec<CString> {
+/// The command's environment: dcjail's own plus `DCJAIL*`; `backend` is
+/// the chosen backend's name (`Choice::backend_name`).
+pub fn environment(plan: &Plan, backend: &str, extra: &[(OsString, OsString)]) -> Vec<CString> {
     let mut set: Vec<(OsString, OsString)> = vec![
         ("DCJAIL".into(), "1".into()),
-        ("DCJAIL_BACKEND".into(), choice.backend_name().into()),
+        ("DCJAIL_BACKEND".into(), backend.into()),
         ("DCJAIL_NETWORK".into(), plan.effective_net().word().into()),
     ];
     set.extend(extra.iter().cloned());
