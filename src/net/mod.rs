@@ -9,6 +9,7 @@
 //! the plan says so — and never runs an external program.
 
 pub mod conn;
+pub mod domain;
 pub mod parse;
 pub mod proxy;
 #[cfg(any(target_os = "linux", target_os = "macos"))]

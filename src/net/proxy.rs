@@ -15,7 +15,7 @@
 
 use super::conn::{accept_loop, relay, Conn, Limit, Listener};
 use super::parse::{self, reply, ParseError, Request, SocksAddr, Target, MAX_HEAD};
-use crate::domain::{Host, Rules, Verdict, METADATA_NAMES};
+use crate::net::domain::{Host, Rules, Verdict, METADATA_NAMES};
 use std::fmt;
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
@@ -494,7 +494,7 @@ fn socks(shared: &Shared, mut client: Box<dyn Conn>, mut buf: Vec<u8>, deadline:
     let port = req.port;
     let host = match &req.addr {
         SocksAddr::V4(ip) => Ok(Host::Ip(IpAddr::V4(*ip))),
-        SocksAddr::V6(ip) => Ok(Host::Ip(crate::domain::canonical_ip(IpAddr::V6(*ip)))),
+        SocksAddr::V6(ip) => Ok(Host::Ip(crate::net::domain::canonical_ip(IpAddr::V6(*ip)))),
         SocksAddr::Name(n) => match std::str::from_utf8(n) {
             Ok(s) => Host::parse(s),
             Err(_) => Err("host name is not UTF-8".to_string()),

@@ -18,7 +18,7 @@
 
 use super::conn::Listener;
 use super::proxy::{Config, Denial, Proxy, Upstream};
-use crate::domain::Rules;
+use crate::net::domain::Rules;
 use crate::plan::Plan;
 use std::ffi::OsString;
 use std::net::TcpListener;
