@@ -53,7 +53,7 @@ global_asm!(
     main = sym stub_main,
 );
 
-#[path = "../src/backend/broker.rs"]
+#[path = "../src/backend/broker/mod.rs"]
 mod broker;
 #[path = "../src/backend/stage2.rs"]
 mod stage2;

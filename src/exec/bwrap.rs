@@ -128,105 +128,19 @@ pub fn launch(
     argv: &[std::ffi::CString],
     envp: &[std::ffi::CString],
 ) -> Result<i32, String> {
-    use std::ffi::CString;
-    use std::os::fd::{AsRawFd, FromRawFd};
-    let mut args_data = Vec::new();
-    for a in &l.rendered.args {
-        args_data.extend_from_slice(a.as_bytes());
-        args_data.push(0);
-    }
-    let args_fd = memfd(c"dcjail-bwrap-args", &args_data, false, 0).map_err(|(m, _)| m)?;
-    // The second stage: the embedded stub, or dcjail itself where a memfd
-    // cannot be executed; both read the same program.
-    let stub_fd = stub_memfd()?;
-    let layer_fd = memfd(&stage2_name()?, &l.program, true, 0).map_err(|(m, _)| m)?;
-    // bwrap's stderr goes to a pipe until stage 2 runs, so that a bwrap that
-    // cannot build the sandbox is one refusal line (or an `auto` fallback),
-    // not bwrap's words followed by ours. The caller's stderr travels as a
-    // duplicate that stage 2 puts back on fd 2.
-    let (err_r, err_w) = pipe()?;
-    // SAFETY: dup of our own stderr; owned right after.
-    let saved = unsafe { libc::fcntl(2, libc::F_DUPFD, 3) };
-    if saved < 0 {
-        return Err(format!("dup stderr: {}", std::io::Error::last_os_error()));
-    }
-    // SAFETY: fresh fd, ours.
-    let saved = unsafe { std::os::fd::OwnedFd::from_raw_fd(saved) };
-    let mut ign = 0u32;
-    for (i, s) in SHIELDED.iter().enumerate() {
-        // SAFETY: querying the current disposition only.
-        let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
-        unsafe { libc::sigaction(*s, std::ptr::null(), &mut old) };
-        if old.sa_sigaction == libc::SIG_IGN {
-            ign |= 1 << i;
-        }
-    }
-    // Stage 2 is exec'd through a descriptor, so it starts even when the
-    // policy hides dcjail's own directory (deny_read of ~, say).
-    let exe_fd = match stub_fd {
-        Some(fd) => fd,
-        None => {
-            let exe_c = cpath(&l.exe)?;
-            // SAFETY: valid C string; owned right after.
-            let fd = unsafe { libc::open(exe_c.as_ptr(), libc::O_PATH) };
-            if fd < 0 {
-                return Err(format!(
-                    "cannot open dcjail's own binary `{}`: {}",
-                    l.exe.display(),
-                    std::io::Error::last_os_error()
-                ));
-            }
-            // SAFETY: fresh fd, ours.
-            unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) }
-        }
-    };
+    use std::os::fd::AsRawFd;
+    let fds = Fds::open(l)?;
     // bwrap reports the command's exit status here as soon as its init
     // has it, before bwrap itself exits: dcjail returns without waiting for
     // that exit (see `StatusReader`).
     let (status_r, status_w) = pipe()?;
-    let num = |n: i64| CString::new(n.to_string()).map_err(|e| e.to_string());
-    let mut bargv: Vec<CString> = vec![
-        cpath(&l.bwrap)?,
-        CString::from(c"--args"),
-        num(args_fd.as_raw_fd().into())?,
-        CString::from(c"--json-status-fd"),
-        num(status_w.as_raw_fd().into())?,
-        CString::from(c"--"),
-        CString::new(format!("/proc/self/fd/{}", exe_fd.as_raw_fd())).map_err(|e| e.to_string())?,
-        CString::new(STAGE2).map_err(|e| e.to_string())?,
-        num(layer_fd.as_raw_fd().into())?,
-        num(ign.into())?,
-        num(saved.as_raw_fd().into())?,
-        // The standard descriptors the caller left closed: bwrap and the
-        // second stage run with /dev/null there, the command without.
-        num(super::stdfds::closed().into())?,
-        CString::from(c"--"),
-    ];
-    bargv.extend(argv.iter().cloned());
+    let bargv = bwrap_argv(l, &fds, status_w.as_raw_fd(), argv)?;
     let bwrap_path = cpath(&l.bwrap)?;
     let mut interrupted: Option<i32> = None;
     let mut forward = |pid: libc::pid_t, sig: libc::c_int, code: libc::c_int| {
-        let cmds = sandbox_commands(pid);
-        if cmds.is_empty() {
-            if SHIELDED.contains(&sig) {
-                // Not started yet: nothing to be graceful with.
-                interrupted = Some(128 + sig);
-                // SAFETY: our own child.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
-            }
-            return;
-        }
-        // The command shares the caller's terminal and process group: a
-        // terminal's ^C already reached it.
-        if code == libc::SI_KERNEL {
-            return;
-        }
-        for c in cmds {
-            // SAFETY: a process of our own sandbox.
-            unsafe { libc::kill(c, sig) };
-        }
+        forward_signal(pid, sig, code, &mut interrupted)
     };
-    let err_w_raw = err_w.as_raw_fd();
+    let err_w_raw = fds.err_w.as_raw_fd();
     let status_w_raw = status_w.as_raw_fd();
     let mut reader = StatusReader::new(status_r)?;
     let status_fd = reader.fd();
@@ -242,41 +156,221 @@ pub fn launch(
     }
     let teardown = super::Teardown::PidNamespace;
     let status = super::supervise_with(plan.timeout, &mut forward, teardown, Some(watch), || {
-        let argv_p: Vec<*const libc::c_char> = bargv
-            .iter()
-            .map(|a| a.as_ptr())
-            .chain(std::iter::once(std::ptr::null()))
-            .collect();
-        let envp_p: Vec<*const libc::c_char> = envp
-            .iter()
-            .map(|a| a.as_ptr())
-            .chain(std::iter::once(std::ptr::null()))
-            .collect();
-        // SAFETY: NUL-terminated arrays of live CStrings; SIG_IGN survives
-        // execve, which is the point.
-        unsafe {
-            for s in SHIELDED {
-                libc::signal(s, libc::SIG_IGN);
-            }
-            // The status pipe is the one descriptor bwrap must keep (made
-            // close-on-exec so that nothing else inherits it).
-            libc::fcntl(status_w_raw, libc::F_SETFD, 0);
-            libc::dup2(err_w_raw, 2);
-            libc::execve(bwrap_path.as_ptr(), argv_p.as_ptr(), envp_p.as_ptr());
-        }
-        let e = std::io::Error::last_os_error();
-        let msg = format!("cannot run {}: {e}", l.bwrap.display());
-        // SAFETY: writing to our stderr (the pipe) before _exit.
-        unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
-        1
+        exec_bwrap(&bwrap_path, &bargv, envp, status_w_raw, err_w_raw, &l.bwrap)
     });
-    drop(err_w);
     drop(status_w);
-    drop(args_fd);
-    drop(layer_fd);
-    drop(saved);
-    drop(exe_fd);
-    let said = bwrap_said(std::fs::File::from(err_r));
+    let said = bwrap_said(fds.close());
+    outcome(&said, status, interrupted)
+}
+
+/// The descriptors bwrap is started with, and dcjail's end of its stderr.
+struct Fds {
+    args: std::os::fd::OwnedFd,
+    exe: std::os::fd::OwnedFd,
+    layer: std::os::fd::OwnedFd,
+    saved: std::os::fd::OwnedFd,
+    err_r: std::os::fd::OwnedFd,
+    err_w: std::os::fd::OwnedFd,
+}
+
+impl Fds {
+    fn open(l: &BwrapLaunch) -> Result<Fds, String> {
+        use std::os::fd::FromRawFd;
+        let mut args_data = Vec::new();
+        for a in &l.rendered.args {
+            args_data.extend_from_slice(a.as_bytes());
+            args_data.push(0);
+        }
+        let args = memfd(c"dcjail-bwrap-args", &args_data, false, 0).map_err(|(m, _)| m)?;
+        // The second stage: the embedded stub, or dcjail itself where a memfd
+        // cannot be executed; both read the same program.
+        let stub_fd = stub_memfd()?;
+        let layer = memfd(&stage2_name()?, &l.program, true, 0).map_err(|(m, _)| m)?;
+        // bwrap's stderr goes to a pipe until stage 2 runs, so that a bwrap
+        // that cannot build the sandbox is one refusal line (or an `auto`
+        // fallback), not bwrap's words followed by ours. The caller's stderr
+        // travels as a duplicate that stage 2 puts back on fd 2.
+        let (err_r, err_w) = pipe()?;
+        // SAFETY: dup of our own stderr; owned right after.
+        let saved = unsafe { libc::fcntl(2, libc::F_DUPFD, 3) };
+        if saved < 0 {
+            return Err(format!("dup stderr: {}", std::io::Error::last_os_error()));
+        }
+        // SAFETY: fresh fd, ours.
+        let saved = unsafe { std::os::fd::OwnedFd::from_raw_fd(saved) };
+        let exe = match stub_fd {
+            Some(fd) => fd,
+            None => open_exe(&l.exe)?,
+        };
+        Ok(Fds {
+            args,
+            exe,
+            layer,
+            saved,
+            err_r,
+            err_w,
+        })
+    }
+
+    /// Closes every descriptor but the read end of bwrap's stderr, which
+    /// is returned: it reaches its end once bwrap and stage 2 are gone.
+    fn close(self) -> std::fs::File {
+        let Fds {
+            args,
+            exe,
+            layer,
+            saved,
+            err_r,
+            err_w,
+        } = self;
+        drop(err_w);
+        drop(args);
+        drop(layer);
+        drop(saved);
+        drop(exe);
+        std::fs::File::from(err_r)
+    }
+}
+
+/// dcjail's own binary as a descriptor: stage 2 is exec'd through it, so
+/// it starts even when the policy hides dcjail's own directory (deny_read
+/// of ~, say).
+fn open_exe(exe: &Path) -> Result<std::os::fd::OwnedFd, String> {
+    use std::os::fd::FromRawFd;
+    let exe_c = cpath(exe)?;
+    // SAFETY: valid C string; owned right after.
+    let fd = unsafe { libc::open(exe_c.as_ptr(), libc::O_PATH) };
+    if fd < 0 {
+        return Err(format!(
+            "cannot open dcjail's own binary `{}`: {}",
+            exe.display(),
+            std::io::Error::last_os_error()
+        ));
+    }
+    // SAFETY: fresh fd, ours.
+    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
+}
+
+/// Bit N set when `SHIELDED[N]` is ignored now: stage 2 leaves it ignored.
+fn shielded_ignored() -> u32 {
+    let mut ign = 0u32;
+    for (i, s) in SHIELDED.iter().enumerate() {
+        // SAFETY: querying the current disposition only.
+        let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+        unsafe { libc::sigaction(*s, std::ptr::null(), &mut old) };
+        if old.sa_sigaction == libc::SIG_IGN {
+            ign |= 1 << i;
+        }
+    }
+    ign
+}
+
+/// `bwrap --args FD --json-status-fd FD -- STAGE2 __stage2 FD IGN ERR STD
+/// -- COMMAND...`.
+fn bwrap_argv(
+    l: &BwrapLaunch,
+    fds: &Fds,
+    status_w: i32,
+    argv: &[std::ffi::CString],
+) -> Result<Vec<std::ffi::CString>, String> {
+    use std::ffi::CString;
+    use std::os::fd::AsRawFd;
+    let num = |n: i64| CString::new(n.to_string()).map_err(|e| e.to_string());
+    let mut bargv: Vec<CString> = vec![
+        cpath(&l.bwrap)?,
+        CString::from(c"--args"),
+        num(fds.args.as_raw_fd().into())?,
+        CString::from(c"--json-status-fd"),
+        num(status_w.into())?,
+        CString::from(c"--"),
+        CString::new(format!("/proc/self/fd/{}", fds.exe.as_raw_fd()))
+            .map_err(|e| e.to_string())?,
+        CString::new(STAGE2).map_err(|e| e.to_string())?,
+        num(fds.layer.as_raw_fd().into())?,
+        num(shielded_ignored().into())?,
+        num(fds.saved.as_raw_fd().into())?,
+        // The standard descriptors the caller left closed: bwrap and the
+        // second stage run with /dev/null there, the command without.
+        num(super::stdfds::closed().into())?,
+        CString::from(c"--"),
+    ];
+    bargv.extend(argv.iter().cloned());
+    Ok(bargv)
+}
+
+/// The supervisor's forwarding under bwrap: a signal goes to the command
+/// inside; before the command exists a shielded one ends the launch.
+fn forward_signal(
+    pid: libc::pid_t,
+    sig: libc::c_int,
+    code: libc::c_int,
+    interrupted: &mut Option<i32>,
+) {
+    let cmds = sandbox_commands(pid);
+    if cmds.is_empty() {
+        if SHIELDED.contains(&sig) {
+            // Not started yet: nothing to be graceful with.
+            *interrupted = Some(128 + sig);
+            // SAFETY: our own child.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        return;
+    }
+    // The command shares the caller's terminal and process group: a
+    // terminal's ^C already reached it.
+    if code == libc::SI_KERNEL {
+        return;
+    }
+    for c in cmds {
+        // SAFETY: a process of our own sandbox.
+        unsafe { libc::kill(c, sig) };
+    }
+}
+
+/// In the supervised child: shields the signals, keeps the status pipe,
+/// puts bwrap's stderr on the pipe and execs bwrap. Returns only on failure.
+fn exec_bwrap(
+    bwrap_path: &std::ffi::CStr,
+    bargv: &[std::ffi::CString],
+    envp: &[std::ffi::CString],
+    status_w_raw: i32,
+    err_w_raw: i32,
+    bwrap: &Path,
+) -> i32 {
+    let argv_p: Vec<*const libc::c_char> = bargv
+        .iter()
+        .map(|a| a.as_ptr())
+        .chain(std::iter::once(std::ptr::null()))
+        .collect();
+    let envp_p: Vec<*const libc::c_char> = envp
+        .iter()
+        .map(|a| a.as_ptr())
+        .chain(std::iter::once(std::ptr::null()))
+        .collect();
+    // SAFETY: NUL-terminated arrays of live CStrings; SIG_IGN survives
+    // execve, which is the point.
+    unsafe {
+        for s in SHIELDED {
+            libc::signal(s, libc::SIG_IGN);
+        }
+        // The status pipe is the one descriptor bwrap must keep (made
+        // close-on-exec so that nothing else inherits it).
+        libc::fcntl(status_w_raw, libc::F_SETFD, 0);
+        libc::dup2(err_w_raw, 2);
+        libc::execve(bwrap_path.as_ptr(), argv_p.as_ptr(), envp_p.as_ptr());
+    }
+    let e = std::io::Error::last_os_error();
+    let msg = format!("cannot run {}: {e}", bwrap.display());
+    // SAFETY: writing to our stderr (the pipe) before _exit.
+    unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
+    1
+}
+
+/// The launch's result from what bwrap said: once stage 2 started, the
+/// command's status (and bwrap's words are passed on); otherwise bwrap
+/// could not build the sandbox, unless the run was interrupted or timed
+/// out first.
+fn outcome(said: &[u8], status: i32, interrupted: Option<i32>) -> Result<i32, String> {
     if let Some(i) = said.windows(STARTED.len()).position(|w| w == STARTED) {
         use std::io::Write;
         let mut e = std::io::stderr();
@@ -290,7 +384,7 @@ pub fn launch(
     if status == super::TIMEOUT_STATUS {
         return Ok(status);
     }
-    let text = String::from_utf8_lossy(&said);
+    let text = String::from_utf8_lossy(said);
     let text = text.trim().trim_start_matches("bwrap: ");
     Err(format!(
         "bubblewrap could not build the sandbox: {}",
