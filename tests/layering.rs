@@ -94,6 +94,14 @@ const LONG_FNS: &[(&str, &str, &str)] = &[
 const MAX_FILE_LINES: usize = 1000;
 const MAX_FN_LINES: usize = 100;
 
+/// The checkout scanned: this one, or the one `DCJAIL_LAYERING_ROOT` names
+/// (to hold another tree, an older one say, to the same rules).
+fn root() -> PathBuf {
+    std::env::var_os("DCJAIL_LAYERING_ROOT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
+}
+
 fn sources() -> Vec<PathBuf> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
         let mut entries: Vec<_> = std::fs::read_dir(dir)
@@ -109,11 +117,11 @@ fn sources() -> Vec<PathBuf> {
             }
         }
     }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = root();
     let mut out = Vec::new();
     walk(&root.join("src"), &mut out);
     out.into_iter()
-        .map(|p| p.strip_prefix(root).unwrap().to_path_buf())
+        .map(|p| p.strip_prefix(&root).unwrap().to_path_buf())
         .collect()
 }
 
@@ -407,8 +415,7 @@ fn scan() -> Scan {
         fns: Vec::new(),
     };
     for path in sources() {
-        let text =
-            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(&path)).unwrap();
+        let text = std::fs::read_to_string(root().join(&path)).unwrap();
         let file = path.to_string_lossy().into_owned();
         s.files.push((file.clone(), text.lines().count()));
         if is_test_file(&path) {
