@@ -25,8 +25,8 @@ mod stub_format;
 use core::arch::global_asm;
 use stage2::c_path;
 use stub_format::{
-    Program, MEMFD_NAME, PROXY_FD_VAR, PROXY_PORT, SHIELDED, STAGE2, STARTED, UNAVAILABLE_STATUS,
-    USAGE_STATUS,
+    Program, MEMFD_NAME, NOT_EXECUTABLE_STATUS, NOT_FOUND_STATUS, PROXY_FD_VAR, PROXY_PORT, SHIELDED,
+    STAGE2, STARTED, UNAVAILABLE_STATUS, USAGE_STATUS,
 };
 
 #[cfg(target_arch = "x86_64")]
@@ -570,7 +570,7 @@ unsafe fn exec_command(argv: *mut *const u8, envp: *const *const u8, path_var: &
     let name = unsafe { cstr(*argv) };
     if name.is_empty() {
         Line::new().push(b"dcjail: empty command name").print();
-        return 127;
+        return NOT_FOUND_STATUS;
     }
     let mut saw_eacces = false;
     let mut last = ENOENT;
@@ -605,10 +605,10 @@ unsafe fn exec_command(argv: *mut *const u8, envp: *const *const u8, path_var: &
     l.push(b"dcjail: ").escaped(name).push(b": ");
     if saw_eacces || (last != ENOENT && last != ENOTDIR) {
         l.errno(if saw_eacces { EACCES } else { last }).print();
-        126
+        NOT_EXECUTABLE_STATUS
     } else {
         l.push(b"command not found").print();
-        127
+        NOT_FOUND_STATUS
     }
 }
 

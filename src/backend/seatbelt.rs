@@ -649,17 +649,21 @@ pub fn already_sandboxed() -> bool {
 
 /// macOS: probes what the backend needs and renders the launch.
 #[cfg(target_os = "macos")]
-pub fn prepare(plan: &Plan) -> Result<Rendered, String> {
+pub fn prepare(plan: &Plan) -> Result<Rendered, super::Unavailable> {
+    use super::{Kind, Missing, Unavailable};
     if already_sandboxed() {
-        return Err("dcjail is already running inside a Seatbelt sandbox, and sandbox-exec cannot apply a profile inside another (sandbox_apply fails); run dcjail outside the sandbox".into());
+        return Err(Unavailable::new(Kind::Seatbelt, Missing::Host("dcjail is already running inside a Seatbelt sandbox, and sandbox-exec cannot apply a profile inside another (sandbox_apply fails); run dcjail outside the sandbox".into())));
     }
     if !Path::new(SANDBOX_EXEC).is_file() {
-        return Err(format!("{SANDBOX_EXEC} is missing"));
+        return Err(Unavailable::new(
+            Kind::Seatbelt,
+            Missing::Program(format!("{SANDBOX_EXEC} is missing")),
+        ));
     }
     // An allowlist renders with the proxy's port pending: `exec::start_net`
     // starts the proxy at launch and fills it in (`with_proxy_port`);
     // without it `argv` refuses, so nothing runs with the port unset.
-    render(plan, None)
+    render(plan, None).map_err(|m| Unavailable::new(Kind::Seatbelt, Missing::Rule(m)))
 }
 
 /// `dcjail doctor` on macOS: Seatbelt works when sandbox-exec is where it

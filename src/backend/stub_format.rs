@@ -75,6 +75,15 @@ pub const UNAVAILABLE_STATUS: i32 = 122;
 /// The exit status of a malformed `STAGE2` command line (`usage-error`).
 pub const USAGE_STATUS: i32 = 125;
 
+/// The command was found but could not be executed (as a shell says it).
+pub const NOT_EXECUTABLE_STATUS: i32 = 126;
+
+/// The command was not found.
+pub const NOT_FOUND_STATUS: i32 = 127;
+
+/// A command killed by signal N exits 128 + N.
+pub const SIGNAL_STATUS_BASE: i32 = 128;
+
 /// A program checked whole by `parse`: the iterators below re-read parts
 /// already known to be well formed.
 pub struct Program<'a> {

@@ -10,6 +10,7 @@
 use crate::backend::bwrap::{BwrapLaunch, STAGE2};
 use crate::backend::program::STUB;
 use crate::backend::stub_format::{MEMFD_NAME, SHIELDED, STARTED};
+use crate::backend::{Kind, Missing, Unavailable};
 use crate::plan::Plan;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
@@ -123,6 +124,15 @@ fn pipe() -> Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd), String> {
 /// command's status (128+N on a signal, 124 at the timeout); `Err` means
 /// the sandbox could not be built and nothing of the command ran.
 pub fn launch(
+    plan: &Plan,
+    l: &BwrapLaunch,
+    argv: &[std::ffi::CString],
+    envp: &[std::ffi::CString],
+) -> Result<i32, Unavailable> {
+    launch_or_why(plan, l, argv, envp).map_err(|m| Unavailable::new(Kind::Bwrap, Missing::Setup(m)))
+}
+
+fn launch_or_why(
     plan: &Plan,
     l: &BwrapLaunch,
     argv: &[std::ffi::CString],
@@ -310,7 +320,7 @@ fn forward_signal(
     if cmds.is_empty() {
         if SHIELDED.contains(&sig) {
             // Not started yet: nothing to be graceful with.
-            *interrupted = Some(128 + sig);
+            *interrupted = Some(super::status::SIGNAL_BASE + sig);
             // SAFETY: our own child.
             unsafe { libc::kill(pid, libc::SIGKILL) };
         }

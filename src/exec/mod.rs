@@ -14,6 +14,7 @@ pub mod bwrap;
 pub mod seatbelt;
 #[cfg(target_os = "linux")]
 pub mod stage2;
+pub mod status;
 pub mod stdfds;
 mod wire;
 pub use wire::start_net;
@@ -29,7 +30,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// Exit status when the timeout killed the command.
-pub const TIMEOUT_STATUS: i32 = 124;
+pub const TIMEOUT_STATUS: i32 = status::TIMEOUT;
 
 /// The command's environment: dcjail's own plus `DCJAIL*`; `backend` is
 /// the chosen backend's name (`Choice::backend_name`).
@@ -73,7 +74,7 @@ pub fn c_argv(argv: &[OsString]) -> Result<Vec<CString>, String> {
 /// 127 not found).
 pub fn exec_command(argv: &[CString], envp: &[CString], path_var: Option<&OsStr>) -> i32 {
     let Some(cmd) = argv.first() else {
-        return 127;
+        return status::NOT_FOUND;
     };
     // Rust starts with SIGPIPE ignored, and an ignored signal survives
     // execve: without this, `yes | head -1` inside would complain of EPIPE.
@@ -83,7 +84,7 @@ pub fn exec_command(argv: &[CString], envp: &[CString], path_var: Option<&OsStr>
     let display = String::from_utf8_lossy(name).into_owned();
     if name.is_empty() {
         eprintln!("dcjail: empty command name");
-        return 127;
+        return status::NOT_FOUND;
     }
     let mut saw_eacces = false;
     let mut last_err = libc::ENOENT;
@@ -126,13 +127,13 @@ pub fn exec_command(argv: &[CString], envp: &[CString], path_var: Option<&OsStr>
             crate::error::one_line(&display),
             crate::policy::io_words(&err)
         );
-        126
+        status::NOT_EXECUTABLE
     } else {
         eprintln!(
             "dcjail: {}: command not found",
             crate::error::one_line(&display)
         );
-        127
+        status::NOT_FOUND
     }
 }
 
@@ -185,7 +186,7 @@ pub fn status_of(ws: libc::c_int) -> i32 {
     if libc::WIFEXITED(ws) {
         libc::WEXITSTATUS(ws)
     } else if libc::WIFSIGNALED(ws) {
-        128 + libc::WTERMSIG(ws)
+        status::SIGNAL_BASE + libc::WTERMSIG(ws)
     } else {
         1
     }
@@ -315,7 +316,7 @@ pub fn supervise_with<F: FnOnce() -> i32>(
     let pid = spawn(&old, child);
     if pid < 0 {
         eprintln!("dcjail: cannot fork: {}", std::io::Error::last_os_error());
-        return 125;
+        return status::cannot_start();
     }
     // Policy validation bounds the timeout; an overflow still means "none".
     let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
@@ -385,11 +386,11 @@ fn start<F: FnOnce() -> i32>(st: &mut Start<'_, F>) -> ! {
     unsafe {
         die_with_parent();
         if libc::getppid() != st.parent {
-            libc::_exit(125);
+            libc::_exit(status::cannot_start());
         }
         libc::sigprocmask(libc::SIG_SETMASK, st.mask, std::ptr::null_mut());
     }
-    let code = st.child.take().map_or(125, |f| f());
+    let code = st.child.take().map_or_else(status::cannot_start, |f| f());
     // SAFETY: leaving the child without running the parent's destructors.
     unsafe { libc::_exit(code) }
 }

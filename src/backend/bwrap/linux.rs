@@ -6,10 +6,14 @@
 use super::render::{render, Guard, RealHost};
 use super::{find, BwrapLaunch, SELF_EXE};
 use crate::backend::program::{self, GuardId};
+use crate::backend::unavailable::Because;
+use crate::backend::{Kind, Missing, Unavailable};
 use crate::plan::Plan;
 use crate::policy::NetMode;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+
+const BWRAP: Kind = Kind::Bwrap;
 
 /// `p` itself when it is absolute, plain (no `.`, `..`, `//`) and no
 /// component of it is a symlink: then it is its own canonical path. One path
@@ -52,35 +56,26 @@ pub(super) fn without_symlinks(p: &Path) -> Option<(PathBuf, std::fs::Metadata)>
     Some((p.to_path_buf(), m))
 }
 
-/// What `auto` (and `--backend bwrap`) checks before rendering: a trusted
-/// bwrap, and nothing that stops its namespaces (`obstacle::userns_obstacle`:
-/// kernel switches, a seccomp filter, AppArmor). The version is not
-/// read here (that costs a read of the whole binary per launch): a bwrap too
-/// old for an option rendered here stops with "Unknown option" before the
-/// second stage, which `launch` turns into a refusal or an `auto` fallback;
-/// `doctor` reports the version.
-pub fn probe(plan: &Plan, host: &dyn crate::backend::host::Probe) -> Result<PathBuf, String> {
-    let bwrap = find(Some(plan))?;
-    if let Some(o) = crate::backend::obstacle::userns_obstacle(host, &bwrap) {
-        return Err(o.to_string());
-    }
-    Ok(bwrap)
-}
-
 /// The layer the second stage applies: the landlock ruleset for what
 /// landlock can express (writable roots, reads) and the seccomp filter. The
 /// write subtraction (protected paths, deny_write) is left to the read-only
 /// mounts, which landlock cannot express and bwrap enforces.
-fn layer(
-    plan: &Plan,
-    host: &dyn crate::backend::host::Probe,
-) -> Result<crate::backend::landlock::LayerSpec, String> {
+fn layer_spec(plan: &Plan) -> Result<crate::backend::landlock::LayerSpec, String> {
     use crate::backend::landlock::{layer_spec_with, WriteSubtraction};
     let mut spec = layer_spec_with(plan, WriteSubtraction::ByMounts)?;
     if plan.effective_net() == NetMode::Allowlist {
         // The proxy's listener inside the namespace (net::session).
         spec.tcp_connect_ports = vec![super::SANDBOX_PROXY_PORT];
     }
+    Ok(spec)
+}
+
+/// `layer_spec`, checked against this kernel.
+fn layer(
+    plan: &Plan,
+    host: &dyn crate::backend::host::Probe,
+) -> Result<crate::backend::landlock::LayerSpec, String> {
+    let spec = layer_spec(plan)?;
     spec.check_supported_with(host)?;
     Ok(spec)
 }
@@ -112,14 +107,30 @@ fn guard_ids(guards: &[Guard]) -> Result<Vec<GuardId>, String> {
         .collect()
 }
 
-/// Probes and renders: the `prepare` step of backend selection.
-pub fn prepare(plan: &Plan, host: &dyn crate::backend::host::Probe) -> Result<BwrapLaunch, String> {
-    let bwrap = probe(plan, host)?;
-    let rendered = render(plan, &RealHost)?;
-    let mut spec = layer(plan, host)?;
-    let guards = guard_ids(&rendered.guards)?;
+/// What `auto` (and `--backend bwrap`) checks before rendering: a trusted
+/// bwrap, and nothing that stops its namespaces (`obstacle::userns_obstacle`:
+/// kernel switches, a seccomp filter, AppArmor). The version is not
+/// read here (that costs a read of the whole binary per launch): a bwrap too
+/// old for an option rendered here stops with "Unknown option" before the
+/// second stage, which `launch` turns into a refusal or an `auto` fallback;
+/// `doctor` reports the version.
+///
+/// Then renders: the `prepare` step of backend selection.
+pub fn prepare(
+    plan: &Plan,
+    host: &dyn crate::backend::host::Probe,
+) -> Result<BwrapLaunch, Unavailable> {
+    let bwrap = find(Some(plan)).because(BWRAP, Missing::Program)?;
+    if let Some(o) = crate::backend::obstacle::userns_obstacle(host, &bwrap) {
+        return Err(Unavailable::new(BWRAP, Missing::Host(o.to_string())));
+    }
+    let rendered = render(plan, &RealHost).because(BWRAP, Missing::Rule)?;
+    let mut spec = layer_spec(plan).because(BWRAP, Missing::Rule)?;
+    spec.check_supported_with(host)
+        .because(BWRAP, Missing::Host)?;
+    let guards = guard_ids(&rendered.guards).because(BWRAP, Missing::Setup)?;
     spec.fs.create = rendered.missing;
-    let program = program::encode(&spec, &guards)?;
+    let program = program::encode(&spec, &guards).because(BWRAP, Missing::Rule)?;
     // Opened through the magic link at launch: no readlink (its path walk
     // contends with every mount namespace being set up or torn down on the
     // machine), and no window in which the path could name another file.

@@ -24,7 +24,7 @@ mod tests;
 
 pub use find::{find, install_hint, parse_version, version, NO_TRUSTED_BWRAP};
 #[cfg(target_os = "linux")]
-pub use linux::{layer_bytes_for_default, prepare, probe};
+pub use linux::{layer_bytes_for_default, prepare};
 pub use render::{render, Guard, Host, Node, RealHost, Rendered};
 
 use std::ffi::OsString;
