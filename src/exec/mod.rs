@@ -15,6 +15,8 @@
 
 #[cfg(target_os = "linux")]
 pub mod bwrap;
+#[cfg(target_os = "linux")]
+mod landlock;
 pub mod seatbelt;
 #[cfg(target_os = "linux")]
 pub mod stage2;
