@@ -6,8 +6,8 @@
 //! MiB bytes to every connection) and prints its port, for measuring a
 //! real client inside dcjail.
 
-use dcjail::domain::{DomainRule, Rules};
 use dcjail::net::conn::Listener;
+use dcjail::net::domain::{DomainRule, Rules};
 use dcjail::net::proxy::{base64, Config, Proxy};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};

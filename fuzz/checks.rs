@@ -8,8 +8,8 @@
 //! a parser never claims more bytes than it was given, and the head sent to
 //! an origin cannot smuggle a second request. These functions never do I/O.
 
-use dcjail::domain::{DomainRule, Host, RuleHost, Rules, Verdict};
 use dcjail::error::Reason;
+use dcjail::net::domain::{DomainRule, Host, RuleHost, Rules, Verdict};
 use dcjail::net::parse::{self, ParseError, Target};
 use std::net::{IpAddr, Ipv4Addr};
 
@@ -174,7 +174,7 @@ pub fn domain(data: &[u8]) {
             }
             // The loose IPv4 reader takes only inet_aton's alphabet, and
             // where the C library reads an address, it reads the same one.
-            if let Some(v4) = dcjail::domain::parse_ipv4_loose(s) {
+            if let Some(v4) = dcjail::net::domain::parse_ipv4_loose(s) {
                 assert!(
                     s.bytes()
                         .all(|b| b.is_ascii_hexdigit() || b"xX.".contains(&b)),
@@ -185,7 +185,7 @@ pub fn domain(data: &[u8]) {
                 }
             }
             if let Some(v6) = inet_pton6(s) {
-                let want = dcjail::domain::canonical_ip(IpAddr::V6(v6));
+                let want = dcjail::net::domain::canonical_ip(IpAddr::V6(v6));
                 match &host {
                     Ok(Host::Ip(got)) => assert_eq!(*got, want, "{s:?}"),
                     Ok(other) => panic!("{s:?} is {v6} to libc but {other:?} to dcjail"),
@@ -254,12 +254,12 @@ pub fn domain(data: &[u8]) {
         };
         for a in addrs {
             let ok = rules.check_address(h, port, a).is_ok();
-            let ip_host = Host::Ip(dcjail::domain::canonical_ip(a));
+            let ip_host = Host::Ip(dcjail::net::domain::canonical_ip(a));
             let ip_named = rules.allow.iter().any(|r| r.matches(&ip_host, port));
             if rules.deny.iter().any(|r| r.matches(&ip_host, port)) {
                 assert!(!ok, "{a} is denied by an IP rule but was let through");
             }
-            if let (Some(kind), true) = (dcjail::domain::classify_addr(a), ok) {
+            if let (Some(kind), true) = (dcjail::net::domain::classify_addr(a), ok) {
                 let exact = rules
                     .allow
                     .iter()

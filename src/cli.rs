@@ -219,7 +219,7 @@ pub fn main_with(args: Vec<OsString>) -> i32 {
         Some("setup") => crate::setup::main(&args[2..]),
         Some("help") => help_main(&args[2..]),
         #[cfg(target_os = "linux")]
-        Some(crate::backend::bwrap::STAGE2) => crate::backend::bwrap::stage2_main(&args),
+        Some(crate::backend::bwrap::STAGE2) => crate::exec::stage2::main(&args),
         _ => run_main(args),
     }
 }
@@ -453,11 +453,14 @@ fn launch(plan: &Plan, mut choice: Choice, keep_parent: bool) -> (i32, Vec<Strin
     if let Err(e) = crate::exec::enter_cwd(&plan.cwd) {
         return (refuse(&Refusal::policy(e), None), Vec::new());
     }
-    let net = match crate::net::start_for(plan, &mut choice.launch) {
+    let net = match crate::exec::start_net(plan, &mut choice.launch) {
         Ok(n) => n,
         Err(e) => return (refuse(&Refusal::unavailable(e), None), Vec::new()),
     };
-    let envp = crate::net::strip_internal(crate::exec::environment(plan, &choice, &net.env), &net);
+    let envp = crate::net::strip_internal(
+        crate::exec::environment(plan, choice.backend_name(), &net.env),
+        &net,
+    );
     let (status, mut later) = launch_with(plan, choice, argv, envp, keep_parent);
     let mut denied = net.finish();
     denied.append(&mut later);
@@ -481,7 +484,7 @@ fn launch_with(
             crate::exec::exec_command(&argv, &envp, path_var.as_deref())
         }),
         #[cfg(target_os = "linux")]
-        Launch::Bwrap(l) => match crate::backend::bwrap::launch(plan, &l, &argv, &envp) {
+        Launch::Bwrap(l) => match crate::exec::bwrap::launch(plan, &l, &argv, &envp) {
             Ok(status) => status,
             Err(e) => match backend::fallback(plan, choice.globs, backend::Kind::Bwrap, e) {
                 Ok(next) => return launch(plan, next, keep_parent),
@@ -494,7 +497,7 @@ fn launch_with(
         Launch::Landlock(spec) => {
             // The broker's program: the same rules, for the same checks.
             let program = if spec.fs.brokered() {
-                match crate::backend::bwrap::stub_program(&spec, &[]) {
+                match crate::backend::program::encode(&spec, &[]) {
                     Ok(p) => Some(p),
                     Err(e) => return (refuse(&Refusal::unavailable(e), None), Vec::new()),
                 }
@@ -516,7 +519,7 @@ fn launch_with(
                 program.as_deref(),
             )
         }
-        Launch::Seatbelt(r) => backend::seatbelt::launch(plan, &r, &envp, keep_parent),
+        Launch::Seatbelt(r) => crate::exec::seatbelt::launch(plan, &r, &envp, keep_parent),
     };
     (status, Vec::new())
 }

@@ -8,7 +8,6 @@ pub mod cli;
 pub mod completions;
 pub mod decide;
 pub mod doctor;
-pub mod domain;
 pub mod duration;
 pub mod error;
 pub mod exec;

@@ -4,8 +4,8 @@
 //! worktree gate and the `paths` pre-check of the sandbox gate. Backends only
 //! read a `Plan`; they never go back to the policy.
 
-use crate::domain::DomainRule;
 use crate::error::{Gate, Reason, Refusal, Result};
+use crate::net::domain::DomainRule;
 use crate::policy::{BackendChoice, Mode, NetMode, Policy, SandboxMode, Tool};
 use crate::protected::HostEnv;
 use globset::{GlobBuilder, GlobMatcher};

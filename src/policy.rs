@@ -614,7 +614,7 @@ impl Policy {
             ("sandbox.network.deny_domains", &net.deny_domains),
         ] {
             for d in list {
-                crate::domain::DomainRule::parse(d).map_err(|e| {
+                crate::net::domain::DomainRule::parse(d).map_err(|e| {
                     Refusal::policy(format!("{}: `{key}`: {e}", self.source_name()))
                 })?;
             }

@@ -24,7 +24,10 @@ mod stub_format;
 
 use core::arch::global_asm;
 use stage2::c_path;
-use stub_format::Program;
+use stub_format::{
+    Program, MEMFD_NAME, NOT_EXECUTABLE_STATUS, NOT_FOUND_STATUS, PROXY_FD_VAR, PROXY_PORT,
+    SHIELDED, STAGE2, STARTED, UNAVAILABLE_STATUS, USAGE_STATUS,
+};
 
 #[cfg(target_arch = "x86_64")]
 global_asm!(
@@ -50,7 +53,7 @@ global_asm!(
     main = sym stub_main,
 );
 
-#[path = "../src/backend/broker.rs"]
+#[path = "../src/backend/broker/mod.rs"]
 mod broker;
 #[path = "../src/backend/stage2.rs"]
 mod stage2;
@@ -70,17 +73,6 @@ const AT_EMPTY_PATH: usize = 0x1000;
 const S_IFMT: u32 = 0o170000;
 const S_IFSOCK: u32 = 0o140000;
 
-/// Said on bwrap's stderr pipe once the sandbox exists (bwrap.rs STARTED).
-const STARTED: &[u8] = b"\0dcjail-stage2-started\0";
-/// The name of the sealed memfd the program arrives in (bwrap.rs).
-const PROGRAM_MEMFD: &[u8] = b"/memfd:dcjail-stage2";
-/// Set by the first stage when the allowlist proxy needs a listener from
-/// inside the network namespace (net::STAGE2_VAR); never passed on.
-const PROXY_VAR: &[u8] = b"DCJAIL_STAGE2_PROXY_FD=";
-/// The proxy's port inside the namespace (net::session::SANDBOX_PROXY_PORT).
-const PROXY_PORT: u16 = 3128;
-/// bwrap.rs SHIELDED, in its order: SIGINT, SIGQUIT, SIGHUP, SIGTERM.
-const SHIELDED: [usize; 4] = [2, 3, 1, 15];
 const SIGPIPE: usize = 13;
 
 /// A line built on the stack; what does not fit is dropped (it only ever
@@ -192,7 +184,7 @@ fn refuse(what: &[u8], e: Option<i32>) -> ! {
         l.push(b": ").errno(e);
     }
     l.print();
-    sys::exit(122)
+    sys::exit(UNAVAILABLE_STATUS)
 }
 
 /// The compiler lowers copies, fills, comparisons and string scans to these
@@ -350,7 +342,10 @@ fn read_program(fd: i32) -> &'static [u8] {
         )
     };
     match n {
-        Ok(n) if link[..n].starts_with(PROGRAM_MEMFD) => {}
+        Ok(n)
+            if link[..n]
+                .strip_prefix(b"/memfd:")
+                .is_some_and(|r| r.starts_with(MEMFD_NAME.as_bytes())) => {}
         Ok(_) => refuse(b"the descriptor is not dcjail's layer", None),
         Err(e) => refuse(b"the layer's descriptor", Some(e)),
     }
@@ -575,7 +570,7 @@ unsafe fn exec_command(argv: *mut *const u8, envp: *const *const u8, path_var: &
     let name = unsafe { cstr(*argv) };
     if name.is_empty() {
         Line::new().push(b"dcjail: empty command name").print();
-        return 127;
+        return NOT_FOUND_STATUS;
     }
     let mut saw_eacces = false;
     let mut last = ENOENT;
@@ -610,10 +605,10 @@ unsafe fn exec_command(argv: *mut *const u8, envp: *const *const u8, path_var: &
     l.push(b"dcjail: ").escaped(name).push(b": ");
     if saw_eacces || (last != ENOENT && last != ENOTDIR) {
         l.errno(if saw_eacces { EACCES } else { last }).print();
-        126
+        NOT_EXECUTABLE_STATUS
     } else {
         l.push(b"command not found").print();
-        127
+        NOT_FOUND_STATUS
     }
 }
 
@@ -637,11 +632,11 @@ unsafe extern "C" fn stub_main(sp: *const usize) -> ! {
     };
     // SAFETY: argv has argc valid C strings.
     let arg = |i: usize| unsafe { cstr(*argv.add(i)) };
-    if argc < 8 || arg(1) != b"__stage2" || arg(6) != b"--" {
+    if argc < 8 || arg(1) != STAGE2.as_bytes() || arg(6) != b"--" {
         Line::new()
             .push(b"dcjail: usage-error: `__stage2` is internal to dcjail")
             .print();
-        sys::exit(125);
+        sys::exit(USAGE_STATUS);
     }
     let (Some(fd), Some(ign), Some(err), Some(closed @ 0..=7)) = (
         parse_u32(arg(2)),
@@ -652,7 +647,7 @@ unsafe extern "C" fn stub_main(sp: *const usize) -> ! {
         Line::new()
             .push(b"dcjail: usage-error: `__stage2` is internal to dcjail")
             .print();
-        sys::exit(125)
+        sys::exit(USAGE_STATUS)
     };
     if fd > i32::MAX as u32 || err > i32::MAX as u32 {
         refuse(b"bad descriptor", None);
@@ -664,7 +659,7 @@ unsafe extern "C" fn stub_main(sp: *const usize) -> ! {
     };
     for (i, s) in SHIELDED.iter().enumerate() {
         if ign & (1 << i) == 0 {
-            default_signal(*s);
+            default_signal(*s as usize);
         }
     }
     // dcjail ignores SIGPIPE and an ignored signal survives execve: the
@@ -687,7 +682,10 @@ unsafe extern "C" fn stub_main(sp: *const usize) -> ! {
         let mut w = envp;
         while !(*r).is_null() {
             let e = cstr(*r);
-            if let Some(v) = e.strip_prefix(PROXY_VAR) {
+            if let Some(v) = e
+                .strip_prefix(PROXY_FD_VAR.as_bytes())
+                .and_then(|r| r.strip_prefix(b"="))
+            {
                 proxy = Some(v);
             } else {
                 if let Some(v) = e.strip_prefix(b"PATH=") {

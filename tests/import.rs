@@ -9,7 +9,7 @@
 #[path = "support/scratch.rs"]
 mod scratch;
 
-use dcjail::domain::{Host, Rules, Verdict};
+use dcjail::net::domain::{Host, Rules, Verdict};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -160,7 +160,7 @@ fn check_domains(format: &str, t: &Tree, want_mode: &str, table: &[(&str, u16, b
             .as_array()
             .unwrap()
             .iter()
-            .map(|d| dcjail::domain::DomainRule::parse(d.as_str().unwrap()).unwrap())
+            .map(|d| dcjail::net::domain::DomainRule::parse(d.as_str().unwrap()).unwrap())
             .collect::<Vec<_>>()
     };
     let r = Rules {

@@ -2,8 +2,8 @@
 //! its own origin servers and its own proxy, and asserts what reached the
 //! origin (bytes, Host header) — or that nothing did.
 
-use dcjail::domain::{DomainRule, Rules};
 use dcjail::net::conn::{spawn_bridge, Endpoint, Listener};
+use dcjail::net::domain::{DomainRule, Rules};
 use dcjail::net::proxy::{base64, Config, Denial, Proxy, Resolver, Upstream};
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};

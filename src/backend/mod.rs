@@ -21,6 +21,8 @@ pub mod landlock;
 mod linux_report;
 #[cfg(target_os = "linux")]
 pub mod obstacle;
+#[cfg(target_os = "linux")]
+pub mod program;
 pub mod report;
 pub mod seatbelt;
 #[cfg(target_os = "linux")]
@@ -31,6 +33,8 @@ pub mod seccomp;
 ))]
 pub mod stage2;
 pub mod stub_format;
+mod unavailable;
+pub use unavailable::{Missing, Unavailable};
 #[cfg(all(
     target_os = "linux",
     any(target_arch = "x86_64", target_arch = "aarch64")
@@ -69,6 +73,22 @@ pub enum Launch {
     Landlock(self::landlock::LayerSpec),
     /// macOS: `/usr/bin/sandbox-exec` with the rendered profile.
     Seatbelt(seatbelt::Rendered),
+}
+
+impl Launch {
+    /// Gives the launch the allowlist proxy's loopback port, once the proxy
+    /// listens: the landlock layer may connect to it only, the Seatbelt
+    /// profile gets it as its `PROXY` parameter (the text is unchanged, so
+    /// what `explain` showed is what runs). bwrap reaches its proxy inside
+    /// its own namespace and takes no port. Pure.
+    pub fn with_proxy_port(&mut self, port: u16) {
+        match self {
+            #[cfg(target_os = "linux")]
+            Launch::Landlock(spec) => spec.tcp_connect_ports = vec![port],
+            Launch::Seatbelt(r) => *r = r.clone().with_proxy_port(port),
+            Launch::Unsandboxed | Launch::Bwrap(_) => {}
+        }
+    }
 }
 
 /// The chosen launch, and why earlier candidates were passed over.
@@ -159,7 +179,7 @@ pub fn select_with(plan: &Plan, host: &dyn host::Probe) -> Result<Choice> {
                     links,
                 })
             }
-            Err(why) => passed_over.push((kind, why)),
+            Err(why) => passed_over.push((kind, why.message())),
         }
     }
     let why: Vec<String> = passed_over
@@ -215,9 +235,9 @@ pub fn fallback(
     plan: &Plan,
     globs: Option<crate::walk::Cover>,
     failed: Kind,
-    why: String,
+    why: impl Into<String>,
 ) -> Result<Choice> {
-    let mut passed_over = vec![(failed, why)];
+    let mut passed_over = vec![(failed, why.into())];
     if plan.backend == BackendChoice::Auto {
         let list = candidates(plan.backend);
         let (literal, links) = literal_plan(plan, globs.as_ref(), &list)?;
@@ -233,7 +253,7 @@ pub fn fallback(
                         links,
                     })
                 }
-                Err(why) => passed_over.push((*kind, why)),
+                Err(why) => passed_over.push((*kind, why.message())),
             }
         }
     }
@@ -255,7 +275,7 @@ fn prepare(
     plan: &Plan,
     literal: Option<&Plan>,
     host: &dyn host::Probe,
-) -> std::result::Result<Launch, String> {
+) -> std::result::Result<Launch, Unavailable> {
     let _ = (plan, literal, host);
     match kind {
         #[cfg(target_os = "linux")]
@@ -263,29 +283,38 @@ fn prepare(
             bwrap::prepare(literal.unwrap_or(plan), host).map(|l| Launch::Bwrap(Box::new(l)))
         }
         #[cfg(target_os = "linux")]
-        Kind::Landlock => {
-            // Landlock filters TCP connect by port only: a direct connection
-            // to another host on the proxy's port would get through, and the
-            // allowlist promises that a direct connection fails.
-            if plan.effective_net() == crate::policy::NetMode::Allowlist {
-                return Err("landlock filters TCP connect by port, not by address, so a direct connection to another host on the proxy's port would not fail; the network allowlist needs the bwrap backend".into());
-            }
-            // A deny_write glob is refused for what it could match inside a
-            // writable root, not only for what it matches now.
-            self::landlock::refuse_glob_write_subtraction(plan)?;
-            let spec = self::landlock::layer_spec(literal.unwrap_or(plan))?;
-            spec.check_supported_with(host)?;
-            Ok(Launch::Landlock(spec))
-        }
+        Kind::Landlock => prepare_landlock(plan, literal, host).map(Launch::Landlock),
         #[cfg(not(target_os = "linux"))]
-        Kind::Bwrap | Kind::Landlock => {
-            Err(format!("the {} backend exists only on Linux", kind.name()))
-        }
+        Kind::Bwrap | Kind::Landlock => Err(Unavailable::platform(kind)),
         #[cfg(target_os = "macos")]
         Kind::Seatbelt => seatbelt::prepare(plan).map(Launch::Seatbelt),
         #[cfg(not(target_os = "macos"))]
-        Kind::Seatbelt => Err("Seatbelt exists only on macOS".to_string()),
+        Kind::Seatbelt => Err(Unavailable::platform(kind)),
     }
+}
+
+/// The landlock layer for this plan, checked against this kernel.
+#[cfg(target_os = "linux")]
+fn prepare_landlock(
+    plan: &Plan,
+    literal: Option<&Plan>,
+    host: &dyn host::Probe,
+) -> std::result::Result<self::landlock::LayerSpec, Unavailable> {
+    use unavailable::Because;
+    let kind = Kind::Landlock;
+    // Landlock filters TCP connect by port only: a direct connection
+    // to another host on the proxy's port would get through, and the
+    // allowlist promises that a direct connection fails.
+    if plan.effective_net() == crate::policy::NetMode::Allowlist {
+        return Err(Unavailable::new(kind, Missing::Rule("landlock filters TCP connect by port, not by address, so a direct connection to another host on the proxy's port would not fail; the network allowlist needs the bwrap backend".into())));
+    }
+    // A deny_write glob is refused for what it could match inside a
+    // writable root, not only for what it matches now.
+    self::landlock::refuse_glob_write_subtraction(plan).because(kind, Missing::Rule)?;
+    let spec = self::landlock::layer_spec(literal.unwrap_or(plan)).because(kind, Missing::Rule)?;
+    spec.check_supported_with(host)
+        .because(kind, Missing::Host)?;
+    Ok(spec)
 }
 
 /// The launch as `explain` shows it: the backend's argv, rules, profile.
@@ -337,12 +366,7 @@ pub fn doctor_report_with(host: &dyn host::Probe) -> report::Report {
         if r.backends.iter().any(|b| b.kind == k) {
             continue;
         }
-        let why = match k {
-            Kind::Seatbelt => "Seatbelt exists only on macOS".to_string(),
-            Kind::Bwrap | Kind::Landlock => {
-                format!("the {} backend exists only on Linux", k.name())
-            }
-        };
+        let why = Unavailable::platform(k).message();
         r.backends.push(report::BackendReport {
             kind: k,
             works: false,

@@ -649,17 +649,21 @@ pub fn already_sandboxed() -> bool {
 
 /// macOS: probes what the backend needs and renders the launch.
 #[cfg(target_os = "macos")]
-pub fn prepare(plan: &Plan) -> Result<Rendered, String> {
+pub fn prepare(plan: &Plan) -> Result<Rendered, super::Unavailable> {
+    use super::{Kind, Missing, Unavailable};
     if already_sandboxed() {
-        return Err("dcjail is already running inside a Seatbelt sandbox, and sandbox-exec cannot apply a profile inside another (sandbox_apply fails); run dcjail outside the sandbox".into());
+        return Err(Unavailable::new(Kind::Seatbelt, Missing::Host("dcjail is already running inside a Seatbelt sandbox, and sandbox-exec cannot apply a profile inside another (sandbox_apply fails); run dcjail outside the sandbox".into())));
     }
     if !Path::new(SANDBOX_EXEC).is_file() {
-        return Err(format!("{SANDBOX_EXEC} is missing"));
+        return Err(Unavailable::new(
+            Kind::Seatbelt,
+            Missing::Program(format!("{SANDBOX_EXEC} is missing")),
+        ));
     }
-    // An allowlist renders with the proxy's port pending: `net::start_for`
+    // An allowlist renders with the proxy's port pending: `exec::start_net`
     // starts the proxy at launch and fills it in (`with_proxy_port`);
     // without it `argv` refuses, so nothing runs with the port unset.
-    render(plan, None)
+    render(plan, None).map_err(|m| Unavailable::new(Kind::Seatbelt, Missing::Rule(m)))
 }
 
 /// `dcjail doctor` on macOS: Seatbelt works when sandbox-exec is where it
@@ -723,38 +727,4 @@ pub fn doctor_report() -> super::report::Report {
             fix,
         }],
     }
-}
-
-/// Execs sandbox-exec by absolute path (macOS only); returns only on failure.
-/// dcjail stays as the parent when something must outlive the exec: the
-/// allowlist proxy, a timeout, or a report written after the command
-/// (`keep_parent`).
-#[cfg(target_os = "macos")]
-pub fn launch(plan: &Plan, r: &Rendered, envp: &[std::ffi::CString], keep_parent: bool) -> i32 {
-    let refuse = |m: String| {
-        let r = crate::error::Refusal::unavailable(m);
-        eprintln!("{}", r.line());
-        r.exit_code()
-    };
-    let argv = match r.argv(&plan.argv).and_then(|a| crate::exec::c_argv(&a)) {
-        Ok(a) => a,
-        Err(e) => return refuse(e),
-    };
-    // argv[0] contains a `/`: exec_command execs it as it is, no PATH search.
-    let proxy = plan.effective_net() == NetMode::Allowlist;
-    if plan.timeout.is_none() && !proxy && !keep_parent {
-        return crate::exec::exec_command(&argv, envp, None);
-    }
-    crate::exec::supervise(plan.timeout, || {
-        crate::exec::exec_command(&argv, envp, None)
-    })
-}
-
-/// Elsewhere there is nothing to exec; `prepare` never yields a Seatbelt
-/// launch off macOS, so reaching this is refused, not attempted.
-#[cfg(not(target_os = "macos"))]
-pub fn launch(_plan: &Plan, _r: &Rendered, _envp: &[std::ffi::CString], _keep_parent: bool) -> i32 {
-    let r = crate::error::Refusal::unavailable("Seatbelt exists only on macOS");
-    eprintln!("{}", r.line());
-    r.exit_code()
 }

@@ -285,165 +285,177 @@ fn table(sockets: SocketRules, fs: FsRules) -> Vec<Entry> {
 
 /// The filesystem rules: no setuid/setgid mode, metadata as `fs.meta`
 /// says, creations to the broker when `fs.create`.
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-fn fs_table(fs: FsRules) -> Vec<Entry> {
-    use libc::*;
-    const O_CREAT_: u64 = 0o100;
-    const O_TMPFILE_BIT: u64 = 0o20000000;
-    let meta_default = match fs.meta {
-        Meta::Allow => Action::Allow,
-        Meta::Refuse => Action::Errno(EROFS),
-        Meta::Broker => Action::Broker,
-    };
-    let meta_says = match fs.meta {
-        Meta::Allow => "allowed",
-        Meta::Refuse => "refused (nothing is writable)",
-        Meta::Broker => "to the broker: allowed where writing is, never on a device",
-    };
-    let create_default = if fs.create {
-        Action::Broker
-    } else {
-        Action::Allow
-    };
-    let create_says = if fs.create {
-        "to the broker: a missing protected name cannot be created"
-    } else {
-        "allowed"
-    };
-    let setid_says = "mode has setuid or setgid: refused (EPERM)";
-    let entry = |name: &'static str,
-                 nr: i64,
-                 allow: Vec<Cmp>,
-                 rules: Vec<(Vec<Cmp>, Action)>,
-                 default: Action,
-                 says: Vec<String>| Entry {
-        name,
-        nr,
-        allow,
-        rules,
-        default,
-        says,
-    };
-    // A metadata call: setuid/setgid refused when `mode` is an argument.
-    let meta = |name: &'static str, nr: i64, mode: Option<u8>| {
+const O_CREAT_: u64 = 0o100;
+const O_TMPFILE_BIT: u64 = 0o20000000;
+const SETID_SAYS: &str = "mode has setuid or setgid: refused (EPERM)";
+
+/// How the filesystem entries answer under one `FsRules`.
+struct FsAnswers {
+    fs: FsRules,
+    meta_default: Action,
+    meta_says: &'static str,
+    create_default: Action,
+    create_says: &'static str,
+}
+
+impl FsAnswers {
+    fn new(fs: FsRules) -> FsAnswers {
+        let (meta_default, meta_says) = match fs.meta {
+            Meta::Allow => (Action::Allow, "allowed"),
+            Meta::Refuse => (Action::Errno(libc::EROFS), "refused (nothing is writable)"),
+            Meta::Broker => (
+                Action::Broker,
+                "to the broker: allowed where writing is, never on a device",
+            ),
+        };
+        let (create_default, create_says) = if fs.create {
+            (
+                Action::Broker,
+                "to the broker: a missing protected name cannot be created",
+            )
+        } else {
+            (Action::Allow, "allowed")
+        };
+        FsAnswers {
+            fs,
+            meta_default,
+            meta_says,
+            create_default,
+            create_says,
+        }
+    }
+
+    /// A call with setuid/setgid refused when `mode` is an argument, then
+    /// `default`.
+    fn with_mode(
+        name: &'static str,
+        nr: i64,
+        mode: Option<u8>,
+        default: Action,
+        otherwise: &str,
+    ) -> Entry {
         let rules = mode.map(|a| setid(a, &[])).unwrap_or_default();
         let mut says = Vec::new();
         if mode.is_some() {
-            says.push(setid_says.to_string());
+            says.push(SETID_SAYS.to_string());
         }
-        says.push(format!("otherwise {meta_says}"));
-        entry(name, nr, Vec::new(), rules, meta_default, says)
-    };
-    // A call that creates a name: setuid/setgid refused when `mode` is an
-    // argument (with `also` holding: open's O_CREAT), then the creation.
-    let create = |name: &'static str, nr: i64, mode: Option<u8>| {
-        let rules = mode.map(|a| setid(a, &[])).unwrap_or_default();
-        let mut says = Vec::new();
-        if mode.is_some() {
-            says.push(setid_says.to_string());
+        says.push(format!("otherwise {otherwise}"));
+        Entry {
+            name,
+            nr,
+            allow: Vec::new(),
+            rules,
+            default,
+            says,
         }
-        says.push(format!("otherwise {create_says}"));
-        entry(name, nr, Vec::new(), rules, create_default, says)
-    };
-    // open/openat: only O_CREAT and O_TMPFILE carry a mode or make a name.
-    let open = |name: &'static str, nr: i64, flags: u8, mode: u8| {
+    }
+
+    /// A metadata call.
+    fn meta(&self, name: &'static str, nr: i64, mode: Option<u8>) -> Entry {
+        Self::with_mode(name, nr, mode, self.meta_default, self.meta_says)
+    }
+
+    /// A call that creates a name.
+    fn create(&self, name: &'static str, nr: i64, mode: Option<u8>) -> Entry {
+        Self::with_mode(name, nr, mode, self.create_default, self.create_says)
+    }
+
+    /// open/openat: only O_CREAT and O_TMPFILE carry a mode or make a name.
+    fn open(&self, name: &'static str, nr: i64, flags: u8, mode: u8) -> Entry {
         let mut rules = setid(mode, &[Cmp::Masked(flags, O_CREAT_, O_CREAT_)]);
         rules.extend(setid(
             mode,
             &[Cmp::Masked(flags, O_TMPFILE_BIT, O_TMPFILE_BIT)],
         ));
-        if fs.create {
+        if self.fs.create {
             rules.push((vec![Cmp::Masked(flags, O_CREAT_, O_CREAT_)], Action::Broker));
         }
-        let mut says = vec![format!("with O_CREAT or O_TMPFILE, {setid_says}")];
-        if fs.create {
-            says.push(format!("with O_CREAT, {create_says}"));
+        let mut says = vec![format!("with O_CREAT or O_TMPFILE, {SETID_SAYS}")];
+        if self.fs.create {
+            says.push(format!("with O_CREAT, {}", self.create_says));
         }
         says.push("otherwise allowed".into());
-        entry(
+        Entry {
             name,
             nr,
-            vec![Cmp::Masked(flags, O_CREAT_ | O_TMPFILE_BIT, 0)],
+            allow: vec![Cmp::Masked(flags, O_CREAT_ | O_TMPFILE_BIT, 0)],
             rules,
-            Action::Allow,
+            default: Action::Allow,
             says,
-        )
-    };
+        }
+    }
+}
+
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+fn fs_table(fs: FsRules) -> Vec<Entry> {
+    use libc::*;
+    let f = FsAnswers::new(fs);
     let mut t = vec![
-        open("openat", SYS_openat, 2, 3),
-        meta("fchmod", SYS_fchmod, Some(1)),
-        meta("fchmodat", SYS_fchmodat, Some(2)),
-        meta("fchmodat2", SYS_fchmodat2, Some(2)),
-        meta("fchown", SYS_fchown, None),
-        meta("fchownat", SYS_fchownat, None),
-        meta("utimensat", SYS_utimensat, None),
-        meta("setxattr", SYS_setxattr, None),
-        meta("lsetxattr", SYS_lsetxattr, None),
-        meta("fsetxattr", SYS_fsetxattr, None),
-        meta("removexattr", SYS_removexattr, None),
-        meta("lremovexattr", SYS_lremovexattr, None),
-        meta("fremovexattr", SYS_fremovexattr, None),
-        create("mkdirat", SYS_mkdirat, None),
-        create("mknodat", SYS_mknodat, Some(2)),
-        create("symlinkat", SYS_symlinkat, None),
-        create("linkat", SYS_linkat, None),
-        create("renameat2", SYS_renameat2, None),
+        f.open("openat", SYS_openat, 2, 3),
+        f.meta("fchmod", SYS_fchmod, Some(1)),
+        f.meta("fchmodat", SYS_fchmodat, Some(2)),
+        f.meta("fchmodat2", SYS_fchmodat2, Some(2)),
+        f.meta("fchown", SYS_fchown, None),
+        f.meta("fchownat", SYS_fchownat, None),
+        f.meta("utimensat", SYS_utimensat, None),
+        f.meta("setxattr", SYS_setxattr, None),
+        f.meta("lsetxattr", SYS_lsetxattr, None),
+        f.meta("fsetxattr", SYS_fsetxattr, None),
+        f.meta("removexattr", SYS_removexattr, None),
+        f.meta("lremovexattr", SYS_lremovexattr, None),
+        f.meta("fremovexattr", SYS_fremovexattr, None),
+        f.create("mkdirat", SYS_mkdirat, None),
+        f.create("mknodat", SYS_mknodat, Some(2)),
+        f.create("symlinkat", SYS_symlinkat, None),
+        f.create("linkat", SYS_linkat, None),
+        f.create("renameat2", SYS_renameat2, None),
     ];
     #[cfg(target_arch = "x86_64")]
     t.extend([
-        open("open", SYS_open, 1, 2),
-        create("creat", SYS_creat, Some(1)),
-        meta("chmod", SYS_chmod, Some(1)),
-        meta("chown", SYS_chown, None),
-        meta("lchown", SYS_lchown, None),
-        meta("utime", SYS_utime, None),
-        meta("utimes", SYS_utimes, None),
-        meta("futimesat", SYS_futimesat, None),
-        create("mkdir", SYS_mkdir, None),
-        create("mknod", SYS_mknod, Some(1)),
-        create("symlink", SYS_symlink, None),
-        create("link", SYS_link, None),
-        create("rename", SYS_rename, None),
-        create("renameat", SYS_renameat, None),
+        f.open("open", SYS_open, 1, 2),
+        f.create("creat", SYS_creat, Some(1)),
+        f.meta("chmod", SYS_chmod, Some(1)),
+        f.meta("chown", SYS_chown, None),
+        f.meta("lchown", SYS_lchown, None),
+        f.meta("utime", SYS_utime, None),
+        f.meta("utimes", SYS_utimes, None),
+        f.meta("futimesat", SYS_futimesat, None),
+        f.create("mkdir", SYS_mkdir, None),
+        f.create("mknod", SYS_mknod, Some(1)),
+        f.create("symlink", SYS_symlink, None),
+        f.create("link", SYS_link, None),
+        f.create("rename", SYS_rename, None),
+        f.create("renameat", SYS_renameat, None),
     ]);
     if fs.meta != Meta::Allow {
-        // The *at forms of 6.13 and the path form of the inode-flag ioctls:
-        // no broker for them; callers fall back to the older calls.
-        let errno = if fs.meta == Meta::Refuse {
-            EROFS
-        } else {
-            ENOSYS
-        };
-        let says = if errno == EROFS {
-            "always (nothing is writable)"
-        } else {
-            "always (callers fall back to setxattr, removexattr)"
-        };
-        t.push(refused(
-            "setxattrat",
-            SYS_SETXATTRAT,
-            Vec::new(),
-            errno,
-            says,
-        ));
-        t.push(refused(
-            "removexattrat",
-            SYS_REMOVEXATTRAT,
-            Vec::new(),
-            errno,
-            says,
-        ));
-        t.push(refused(
+        t.extend(unbrokered(fs.meta));
+    }
+    // Entries whose every answer is Allow say nothing and are left out.
+    t.retain(|e| e.default != Action::Allow || !e.rules.is_empty());
+    t
+}
+
+/// The *at forms of 6.13 and the path form of the inode-flag ioctls: no
+/// broker for them; callers fall back to the older calls.
+fn unbrokered(meta: Meta) -> [Entry; 3] {
+    use libc::{ENOSYS, EPERM, EROFS};
+    let errno = if meta == Meta::Refuse { EROFS } else { ENOSYS };
+    let says = if errno == EROFS {
+        "always (nothing is writable)"
+    } else {
+        "always (callers fall back to setxattr, removexattr)"
+    };
+    [
+        refused("setxattrat", SYS_SETXATTRAT, Vec::new(), errno, says),
+        refused("removexattrat", SYS_REMOVEXATTRAT, Vec::new(), errno, says),
+        refused(
             "file_setattr",
             SYS_FILE_SETATTR,
             Vec::new(),
             EPERM,
             "always (changes inode flags)",
-        ));
-    }
-    // Entries whose every answer is Allow say nothing and are left out.
-    t.retain(|e| e.default != Action::Allow || !e.rules.is_empty());
-    t
+        ),
+    ]
 }
 
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
@@ -810,86 +822,6 @@ pub fn compile(sockets: SocketRules, fs: FsRules) -> Result<Program, String> {
     Ok(Program(vec![assemble(&ops, labels)?]))
 }
 
-/// seccompiler's build of the same table (one program per errno, in a
-/// chain): the reference the tests hold `compile` to.
-#[cfg(test)]
-fn compile_reference(sockets: SocketRules) -> Result<Vec<Vec<libc::sock_filter>>, String> {
-    // The rules that need no broker: each entry is one errno, when any
-    // conjunction holds (or always), as seccompiler's filters express.
-    use seccompiler::{
-        SeccompAction, SeccompCmpArgLen as Len, SeccompCmpOp as Op, SeccompCondition,
-        SeccompFilter, SeccompRule,
-    };
-    use std::collections::BTreeMap;
-    let target = match arch()? {
-        "x86_64" => seccompiler::TargetArch::x86_64,
-        _ => seccompiler::TargetArch::aarch64,
-    };
-    let bad = |e: seccompiler::BackendError| format!("cannot build the seccomp filter: {e}");
-    let mut by_errno: BTreeMap<i32, BTreeMap<i64, Vec<SeccompRule>>> = BTreeMap::new();
-    for e in table(sockets, FsRules::OPEN) {
-        let errno = match (e.rules.first(), e.default) {
-            (None, Action::Errno(x)) => x,
-            (Some((_, Action::Errno(x))), Action::Allow) => *x,
-            _ => return Err(format!("{}: not one errno", e.name)),
-        };
-        if e.rules.iter().any(|(_, a)| *a != Action::Errno(errno)) {
-            return Err(format!("{}: not one errno", e.name));
-        }
-        let mut rules = Vec::new();
-        for (conj, _) in &e.rules {
-            let conds = conj
-                .iter()
-                .map(|c| match *c {
-                    Cmp::Eq(a, v) => SeccompCondition::new(a, Len::Dword, Op::Eq, v),
-                    Cmp::Ne(a, v) => SeccompCondition::new(a, Len::Dword, Op::Ne, v),
-                    Cmp::Masked(a, m, v) => {
-                        SeccompCondition::new(a, Len::Dword, Op::MaskedEq(m), v)
-                    }
-                })
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(bad)?;
-            rules.push(SeccompRule::new(conds).map_err(bad)?);
-        }
-        by_errno.entry(errno).or_default().insert(e.nr, rules);
-    }
-    let mut out = Vec::new();
-    for (errno, rules) in by_errno {
-        let filter = SeccompFilter::new(
-            rules,
-            SeccompAction::Allow,
-            SeccompAction::Errno(errno as u32),
-            target,
-        )
-        .map_err(bad)?;
-        let prog: seccompiler::BpfProgram = filter
-            .try_into()
-            .map_err(|e: seccompiler::BackendError| bad(e))?;
-        let mut p: Vec<libc::sock_filter> = prog
-            .iter()
-            .map(|i| libc::sock_filter {
-                code: i.code,
-                jt: i.jt,
-                jf: i.jf,
-                k: i.k,
-            })
-            .collect();
-        // The x32 guard dcjail added to seccompiler's first program: after
-        // its architecture check (three instructions, whose only jump lands
-        // on the fourth), x32 numbers get ENOSYS.
-        if out.is_empty() && cfg!(target_arch = "x86_64") {
-            let ins = |code, jt, jf, k| libc::sock_filter { code, jt, jf, k };
-            let rest = p.split_off(3);
-            p.push(ins(LD_W_ABS, 0, 0, DATA_NR));
-            p.push(ins(JGE_K, 0, 1, 0x4000_0000));
-            p.push(ins(RET_K, 0, 0, RET_ERRNO | libc::ENOSYS as u32));
-            p.extend(rest);
-        }
-        out.push(p);
-    }
-    Ok(out)
-}
-
 /// `SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV`
 /// (stage2::LISTENER_FLAGS): once the broker has taken a notification,
 /// only a fatal signal interrupts the waiting command, so an operation done
@@ -966,448 +898,4 @@ pub fn probe() -> Result<(), String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const NONE: SocketRules = SocketRules {
-        allow_unix: false,
-        inet: Inet::Deny,
-    };
-    const BROKERED: FsRules = FsRules {
-        meta: Meta::Broker,
-        create: true,
-    };
-
-    #[test]
-    fn describes_every_guarantee_of_spec_5() {
-        let names: Vec<&str> = describe(NONE, FsRules::OPEN)
-            .iter()
-            .map(|r| r.syscall)
-            .collect();
-        for n in [
-            "ptrace",
-            "process_vm_readv",
-            "process_vm_writev",
-            "io_uring_setup",
-            "unshare",
-            "setns",
-            "clone",
-            "clone3",
-            "mount",
-            "bpf",
-            "perf_event_open",
-            "keyctl",
-            "kexec_load",
-            "init_module",
-            "ioctl",
-            "socket",
-        ] {
-            assert!(names.contains(&n), "{n} missing from {names:?}");
-        }
-    }
-
-    #[test]
-    fn full_network_has_no_socket_rule() {
-        let r = describe(
-            SocketRules {
-                allow_unix: true,
-                inet: Inet::Allow,
-            },
-            FsRules::OPEN,
-        );
-        assert!(!r.iter().any(|d| d.syscall == "socket"));
-    }
-
-    #[test]
-    fn unix_allowed_refuses_other_families() {
-        let r = describe(
-            SocketRules {
-                allow_unix: true,
-                inet: Inet::Deny,
-            },
-            FsRules::OPEN,
-        );
-        let s = r.iter().find(|d| d.syscall == "socket").unwrap();
-        assert_eq!(s.when, "family is not AF_UNIX");
-    }
-
-    /// Runs a classic BPF program as seccomp would on `data` (nr, arch,
-    /// six arguments). Only the instructions the compilers emit.
-    fn run(p: &[libc::sock_filter], nr: u32, arch: u32, args: [u64; 6]) -> (u32, usize) {
-        let word = |off: u32| -> u32 {
-            match off {
-                0 => nr,
-                4 => arch,
-                o if (16..64).contains(&o) && o % 4 == 0 => {
-                    let a = args[((o - 16) / 8) as usize];
-                    if (o - 16) % 8 == 0 {
-                        a as u32
-                    } else {
-                        (a >> 32) as u32
-                    }
-                }
-                o => panic!("load of seccomp_data offset {o}"),
-            }
-        };
-        let (mut acc, mut pc, mut steps) = (0u32, 0usize, 0usize);
-        loop {
-            let i = p[pc];
-            steps += 1;
-            pc += 1;
-            match i.code {
-                0x20 => acc = word(i.k),
-                0x54 => acc &= i.k,
-                0x05 => pc += i.k as usize,
-                0x15 | 0x35 | 0x25 | 0x45 => {
-                    let t = match i.code {
-                        0x15 => acc == i.k,
-                        0x35 => acc >= i.k,
-                        0x25 => acc > i.k,
-                        _ => acc & i.k != 0,
-                    };
-                    pc += if t { i.jt } else { i.jf } as usize;
-                }
-                0x06 => return (i.k, steps),
-                c => panic!("unexpected BPF opcode {c:#x}"),
-            }
-        }
-    }
-
-    /// What the kernel answers when several filters are installed: the
-    /// action of highest precedence (KILL_PROCESS, then ERRNO, then ALLOW).
-    fn strictest(progs: &[Vec<libc::sock_filter>], nr: u32, arch: u32, args: [u64; 6]) -> u32 {
-        let rank = |r: u32| (r & 0xffff_0000) as i32;
-        progs
-            .iter()
-            .map(|p| run(p, nr, arch, args).0)
-            .min_by_key(|r| rank(*r))
-            .unwrap()
-    }
-
-    /// Argument values worth trying for a table: every constant and mask in
-    /// it, around them, with high bits set, and a few fixed patterns.
-    fn probes(t: &[Entry]) -> Vec<u64> {
-        let mut v: Vec<u64> = vec![0, 1, 2, 0xf, 0x7fff_ffff, 0xffff_ffff, 1 << 32, u64::MAX];
-        for e in t {
-            for c in e.rules.iter().flat_map(|(c, _)| c).chain(&e.allow) {
-                let (val, mask) = match *c {
-                    Cmp::Eq(_, x) | Cmp::Ne(_, x) => (x, 0),
-                    Cmp::Masked(_, m, x) => (x, m),
-                };
-                for x in [
-                    val,
-                    mask,
-                    val | mask,
-                    val ^ 1,
-                    val.wrapping_add(1),
-                    val | 0x8_0000,
-                ] {
-                    v.push(x);
-                    v.push(x | 0xdead_0000_0000_0000);
-                }
-            }
-        }
-        v.sort_unstable();
-        v.dedup();
-        v
-    }
-
-    #[test]
-    fn the_filter_answers_every_syscall_as_seccompilers_chain_does() {
-        let native: u32 = if cfg!(target_arch = "x86_64") {
-            0xc000_003e
-        } else {
-            0xc000_00b7
-        };
-        for inet in [Inet::Deny, Inet::StreamOnly, Inet::Allow] {
-            for allow_unix in [false, true] {
-                let s = SocketRules { allow_unix, inet };
-                let ours = compile(s, FsRules::OPEN).unwrap();
-                assert_eq!(ours.0.len(), 1, "one program");
-                let reference = compile_reference(s).unwrap();
-                let t = table(s, FsRules::OPEN);
-                let vals = probes(&t);
-                let mut nrs: Vec<u32> = (0..1024).collect();
-                nrs.extend([
-                    0x4000_0000,
-                    0x4000_0001,
-                    0x4000_0000 + 59,
-                    0x7fff_ffff,
-                    u32::MAX,
-                ]);
-                for arch in [
-                    native,
-                    0x4000_0003, /* i386 */
-                    0x4000_0028, /* arm */
-                ] {
-                    for &nr in &nrs {
-                        let args = [0u64; 6];
-                        assert_eq!(
-                            run(&ours.0[0], nr, arch, args).0,
-                            strictest(&reference, nr, arch, args),
-                            "{s:?} arch {arch:#x} nr {nr}"
-                        );
-                    }
-                }
-                // Every rule's syscall with every interesting value in each
-                // argument it looks at, and pairs for the socket rules.
-                for e in &t {
-                    let nr = e.nr as u32;
-                    let used: Vec<u8> = e
-                        .rules
-                        .iter()
-                        .flat_map(|(c, _)| c)
-                        .chain(&e.allow)
-                        .map(|c| match *c {
-                            Cmp::Eq(a, _) | Cmp::Ne(a, _) | Cmp::Masked(a, _, _) => a,
-                        })
-                        .collect();
-                    for &a in &used {
-                        for &x in &vals {
-                            for &y in &[0u64, 1, 6, 0x801, 0xffff_ffff] {
-                                let mut args = [y; 6];
-                                args[a as usize] = x;
-                                assert_eq!(
-                                    run(&ours.0[0], nr, native, args).0,
-                                    strictest(&reference, nr, native, args),
-                                    "{s:?} {} args {args:x?}",
-                                    e.name
-                                );
-                            }
-                        }
-                    }
-                    if e.name == "socket" {
-                        for &f in &vals {
-                            for ty in 0..32u64 {
-                                for proto in [0u64, 6, 17, 132, 262] {
-                                    let args = [f, ty | 0x80000, proto, 0, 0, 0];
-                                    assert_eq!(
-                                        run(&ours.0[0], nr, native, args).0,
-                                        strictest(&reference, nr, native, args),
-                                        "{s:?} socket {args:x?}"
-                                    );
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn an_unlisted_syscall_is_answered_in_a_few_steps() {
-        let p = compile(NONE, BROKERED).unwrap();
-        let native: u32 = if cfg!(target_arch = "x86_64") {
-            0xc000_003e
-        } else {
-            0xc000_00b7
-        };
-        let listed: Vec<u32> = table(NONE, BROKERED).iter().map(|e| e.nr as u32).collect();
-        let worst = (0..512)
-            .filter(|nr| !listed.contains(nr))
-            .map(|nr| run(&p.0[0], nr, native, [0; 6]))
-            .filter(|(r, _)| *r == RET_ALLOW)
-            .map(|(_, steps)| steps)
-            .max()
-            .unwrap();
-        assert!(worst <= 16, "{worst} steps");
-    }
-
-    #[test]
-    fn far_jumps_become_trampolines() {
-        // A jump over 300 instructions cannot be one conditional jump.
-        let mut ops = vec![Op::Jump(JEQ_K, 7, 0, 1), Op::Here(1)];
-        ops.extend(std::iter::repeat_n(Op::Stmt(RET_K, RET_ALLOW), 300));
-        ops.push(Op::Here(0));
-        ops.push(Op::Stmt(RET_K, RET_ERRNO | 1));
-        let p = assemble(&ops, 2).unwrap();
-        assert_eq!(p.len(), 304);
-        assert_eq!(run(&p, 0, 0, [0; 6]).0, RET_ALLOW);
-        // acc is 0 there; make it 7 through a load of nr.
-        let mut with_load = vec![Op::Stmt(LD_W_ABS, 0)];
-        with_load.extend(ops);
-        let p = assemble(&with_load, 2).unwrap();
-        assert_eq!(run(&p, 7, 0, [0; 6]).0, RET_ERRNO | 1);
-        assert_eq!(run(&p, 8, 0, [0; 6]).0, RET_ALLOW);
-        // Backwards is refused.
-        assert!(assemble(&[Op::Here(0), Op::Jump(JEQ_K, 0, 0, 0)], 1).is_err());
-    }
-
-    #[test]
-    fn compiles_for_this_arch() {
-        let p = compile(NONE, FsRules::OPEN).unwrap();
-        assert!(p.len() > 10);
-        let p = compile(
-            SocketRules {
-                allow_unix: false,
-                inet: Inet::StreamOnly,
-            },
-            BROKERED,
-        )
-        .unwrap();
-        assert!(p.len() > 10);
-    }
-
-    /// The table's own meaning: the short path, then the first rule whose
-    /// conjunction holds, else the default. What the BPF must agree with.
-    fn meaning(t: &[Entry], nr: u32, args: [u64; 6]) -> u32 {
-        let holds = |c: &Cmp| {
-            let lo = |a: u8| args[a as usize] & 0xffff_ffff;
-            match *c {
-                Cmp::Eq(a, v) => lo(a) == v & 0xffff_ffff,
-                Cmp::Ne(a, v) => lo(a) != v & 0xffff_ffff,
-                Cmp::Masked(a, m, v) => lo(a) & m == v,
-            }
-        };
-        let Some(e) = t.iter().find(|e| e.nr as u32 == nr) else {
-            return RET_ALLOW;
-        };
-        if !e.allow.is_empty() && e.allow.iter().all(holds) {
-            return RET_ALLOW;
-        }
-        for (conj, a) in &e.rules {
-            if conj.iter().all(holds) {
-                return ret(*a);
-            }
-        }
-        ret(e.default)
-    }
-
-    #[test]
-    fn the_filter_answers_every_rule_as_the_table_means_it() {
-        let native: u32 = if cfg!(target_arch = "x86_64") {
-            0xc000_003e
-        } else {
-            0xc000_00b7
-        };
-        for meta in [Meta::Allow, Meta::Refuse, Meta::Broker] {
-            for create in [false, true] {
-                let fs = FsRules { meta, create };
-                for s in [
-                    NONE,
-                    SocketRules {
-                        allow_unix: true,
-                        inet: Inet::StreamOnly,
-                    },
-                ] {
-                    let p = compile(s, fs).unwrap();
-                    let t = table(s, fs);
-                    let vals = probes(&t);
-                    for nr in 0..600u32 {
-                        assert_eq!(run(&p.0[0], nr, native, [0; 6]).0, meaning(&t, nr, [0; 6]));
-                    }
-                    for e in &t {
-                        for a in 0..4usize {
-                            for &x in &vals {
-                                for &y in &[0u64, 0o100, 0o4755, 0o20000000, 0o2644] {
-                                    let mut args = [y; 6];
-                                    args[a] = x;
-                                    assert_eq!(
-                                        run(&p.0[0], e.nr as u32, native, args).0,
-                                        meaning(&t, e.nr as u32, args),
-                                        "{fs:?} {} {args:?}",
-                                        e.name
-                                    );
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn modes_with_setuid_or_setgid_are_refused_in_every_mode() {
-        let native: u32 = if cfg!(target_arch = "x86_64") {
-            0xc000_003e
-        } else {
-            0xc000_00b7
-        };
-        let eperm = RET_ERRNO | libc::EPERM as u32;
-        for meta in [Meta::Allow, Meta::Refuse, Meta::Broker] {
-            for create in [false, true] {
-                let p = compile(NONE, FsRules { meta, create }).unwrap();
-                let at = |nr: i64, args: [u64; 6]| run(&p.0[0], nr as u32, native, args).0;
-                for mode in [0o4755u64, 0o2755, 0o6755] {
-                    assert_eq!(at(libc::SYS_fchmod, [3, mode, 0, 0, 0, 0]), eperm);
-                    assert_eq!(at(libc::SYS_fchmodat, [3, 0, mode, 0, 0, 0]), eperm);
-                    assert_eq!(at(libc::SYS_fchmodat2, [3, 0, mode, 0, 0, 0]), eperm);
-                    assert_eq!(at(libc::SYS_openat, [3, 0, 0o101, mode, 0, 0]), eperm);
-                    assert_eq!(at(libc::SYS_openat, [3, 0, 0o20200002, mode, 0, 0]), eperm);
-                    assert_eq!(
-                        at(libc::SYS_mknodat, [3, 0, 0o100000 | mode, 0, 0, 0]),
-                        eperm
-                    );
-                }
-                // Without O_CREAT or O_TMPFILE the mode means nothing.
-                assert_eq!(at(libc::SYS_openat, [3, 0, 0, 0o4755, 0, 0]), RET_ALLOW);
-                assert_eq!(
-                    at(libc::SYS_openat2, [3, 0, 0, 0, 0, 0]),
-                    RET_ERRNO | libc::ENOSYS as u32
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn metadata_and_creation_go_where_the_mode_says() {
-        let native: u32 = if cfg!(target_arch = "x86_64") {
-            0xc000_003e
-        } else {
-            0xc000_00b7
-        };
-        let go = |fs: FsRules, nr: i64, args: [u64; 6]| {
-            run(&compile(NONE, fs).unwrap().0[0], nr as u32, native, args).0
-        };
-        let erofs = RET_ERRNO | libc::EROFS as u32;
-        let ro = FsRules {
-            meta: Meta::Refuse,
-            create: false,
-        };
-        let ww = FsRules {
-            meta: Meta::Broker,
-            create: true,
-        };
-        assert_eq!(go(ro, libc::SYS_fchmodat, [3, 0, 0o644, 0, 0, 0]), erofs);
-        assert_eq!(go(ro, libc::SYS_utimensat, [3, 0, 0, 0, 0, 0]), erofs);
-        assert_eq!(go(ro, libc::SYS_fsetxattr, [3, 0, 0, 0, 0, 0]), erofs);
-        assert_eq!(go(ro, libc::SYS_fchown, [3, 0, 0, 0, 0, 0]), erofs);
-        assert_eq!(
-            go(ro, libc::SYS_openat, [3, 0, 0o101, 0o644, 0, 0]),
-            RET_ALLOW
-        );
-        assert_eq!(
-            go(ww, libc::SYS_fchmodat, [3, 0, 0o644, 0, 0, 0]),
-            RET_USER_NOTIF
-        );
-        assert_eq!(
-            go(ww, libc::SYS_openat, [3, 0, 0o101, 0o644, 0, 0]),
-            RET_USER_NOTIF
-        );
-        assert_eq!(go(ww, libc::SYS_openat, [3, 0, 0o2, 0, 0, 0]), RET_ALLOW);
-        assert_eq!(
-            go(ww, libc::SYS_mkdirat, [3, 0, 0o755, 0, 0, 0]),
-            RET_USER_NOTIF
-        );
-        assert_eq!(
-            go(ww, libc::SYS_renameat2, [3, 0, 3, 0, 0, 0]),
-            RET_USER_NOTIF
-        );
-        assert_eq!(go(ww, libc::SYS_linkat, [3, 0, 3, 0, 0, 0]), RET_USER_NOTIF);
-        assert_eq!(
-            go(FsRules::OPEN, libc::SYS_fchmodat, [3, 0, 0o644, 0, 0, 0]),
-            RET_ALLOW
-        );
-        // chattr's ioctl is refused wherever metadata is limited.
-        assert_eq!(
-            go(ro, libc::SYS_ioctl, [3, 0x4008_6602, 0, 0, 0, 0]),
-            RET_ERRNO | 1
-        );
-        assert_eq!(
-            go(FsRules::OPEN, libc::SYS_ioctl, [3, 0x4008_6602, 0, 0, 0, 0]),
-            RET_ALLOW
-        );
-    }
-}
+mod tests;

@@ -449,7 +449,7 @@ pub fn exit_status(ws: i32) -> i32 {
     if ws & 0x7f == 0 {
         (ws >> 8) & 0xff
     } else {
-        128 + (ws & 0x7f)
+        super::stub_format::SIGNAL_STATUS_BASE + (ws & 0x7f)
     }
 }
 
@@ -534,7 +534,7 @@ fn wait_child(pid: i32) -> i32 {
         } {
             Ok(_) => return exit_status(ws),
             Err(4) => {}
-            Err(_) => return 122,
+            Err(_) => return super::stub_format::UNAVAILABLE_STATUS,
         }
     }
 }

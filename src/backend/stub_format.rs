@@ -40,6 +40,50 @@ pub const BROKER: u32 = 1;
 /// Longest file name (Linux NAME_MAX).
 pub const MAX_NAME: usize = 255;
 
+/// The hidden subcommand bwrap runs inside the sandbox:
+/// `STAGE2 FD IGN ERR STD -- COMMAND...` (FD: the program's memfd; IGN: bit
+/// N set when `SHIELDED[N]` was ignored before; ERR: the caller's stderr;
+/// STD: bit N set when the caller left fd N closed).
+pub const STAGE2: &str = "__stage2";
+
+/// The name of the sealed memfd that carries the program into stage 2;
+/// stage 2 refuses any other descriptor, so a caller who controls only
+/// dcjail's argv (and stdin) cannot feed it a layer of their own.
+pub const MEMFD_NAME: &str = "dcjail-stage2";
+
+/// What stage 2 writes on bwrap's stderr pipe once it runs, before it puts
+/// the caller's stderr back: everything before it is bwrap's own words.
+pub const STARTED: &[u8] = b"\0dcjail-stage2-started\0";
+
+/// Environment variable naming stage 2's end of the allowlist proxy's
+/// socketpair; set only by the first stage, never passed to the command.
+pub const PROXY_FD_VAR: &str = "DCJAIL_STAGE2_PROXY_FD";
+
+/// The proxy's port inside a bwrap network namespace, where every port is
+/// free: stage 2 binds it, the layer lets the command connect to it.
+pub const PROXY_PORT: u16 = 3128;
+
+/// Signals a terminal or a process group sends to dcjail and bwrap alike
+/// (Linux numbers: SIGINT, SIGQUIT, SIGHUP, SIGTERM): bwrap ignores them,
+/// dcjail forwards them to the command itself, stage 2 restores them.
+pub const SHIELDED: [i32; 4] = [2, 3, 1, 15];
+
+/// The exit status of a second stage that cannot apply the layer
+/// (`sandbox-unavailable`, as `error::Reason` says it).
+pub const UNAVAILABLE_STATUS: i32 = 122;
+
+/// The exit status of a malformed `STAGE2` command line (`usage-error`).
+pub const USAGE_STATUS: i32 = 125;
+
+/// The command was found but could not be executed (as a shell says it).
+pub const NOT_EXECUTABLE_STATUS: i32 = 126;
+
+/// The command was not found.
+pub const NOT_FOUND_STATUS: i32 = 127;
+
+/// A command killed by signal N exits 128 + N.
+pub const SIGNAL_STATUS_BASE: i32 = 128;
+
 /// A program checked whole by `parse`: the iterators below re-read parts
 /// already known to be well formed.
 pub struct Program<'a> {

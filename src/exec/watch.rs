@@ -85,7 +85,7 @@ pub fn supervise_watched(
             "dcjail: cannot make the watcher's pipes: {}",
             std::io::Error::last_os_error()
         );
-        return 125;
+        return super::status::cannot_start();
     };
     let mask = supervisor_mask();
     let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
@@ -104,7 +104,7 @@ pub fn supervise_watched(
         // SAFETY: restoring the mask saved above.
         unsafe { libc::sigprocmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
         eprintln!("dcjail: cannot fork: {}", std::io::Error::last_os_error());
-        return 125;
+        return super::status::cannot_start();
     }
     if w == 0 {
         drop(msg_r);
@@ -298,7 +298,7 @@ fn watcher(
                         eprintln!(
                             "dcjail: sandbox-unavailable: cannot hand the listener to the broker"
                         );
-                        return 122;
+                        return crate::backend::stub_format::UNAVAILABLE_STATUS;
                     }
                 }
             }

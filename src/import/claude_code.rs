@@ -118,7 +118,7 @@ fn sandbox(cx: &Cx, imp: &mut Imported, sb: &mut Obj) -> Result<()> {
         ] {
             let key = net.key(k);
             for d in net.strings(cx, k)? {
-                crate::domain::DomainRule::parse(&d).map_err(|e| cx.err(&key, e))?;
+                crate::net::domain::DomainRule::parse(&d).map_err(|e| cx.err(&key, e))?;
                 domain(cx, imp, field, d, &key);
             }
         }
@@ -282,7 +282,7 @@ fn rule(cx: &Cx, imp: &mut Imported, deny: bool, r: &str, key: &str) -> Result<(
         }
         ("WebFetch", _, Some(s)) => match s.strip_prefix("domain:") {
             Some(d) => {
-                crate::domain::DomainRule::parse(d.trim()).map_err(|e| cx.err(key, e))?;
+                crate::net::domain::DomainRule::parse(d.trim()).map_err(|e| cx.err(key, e))?;
                 let field = if deny {
                     "deny_domains"
                 } else {

@@ -136,7 +136,7 @@ fn network(cx: &Cx, imp: &mut Imported, net: &mut Obj) -> Result<()> {
     denied.retain(|d| d != "*");
     for (k, list) in [("allowedDomains", &allowed), ("deniedDomains", &denied)] {
         for d in list {
-            crate::domain::DomainRule::parse(d).map_err(|e| cx.err(&net.key(k), e))?;
+            crate::net::domain::DomainRule::parse(d).map_err(|e| cx.err(&net.key(k), e))?;
         }
     }
     let n = &mut imp.policy.sandbox.network;

@@ -9,6 +9,7 @@
 //! the plan says so — and never runs an external program.
 
 pub mod conn;
+pub mod domain;
 pub mod parse;
 pub mod proxy;
 #[cfg(any(target_os = "linux", target_os = "macos"))]
@@ -16,9 +17,7 @@ pub mod session;
 #[cfg(target_os = "linux")]
 mod splice;
 
-use crate::backend::Launch;
 use crate::plan::Plan;
-use crate::policy::NetMode;
 use std::ffi::{CString, OsString};
 
 /// A fresh per-run secret: 128 random bits, hex. The proxy serves only
@@ -61,6 +60,8 @@ pub struct NetRun {
     session: Option<session::Session>,
     /// Variables for the command (and, for bwrap, stage 2).
     pub env: Vec<(OsString, OsString)>,
+    /// The loopback port the command may connect to ([`Way::Loopback`]).
+    pub port: Option<u16>,
     /// Stage 2's end of the proxy socketpair, kept open until bwrap has it.
     #[cfg(target_os = "linux")]
     _chan: Option<std::os::fd::OwnedFd>,
@@ -73,6 +74,7 @@ impl NetRun {
         NetRun {
             env: s.env(),
             session: Some(s),
+            port: None,
             #[cfg(target_os = "linux")]
             _chan: None,
         }
@@ -88,26 +90,34 @@ impl NetRun {
     }
 }
 
-/// Starts the allowlist proxy when the plan asks for one and wires the
-/// launch to it (the landlock port rule, the bwrap stage-2 channel, the
-/// Seatbelt profile's `PROXY` parameter).
-pub fn start_for(plan: &Plan, launch: &mut Launch) -> Result<NetRun, String> {
-    if plan.effective_net() != NetMode::Allowlist {
-        return Ok(NetRun::default());
-    }
+/// Where the sandbox reaches the proxy; the backend decides, `exec` asks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Way {
+    /// A loopback port of dcjail's own network namespace (landlock,
+    /// Seatbelt): the launch is then told the port ([`NetRun::port`]).
+    Loopback,
+    /// 127.0.0.1:`port` inside the sandbox's own network namespace (bwrap):
+    /// stage 2 binds it and hands the listener out over a socketpair.
+    Netns { port: u16 },
+}
+
+/// Starts the allowlist proxy for one run, reached the `way` given. The
+/// endpoint comes back as data (the port, the variables, stage 2's
+/// channel); this module never sees the launch it is for.
+pub fn start(plan: &Plan, way: Way) -> Result<NetRun, String> {
     #[cfg(any(target_os = "linux", target_os = "macos"))]
     {
-        match launch {
-            #[cfg(target_os = "linux")]
-            Launch::Landlock(spec) => {
+        match way {
+            Way::Loopback => {
                 let (s, port) = session::Session::start_tcp(plan)?;
-                spec.tcp_connect_ports = vec![port];
-                Ok(NetRun::serving(s))
+                let mut run = NetRun::serving(s);
+                run.port = Some(port);
+                Ok(run)
             }
             #[cfg(target_os = "linux")]
-            Launch::Bwrap(_) => {
+            Way::Netns { port } => {
                 use std::os::fd::AsRawFd;
-                let (s, chan) = session::Session::start_netns(plan)?;
+                let (s, chan) = session::Session::start_netns(plan, port)?;
                 let mut env = s.env();
                 env.push((
                     session::STAGE2_PROXY_FD.into(),
@@ -116,27 +126,17 @@ pub fn start_for(plan: &Plan, launch: &mut Launch) -> Result<NetRun, String> {
                 Ok(NetRun {
                     session: Some(s),
                     env,
+                    port: None,
                     _chan: Some(chan),
                 })
             }
             #[cfg(not(target_os = "linux"))]
-            Launch::Bwrap(_) => Err("the bwrap backend runs only on Linux".into()),
-            // Wired on Linux too, where no Seatbelt launch is ever run, so
-            // that the tests there drive the same code macOS runs.
-            Launch::Seatbelt(r) => {
-                // The profile allows outbound TCP to localhost:(param
-                // "PROXY") only; the port is this listener's, passed as a
-                // -D parameter, so the profile text is the one explain showed.
-                let (s, port) = session::Session::start_tcp(plan)?;
-                *r = r.clone().with_proxy_port(port);
-                Ok(NetRun::serving(s))
-            }
-            Launch::Unsandboxed => Err("network allowlist needs a sandbox backend".into()),
+            Way::Netns { .. } => Err("the bwrap backend runs only on Linux".into()),
         }
     }
     #[cfg(not(any(target_os = "linux", target_os = "macos")))]
     {
-        let _ = launch;
+        let _ = (plan, way);
         Err("network allowlist is not in this build for this OS".into())
     }
 }
@@ -154,8 +154,8 @@ pub fn strip_internal(envp: Vec<CString>, net: &NetRun) -> Vec<CString> {
         .collect()
 }
 
-/// See `session::STAGE2_PROXY_FD`; defined here so every OS can strip it.
-pub const STAGE2_VAR: &str = "DCJAIL_STAGE2_PROXY_FD";
+/// Stage 2's proxy channel variable (`stub_format`'s, which the stub reads).
+pub const STAGE2_VAR: &str = crate::backend::stub_format::PROXY_FD_VAR;
 
 /// The exit report's stderr lines, one per refused destination.
 pub fn denied_lines(denied: &[String]) -> Vec<String> {

@@ -651,14 +651,14 @@ mod tests {
             if let Ok(Some((r, n))) = parse_request(&v) {
                 assert!(n <= v.len());
                 let _ = origin_head(&r);
-                let _ = crate::domain::Host::parse(r.target.host());
+                let _ = crate::net::domain::Host::parse(r.target.host());
             }
             let _ = parse_socks_greeting(&v);
             let _ = parse_socks_userpass(&v);
             let _ = parse_socks_request(&v);
             let _ = parse_response_status(&v);
-            let _ = crate::domain::Host::parse(&String::from_utf8_lossy(&v));
-            let _ = crate::domain::DomainRule::parse(&String::from_utf8_lossy(&v));
+            let _ = crate::net::domain::Host::parse(&String::from_utf8_lossy(&v));
+            let _ = crate::net::domain::DomainRule::parse(&String::from_utf8_lossy(&v));
         }
     }
 

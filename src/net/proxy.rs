@@ -15,7 +15,7 @@
 
 use super::conn::{accept_loop, relay, Conn, Limit, Listener};
 use super::parse::{self, reply, ParseError, Request, SocksAddr, Target, MAX_HEAD};
-use crate::domain::{Host, Rules, Verdict, METADATA_NAMES};
+use crate::net::domain::{Host, Rules, Verdict, METADATA_NAMES};
 use std::fmt;
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
@@ -291,44 +291,8 @@ fn handle(shared: &Shared, mut client: Box<dyn Conn>) {
 // ---- HTTP ----
 
 fn http(shared: &Shared, mut client: Box<dyn Conn>, mut buf: Vec<u8>, deadline: Instant) {
-    // Parse only once the head can be complete, so a client trickling
-    // bytes costs a scan of what is new, not of the whole buffer each time.
-    let mut scanned: usize = 0;
-    let (req, used) = loop {
-        let from = scanned.saturating_sub(3);
-        let fresh = &buf[from..];
-        let decisive = fresh.windows(4).any(|w| w == b"\r\n\r\n") || fresh.contains(&0);
-        scanned = buf.len();
-        let parsed = if decisive || buf.len() >= MAX_HEAD {
-            parse::parse_request(&buf)
-        } else {
-            Ok(None)
-        };
-        match parsed {
-            Ok(Some(r)) => break r,
-            Ok(None) => match read_more(&mut client, &mut buf, deadline) {
-                Ok(n) if n > 0 => {}
-                _ => return,
-            },
-            Err(ParseError::TooLarge) => {
-                return respond(
-                    &mut client,
-                    431,
-                    "Request Header Fields Too Large",
-                    "dcjail proxy: request head too large\n",
-                    "",
-                )
-            }
-            Err(ParseError::Malformed(why)) => {
-                return respond(
-                    &mut client,
-                    400,
-                    "Bad Request",
-                    &format!("dcjail proxy: {why}\n"),
-                    "",
-                )
-            }
-        }
+    let Some((req, used)) = read_head(&mut client, &mut buf, deadline) else {
+        return;
     };
     if !authorized(shared, &req) {
         return respond(
@@ -394,6 +358,56 @@ fn http(shared: &Shared, mut client: Box<dyn Conn>, mut buf: Vec<u8>, deadline: 
     };
     if sent.is_ok() {
         relay(client, upstream);
+    }
+}
+
+/// Reads until the request head parses; a head too large or malformed is
+/// answered here (431, 400), and then, as at the client's end, `None`.
+fn read_head(
+    client: &mut Box<dyn Conn>,
+    buf: &mut Vec<u8>,
+    deadline: Instant,
+) -> Option<(Request, usize)> {
+    // Parse only once the head can be complete, so a client trickling
+    // bytes costs a scan of what is new, not of the whole buffer each time.
+    let mut scanned: usize = 0;
+    loop {
+        let from = scanned.saturating_sub(3);
+        let fresh = &buf[from..];
+        let decisive = fresh.windows(4).any(|w| w == b"\r\n\r\n") || fresh.contains(&0);
+        scanned = buf.len();
+        let parsed = if decisive || buf.len() >= MAX_HEAD {
+            parse::parse_request(buf)
+        } else {
+            Ok(None)
+        };
+        match parsed {
+            Ok(Some(r)) => return Some(r),
+            Ok(None) => match read_more(client, buf, deadline) {
+                Ok(n) if n > 0 => {}
+                _ => return None,
+            },
+            Err(ParseError::TooLarge) => {
+                respond(
+                    client,
+                    431,
+                    "Request Header Fields Too Large",
+                    "dcjail proxy: request head too large\n",
+                    "",
+                );
+                return None;
+            }
+            Err(ParseError::Malformed(why)) => {
+                respond(
+                    client,
+                    400,
+                    "Bad Request",
+                    &format!("dcjail proxy: {why}\n"),
+                    "",
+                );
+                return None;
+            }
+        }
     }
 }
 
@@ -494,7 +508,7 @@ fn socks(shared: &Shared, mut client: Box<dyn Conn>, mut buf: Vec<u8>, deadline:
     let port = req.port;
     let host = match &req.addr {
         SocksAddr::V4(ip) => Ok(Host::Ip(IpAddr::V4(*ip))),
-        SocksAddr::V6(ip) => Ok(Host::Ip(crate::domain::canonical_ip(IpAddr::V6(*ip)))),
+        SocksAddr::V6(ip) => Ok(Host::Ip(crate::net::domain::canonical_ip(IpAddr::V6(*ip)))),
         SocksAddr::Name(n) => match std::str::from_utf8(n) {
             Ok(s) => Host::parse(s),
             Err(_) => Err("host name is not UTF-8".to_string()),

@@ -6,7 +6,7 @@
 //! - `landlock`: the proxy listens on 127.0.0.1:PORT in dcjail's own network
 //!   namespace; the command may connect to that port only.
 //! - `bwrap`: the command's network namespace has only loopback. The second
-//!   stage binds 127.0.0.1:[`SANDBOX_PROXY_PORT`] *inside* it and hands the
+//!   stage binds 127.0.0.1:PORT (`backend::bwrap::SANDBOX_PROXY_PORT`) *inside* it and hands the
 //!   listening socket out over a socketpair (`send_listener`, Linux); the
 //!   proxy outside accepts on it. No process of dcjail stays inside, no
 //!   socket file is mounted in, and nothing outside the sandbox can reach it.
@@ -18,7 +18,7 @@
 
 use super::conn::Listener;
 use super::proxy::{Config, Denial, Proxy, Upstream};
-use crate::domain::Rules;
+use crate::net::domain::Rules;
 use crate::plan::Plan;
 use std::ffi::OsString;
 use std::net::TcpListener;
@@ -28,8 +28,6 @@ mod netns;
 #[cfg(target_os = "linux")]
 pub use netns::send_listener;
 
-/// The proxy's port inside a bwrap network namespace, where every port is free.
-pub const SANDBOX_PROXY_PORT: u16 = 3128;
 /// Environment variable naming stage 2's end of the socketpair.
 pub const STAGE2_PROXY_FD: &str = super::STAGE2_VAR;
 

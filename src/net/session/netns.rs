@@ -1,7 +1,7 @@
 //! The bwrap half of the proxy session (Linux): the socketpair that carries
 //! the listening socket out of the sandbox's network namespace.
 
-use super::{with_signals_blocked, Session, SANDBOX_PROXY_PORT};
+use super::{with_signals_blocked, Session};
 use crate::net::conn::Listener;
 use crate::plan::Plan;
 use std::net::TcpListener;
@@ -11,7 +11,7 @@ use std::os::unix::net::UnixStream;
 impl Session {
     /// `bwrap`: returns the session and stage 2's end of the socketpair
     /// (not close-on-exec: it must survive into bwrap and stage 2).
-    pub fn start_netns(plan: &Plan) -> Result<(Session, OwnedFd), String> {
+    pub fn start_netns(plan: &Plan, port: u16) -> Result<(Session, OwnedFd), String> {
         let (ours, theirs) =
             UnixStream::pair().map_err(|e| format!("cannot start the allowlist proxy: {e}"))?;
         let theirs = OwnedFd::from(theirs);
@@ -22,7 +22,7 @@ impl Session {
                 std::io::Error::last_os_error()
             ));
         }
-        let s = Session::new(plan, format!("127.0.0.1:{SANDBOX_PROXY_PORT}"))?;
+        let s = Session::new(plan, format!("127.0.0.1:{port}"))?;
         let proxy = s.proxy.clone();
         with_signals_blocked(|| {
             std::thread::Builder::new()
@@ -97,9 +97,9 @@ fn is_listening_tcp(fd: RawFd) -> bool {
 }
 
 /// Stage 2, inside the sandbox's network namespace and before the layer is
-/// applied: listen on 127.0.0.1:[`SANDBOX_PROXY_PORT`] and hand the socket
+/// applied: listen on 127.0.0.1:`port` and hand the socket
 /// to the proxy outside over `fd`, then close both here.
-pub fn send_listener(fd: RawFd) -> Result<(), String> {
+pub fn send_listener(fd: RawFd, port: u16) -> Result<(), String> {
     use nix::sys::socket::{sendmsg, ControlMessage, MsgFlags};
     let is_unix_stream = {
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
@@ -112,8 +112,8 @@ pub fn send_listener(fd: RawFd) -> Result<(), String> {
     }
     // SAFETY: stage 2 was handed this descriptor to own and close.
     let chan = unsafe { OwnedFd::from_raw_fd(fd) };
-    let l = TcpListener::bind(("127.0.0.1", SANDBOX_PROXY_PORT))
-        .map_err(|e| format!("cannot listen on 127.0.0.1:{SANDBOX_PROXY_PORT} inside: {e}"))?;
+    let l = TcpListener::bind(("127.0.0.1", port))
+        .map_err(|e| format!("cannot listen on 127.0.0.1:{port} inside: {e}"))?;
     let fds = [l.as_raw_fd()];
     let cmsg = [ControlMessage::ScmRights(&fds)];
     let iov = [std::io::IoSlice::new(b"L")];

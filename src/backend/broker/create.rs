@@ -1,0 +1,384 @@
+//! The calls that create a name (open with O_CREAT, mknod, symlink, link,
+//! rename): a guarded name is never created, nor anything the layer's
+//! rules would refuse.
+
+use super::*;
+
+/// Sets the command's umask on this process for one creation.
+pub(super) fn take_umask(c: &Ctx<'_>) -> Result<(), i32> {
+    let (_, mask) = status_of(c.req.pid)?;
+    umask(mask);
+    Ok(())
+}
+
+/// A name that is there already cannot be made: EEXIST, which the kernel
+/// says before any permission (a read-only or guarded place included).
+pub(super) fn absent(at: &At) -> Result<(), i32> {
+    match stat_at(&at.dir, &at.name) {
+        Ok(_) => Err(EEXIST),
+        Err(ENOENT) => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Refuses to create the missing name `at.name` in `at.dir` where a guard
+/// forbids it or the layer grants no `need` there.
+pub(super) fn may_create(c: &Ctx<'_>, at: &At, need: u64) -> Result<(), i32> {
+    if guarded(c.prog, &at.dir, at.name.bytes().trim_end_slash())? {
+        return Err(EROFS);
+    }
+    may_make(c, at, need)
+}
+
+/// The layer's rights for making an entry in `at.dir`.
+pub(super) fn may_make(c: &Ctx<'_>, at: &At, need: u64) -> Result<(), i32> {
+    if rights_of(c.prog, &at.dir)? & need != need {
+        return Err(EACCES);
+    }
+    Ok(())
+}
+
+pub(super) trait TrimSlash {
+    fn trim_end_slash(&self) -> &[u8];
+}
+
+impl TrimSlash for [u8] {
+    fn trim_end_slash(&self) -> &[u8] {
+        let mut n = self.len();
+        while n > 1 && self[n - 1] == b'/' {
+            n -= 1;
+        }
+        &self[..n]
+    }
+}
+
+/// open/openat/creat with O_CREAT.
+pub(super) fn open(
+    c: &Ctx<'_>,
+    dirfd: u64,
+    path_arg: usize,
+    flags: usize,
+    mode: u32,
+) -> Result<Reply, i32> {
+    if mode & S_ISUID_ISGID != 0 && flags & (O_CREAT | O_TMPFILE_BIT) != 0 {
+        return Err(EPERM);
+    }
+    let mut path = Buf::new();
+    c.string(path_arg, &mut path)?;
+    let follow = flags & (O_EXCL | O_NOFOLLOW) == 0;
+    // A final symlink that goes away between the check and the open makes
+    // the open fail with ELOOP (O_NOFOLLOW): resolve again, a few times.
+    for _ in 0..8 {
+        let mut r = c.resolver();
+        let at = r.at(dirfd, &path, follow)?;
+        // A guard keeps a missing name from being made (`may_create`); what
+        // is there is held by its read-only mount, and the kernel answers.
+        let exists = stat_at(&at.dir, &at.name);
+        // What the layer would check: creating in the directory, or opening
+        // what is there.
+        let target_rights = match &exists {
+            Ok(st) if at.magic || st.mode & S_IFMT != S_IFLNK => {
+                let fd = sys::openat(
+                    at.dir.raw(),
+                    at.name.c(),
+                    O_PATH | O_CLOEXEC | if at.magic { 0 } else { O_NOFOLLOW },
+                    0,
+                )?;
+                Some((
+                    rights_of(c.prog, &fd).or_else(|e| {
+                        // A pipe or socket reached through /proc has no place;
+                        // opening it needs no right of the tree.
+                        if e == EACCES {
+                            Ok(u64::MAX)
+                        } else {
+                            Err(e)
+                        }
+                    })?,
+                    stat_fd(&fd)?.mode,
+                ))
+            }
+            _ => None,
+        };
+        let need_open = match flags & O_ACCMODE {
+            O_WRONLY => right::WRITE_FILE,
+            O_RDWR => right::WRITE_FILE | right::READ_FILE,
+            _ => right::READ_FILE,
+        } | if flags & O_TRUNC != 0 {
+            right::TRUNCATE
+        } else {
+            0
+        };
+        match target_rights {
+            Some((rights, st_mode)) => {
+                let need = if st_mode & S_IFMT == S_IFDIR && flags & O_ACCMODE == 0 {
+                    right::READ_DIR
+                } else {
+                    need_open
+                };
+                if rights & need != need {
+                    return Err(EACCES);
+                }
+            }
+            None => may_create(c, &at, right::MAKE_REG | need_open)?,
+        }
+        let fifo = target_rights.is_some_and(|(_, m)| m & S_IFMT == S_IFIFO);
+        if !c.valid() {
+            return Ok(Reply::None);
+        }
+        take_umask(c)?;
+        let nofollow = if at.magic { 0 } else { O_NOFOLLOW };
+        let oflags = (flags & !O_CLOEXEC) | nofollow | O_CLOEXEC;
+        if fifo && flags & O_NONBLOCK == 0 {
+            return open_fifo(c, &at, oflags, mode, flags & O_CLOEXEC != 0);
+        }
+        match sys::openat(at.dir.raw(), at.name.c(), oflags, (mode & 0o7777) as usize) {
+            Ok(fd) => return Ok(Reply::Fd(fd, flags & O_CLOEXEC != 0)),
+            Err(ELOOP) if nofollow != 0 && follow => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(ELOOP)
+}
+
+/// A FIFO's open waits for its other end, which may come from the command
+/// itself: a child of the broker waits and answers, the broker goes on.
+pub(super) fn open_fifo(
+    c: &Ctx<'_>,
+    at: &At,
+    flags: usize,
+    mode: u32,
+    cloexec: bool,
+) -> Result<Reply, i32> {
+    const SIGCHLD: usize = 17;
+    // SAFETY: a plain fork (clone with SIGCHLD only); the child only makes
+    // system calls on values it owns and exits.
+    let pid = unsafe { sys::call(nr::CLONE, &[SIGCHLD, 0, 0, 0, 0]) }?;
+    if pid == 0 {
+        let reply = match sys::openat(at.dir.raw(), at.name.c(), flags, (mode & 0o7777) as usize) {
+            Ok(fd) => Reply::Fd(fd, cloexec),
+            Err(e) => Reply::Err(e),
+        };
+        answer(c, reply);
+        sys::exit(0);
+    }
+    Ok(Reply::None)
+}
+
+/// mkdir/mkdirat/mknod/mknodat (`mode` carries the type).
+pub(super) fn mknod(
+    c: &Ctx<'_>,
+    dirfd: u64,
+    path_arg: usize,
+    mode: u32,
+    dev: u64,
+) -> Result<Reply, i32> {
+    if mode & S_ISUID_ISGID != 0 && mode & S_IFMT != S_IFDIR {
+        return Err(EPERM);
+    }
+    let mut path = Buf::new();
+    c.string(path_arg, &mut path)?;
+    let mut r = c.resolver();
+    let at = r.at(dirfd, &path, false)?;
+    let kind = if mode & S_IFMT == 0 {
+        S_IFREG
+    } else {
+        mode & S_IFMT
+    };
+    absent(&at)?;
+    may_create(c, &at, make_right(kind))?;
+    if !c.valid() {
+        return Ok(Reply::None);
+    }
+    take_umask(c)?;
+    if mode & S_IFMT == S_IFDIR {
+        // SAFETY: a NUL-terminated name.
+        unsafe {
+            sys::call(
+                nr::MKDIRAT,
+                &[
+                    at.dir.raw(),
+                    at.name.c().as_ptr() as usize,
+                    (mode & 0o7777) as usize,
+                ],
+            )
+        }?;
+    } else {
+        // SAFETY: a NUL-terminated name.
+        unsafe {
+            sys::call(
+                nr::MKNODAT,
+                &[
+                    at.dir.raw(),
+                    at.name.c().as_ptr() as usize,
+                    mode as usize,
+                    dev as usize,
+                ],
+            )
+        }?;
+    }
+    Ok(Reply::Val(0))
+}
+
+pub(super) fn symlink(
+    c: &Ctx<'_>,
+    target_arg: usize,
+    dirfd: u64,
+    path_arg: usize,
+) -> Result<Reply, i32> {
+    let mut target = Buf::new();
+    c.string(target_arg, &mut target)?;
+    let mut path = Buf::new();
+    c.string(path_arg, &mut path)?;
+    let mut r = c.resolver();
+    let at = r.at(dirfd, &path, false)?;
+    absent(&at)?;
+    may_create(c, &at, right::MAKE_SYM)?;
+    if !c.valid() {
+        return Ok(Reply::None);
+    }
+    // SAFETY: NUL-terminated target and name.
+    unsafe {
+        sys::call(
+            nr::SYMLINKAT,
+            &[
+                target.c().as_ptr() as usize,
+                at.dir.raw(),
+                at.name.c().as_ptr() as usize,
+            ],
+        )
+    }?;
+    Ok(Reply::Val(0))
+}
+
+/// Landlock's refer rule, for a link or a move from `from` to `to`: both
+/// need REFER when they differ, and nothing may gain a right by moving.
+pub(super) fn may_refer(c: &Ctx<'_>, from: &Fd, to: &Fd) -> Result<(), i32> {
+    let (a, b) = (stat_fd(from)?, stat_fd(to)?);
+    if (a.dev, a.ino) == (b.dev, b.ino) {
+        return Ok(());
+    }
+    let (ra, rb) = (rights_of(c.prog, from)?, rights_of(c.prog, to)?);
+    let handled = c.prog.handled_fs;
+    if ra & rb & right::REFER == 0 || (rb & !ra & handled) != 0 {
+        return Err(EXDEV);
+    }
+    Ok(())
+}
+
+pub(super) fn link(
+    c: &Ctx<'_>,
+    olddirfd: u64,
+    old_arg: usize,
+    newdirfd: u64,
+    new_arg: usize,
+    flags: usize,
+) -> Result<Reply, i32> {
+    if flags & !(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH) != 0 {
+        return Err(EINVAL);
+    }
+    let mut old = Buf::new();
+    let mut new = Buf::new();
+    c.string(new_arg, &mut new)?;
+    let mut r = c.resolver();
+    let to = r.at(newdirfd, &new, false)?;
+    // The source: the descriptor itself (AT_EMPTY_PATH with an empty path),
+    // or a name, its last symlink followed with AT_SYMLINK_FOLLOW.
+    let empty = flags & AT_EMPTY_PATH != 0 && {
+        c.string(old_arg, &mut old)?;
+        old.len == 0
+    };
+    let src = if empty {
+        r.fd_target(olddirfd)?
+    } else {
+        c.string(old_arg, &mut old)?;
+        let from = r.at(olddirfd, &old, flags & AT_SYMLINK_FOLLOW != 0)?;
+        let f = if from.magic { 0 } else { O_NOFOLLOW };
+        let fd = sys::openat(from.dir.raw(), from.name.c(), O_PATH | O_CLOEXEC | f, 0)?;
+        may_refer(c, &from.dir, &to.dir)?;
+        fd
+    };
+    let kind = stat_fd(&src)?.mode;
+    absent(&to)?;
+    may_create(c, &to, make_right(kind))?;
+    if !c.valid() {
+        return Ok(Reply::None);
+    }
+    let mut p = Buf::new();
+    self_path(&src, &mut p)?;
+    // SAFETY: NUL-terminated paths; following our own descriptor's magic
+    // link links the very inode resolved above.
+    unsafe {
+        sys::call(
+            nr::LINKAT,
+            &[
+                AT_FDCWD,
+                p.c().as_ptr() as usize,
+                to.dir.raw(),
+                to.name.c().as_ptr() as usize,
+                AT_SYMLINK_FOLLOW,
+            ],
+        )
+    }?;
+    Ok(Reply::Val(0))
+}
+
+pub(super) fn rename(
+    c: &Ctx<'_>,
+    olddirfd: u64,
+    old_arg: usize,
+    newdirfd: u64,
+    new_arg: usize,
+    flags: usize,
+) -> Result<Reply, i32> {
+    let mut old = Buf::new();
+    let mut new = Buf::new();
+    c.string(old_arg, &mut old)?;
+    c.string(new_arg, &mut new)?;
+    let mut r = c.resolver();
+    let from = r.at(olddirfd, &old, false)?;
+    let to = r.at(newdirfd, &new, false)?;
+    let src = stat_at(&from.dir, &from.name)?;
+    let dst = stat_at(&to.dir, &to.name);
+    // Landlock's checks for a move: remove from the old directory, make in
+    // the new one, remove what is replaced; an exchange both ways.
+    let rf = rights_of(c.prog, &from.dir)?;
+    if rf & remove_right(src.mode) == 0 {
+        return Err(EACCES);
+    }
+    // Onto a name that is there, the kernel answers for it (a read-only
+    // mount point: EBUSY); a missing one must not be a guard.
+    if dst.is_ok() {
+        may_make(c, &to, make_right(src.mode))?;
+    } else {
+        may_create(c, &to, make_right(src.mode))?;
+    }
+    if let Ok(d) = &dst {
+        if rights_of(c.prog, &to.dir)? & remove_right(d.mode) == 0 {
+            return Err(EACCES);
+        }
+        if flags & RENAME_EXCHANGE != 0 {
+            may_create(c, &from, make_right(d.mode))?;
+        }
+    }
+    may_refer(c, &from.dir, &to.dir)?;
+    if flags & RENAME_NOREPLACE != 0 && dst.is_ok() {
+        return Err(EEXIST);
+    }
+    if !c.valid() {
+        return Ok(Reply::None);
+    }
+    // SAFETY: NUL-terminated names.
+    unsafe {
+        sys::call(
+            nr::RENAMEAT2,
+            &[
+                from.dir.raw(),
+                from.name.c().as_ptr() as usize,
+                to.dir.raw(),
+                to.name.c().as_ptr() as usize,
+                flags,
+            ],
+        )
+    }?;
+    Ok(Reply::Val(0))
+}

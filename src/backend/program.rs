@@ -1,0 +1,235 @@
+//! The stage-2 program as the first stage writes it: the landlock + seccomp
+//! layer in `stub_format`'s layout, for the embedded stub (under bwrap),
+//! for dcjail re-executed as the second stage, and for the landlock
+//! backend's broker. One encoder; the decoder it is checked with is
+//! `stub_format::Program::parse`, the one the stub runs.
+
+use std::os::unix::ffi::OsStrExt;
+
+/// The embedded second stage (build.rs compiles `stub/main.rs`); empty
+/// where it cannot run, and then dcjail itself is the second stage.
+pub const STUB: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/stage2-stub"));
+
+/// A guard as the stub program carries it: the directory by inode.
+pub type GuardId = (u64, u64, Vec<u8>);
+
+/// The layer as the second stage executes it (`stub_format`): the same
+/// rules, with the seccomp filter already compiled and the guards by inode,
+/// so the stage decides nothing. Checked by the stub's own parser here, so
+/// that what the stub would refuse is refused before anything starts.
+pub fn encode(
+    spec: &crate::backend::landlock::LayerSpec,
+    guards: &[GuardId],
+) -> Result<Vec<u8>, String> {
+    use crate::backend::stub_format::{Program, BROKER, MAGIC, MAX_INSNS, MAX_NAME, MAX_PATH};
+    let u32_of = |n: usize, what: &str| {
+        u32::try_from(n).map_err(|_| format!("the second stage takes no more than 2^32 {what}"))
+    };
+    let filters = crate::backend::seccomp::compile(spec.sockets, spec.fs)?.raw();
+    let mut o = Vec::with_capacity(256 + spec.fs_rules.len() * 48 + guards.len() * 32);
+    o.extend_from_slice(MAGIC);
+    o.extend_from_slice(&spec.handled_fs.to_le_bytes());
+    // LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP.
+    let net: u64 = if spec.restrict_tcp { 0b11 } else { 0 };
+    o.extend_from_slice(&net.to_le_bytes());
+    o.extend_from_slice(&spec.scopes.to_le_bytes());
+    o.extend_from_slice(&u32_of(spec.fs_rules.len(), "rules")?.to_le_bytes());
+    for r in &spec.fs_rules {
+        let p = r.path.as_os_str().as_bytes();
+        if p.len() > MAX_PATH {
+            return Err(format!(
+                "a landlock rule path is longer than {MAX_PATH} bytes: `{}`",
+                r.path.display()
+            ));
+        }
+        o.extend_from_slice(&u32_of(p.len(), "bytes")?.to_le_bytes());
+        o.extend_from_slice(p);
+        o.extend_from_slice(&r.access.to_le_bytes());
+    }
+    o.extend_from_slice(&u32_of(spec.tcp_connect_ports.len(), "ports")?.to_le_bytes());
+    for p in &spec.tcp_connect_ports {
+        o.extend_from_slice(&p.to_le_bytes());
+    }
+    o.extend_from_slice(&u32_of(spec.keep_fds.len(), "descriptors")?.to_le_bytes());
+    for fd in &spec.keep_fds {
+        o.extend_from_slice(&fd.to_le_bytes());
+    }
+    o.extend_from_slice(&u32_of(filters.len(), "filters")?.to_le_bytes());
+    for f in &filters {
+        let n = f.len() / crate::backend::stub_format::INSN;
+        if n > MAX_INSNS {
+            return Err(format!(
+                "a seccomp program has more than {MAX_INSNS} instructions"
+            ));
+        }
+        o.extend_from_slice(&u32_of(n, "instructions")?.to_le_bytes());
+        o.extend_from_slice(f);
+    }
+    let flags = if spec.fs.brokered() { BROKER } else { 0 };
+    o.extend_from_slice(&flags.to_le_bytes());
+    o.extend_from_slice(&u32_of(guards.len(), "guards")?.to_le_bytes());
+    for (dev, ino, name) in guards {
+        if name.len() > MAX_NAME {
+            return Err(format!(
+                "a protected name is longer than {MAX_NAME} bytes: `{}`",
+                String::from_utf8_lossy(name)
+            ));
+        }
+        o.extend_from_slice(&dev.to_le_bytes());
+        o.extend_from_slice(&ino.to_le_bytes());
+        o.extend_from_slice(&u32_of(name.len(), "bytes")?.to_le_bytes());
+        o.extend_from_slice(name);
+    }
+    Program::parse(&o).map_err(|e| format!("the second stage's program: {e}"))?;
+    Ok(o)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stage2_contract_agrees_with_dcjails_own_names() {
+        use crate::backend::stub_format as f;
+        use crate::error::Reason;
+        assert_eq!(
+            f::SHIELDED,
+            [libc::SIGINT, libc::SIGQUIT, libc::SIGHUP, libc::SIGTERM]
+        );
+        assert_eq!(
+            f::UNAVAILABLE_STATUS,
+            Reason::SandboxUnavailable.exit_code()
+        );
+        assert_eq!(f::USAGE_STATUS, Reason::UsageError.exit_code());
+        assert_eq!(crate::backend::bwrap::SANDBOX_PROXY_PORT, f::PROXY_PORT);
+    }
+
+    #[cfg(target_os = "linux")]
+    fn spec_for_stub() -> crate::backend::landlock::LayerSpec {
+        use crate::backend::landlock::{access, FsRule, LayerSpec};
+        use crate::backend::seccomp::{FsRules, Inet, Meta, SocketRules};
+        LayerSpec {
+            fs: FsRules {
+                meta: Meta::Broker,
+                create: true,
+            },
+            abi: 6,
+            handled_fs: access::READ | access::WRITE,
+            fs_rules: vec![
+                FsRule {
+                    path: "/".into(),
+                    access: access::READ,
+                },
+                FsRule {
+                    path: "/work/a b\nc".into(),
+                    access: access::READ | access::WRITE,
+                },
+            ],
+            restrict_tcp: true,
+            tcp_connect_ports: vec![3128],
+            scopes: 3,
+            sockets: SocketRules {
+                allow_unix: true,
+                inet: Inet::StreamOnly,
+            },
+            keep_fds: vec![7, 4],
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_stub_program_carries_the_whole_layer_and_the_compiled_filters() {
+        use crate::backend::stub_format::Program;
+        let spec = spec_for_stub();
+        let guards: Vec<GuardId> = vec![(5, 77, b".bashrc".to_vec()), (5, 78, b"hooks".to_vec())];
+        let bytes = encode(&spec, &guards).unwrap();
+        let p = Program::parse(&bytes).unwrap();
+        assert!(p.broker());
+        let got: Vec<GuardId> = p.guards().map(|(d, i, n)| (d, i, n.to_vec())).collect();
+        assert_eq!(got, guards);
+        assert_eq!(p.handled_fs, spec.handled_fs);
+        assert_eq!(p.handled_net, 0b11);
+        assert_eq!(p.scoped, 3);
+        let rules: Vec<(Vec<u8>, u64)> = p.fs_rules().map(|(a, b)| (a.to_vec(), b)).collect();
+        let want: Vec<(Vec<u8>, u64)> = spec
+            .fs_rules
+            .iter()
+            .map(|r| (r.path.as_os_str().as_bytes().to_vec(), r.access))
+            .collect();
+        assert_eq!(rules, want);
+        assert_eq!(p.ports().collect::<Vec<_>>(), vec![3128]);
+        assert_eq!(p.keep_fds().collect::<Vec<_>>(), vec![7, 4]);
+        let filters: Vec<Vec<u8>> = p.filters().map(|(_, b)| b.to_vec()).collect();
+        let compiled = crate::backend::seccomp::compile(spec.sockets, spec.fs)
+            .unwrap()
+            .raw();
+        assert_eq!(filters, compiled);
+        for (n, b) in p.filters() {
+            assert_eq!(usize::from(n) * 8, b.len());
+        }
+        // Without TCP rules no network right is handled.
+        let mut open = spec.clone();
+        open.restrict_tcp = false;
+        open.tcp_connect_ports.clear();
+        open.fs = crate::backend::seccomp::FsRules::OPEN;
+        let b = encode(&open, &[]).unwrap();
+        let q = Program::parse(&b).unwrap();
+        assert_eq!(q.handled_net, 0);
+        assert!(!q.broker());
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_stub_parser_refuses_every_truncation_trailing_bytes_and_bad_rules() {
+        use crate::backend::stub_format::Program;
+        let bytes = encode(&spec_for_stub(), &[(1, 2, b"x".to_vec())]).unwrap();
+        for n in 0..bytes.len() {
+            assert!(Program::parse(&bytes[..n]).is_err(), "truncated at {n}");
+        }
+        let mut t = bytes.clone();
+        t.push(0);
+        assert!(Program::parse(&t).is_err());
+        let mut bad = bytes.clone();
+        bad[0] ^= 1;
+        assert!(Program::parse(&bad).is_err());
+        // What the stub would refuse is refused when the program is made.
+        let mut rel = spec_for_stub();
+        rel.fs_rules[0].path = "relative".into();
+        assert!(encode(&rel, &[]).is_err());
+        let mut wide = spec_for_stub();
+        wide.handled_fs = crate::backend::landlock::access::READ;
+        assert!(encode(&wide, &[]).is_err());
+        let mut long = spec_for_stub();
+        long.fs_rules[0].path = format!("/{}", "x".repeat(5000)).into();
+        assert!(encode(&long, &[]).is_err());
+        // A guard must be a plain file name.
+        for bad in [&b"a/b"[..], b"", b".", b"..", b"x\0y"] {
+            assert!(encode(&spec_for_stub(), &[(1, 2, bad.to_vec())]).is_err());
+        }
+    }
+
+    #[cfg(all(
+        target_os = "linux",
+        any(target_arch = "x86_64", target_arch = "aarch64")
+    ))]
+    #[test]
+    fn the_stub_is_embedded_static_and_small() {
+        assert!(STUB.starts_with(b"\x7fELF"), "not an ELF binary");
+        assert!(STUB.len() < 64 * 1024, "stub is {} bytes", STUB.len());
+        // No PT_INTERP program header: it starts without the dynamic loader.
+        let u16_at = |o: usize| u16::from_le_bytes([STUB[o], STUB[o + 1]]) as usize;
+        let mut phoff = [0u8; 8];
+        phoff.copy_from_slice(&STUB[0x20..0x28]);
+        let (phoff, phentsize, phnum) = (
+            u64::from_le_bytes(phoff) as usize,
+            u16_at(0x36),
+            u16_at(0x38),
+        );
+        assert!(phnum > 0);
+        for i in 0..phnum {
+            let o = phoff + i * phentsize;
+            let kind = u32::from_le_bytes([STUB[o], STUB[o + 1], STUB[o + 2], STUB[o + 3]]);
+            assert_ne!(kind, 3, "the stub asks for a program interpreter");
+        }
+    }
+}

@@ -1,0 +1,273 @@
+//! The supervisor: starts the command in a child, forwards signals, kills
+//! the whole tree at the timeout or when the command is done, and maps the
+//! exit status. What differs between platforms is `os`'s.
+
+use super::os::{
+    become_subreaper, descendants, die_with_parent, no_children, spawn, wait_signal, SignalFd,
+    SI_KERNEL,
+};
+use super::status;
+use super::TIMEOUT_STATUS;
+use std::time::{Duration, Instant};
+
+/// The status dcjail reports for a wait status: the code, or 128+N.
+pub fn status_of(ws: libc::c_int) -> i32 {
+    if libc::WIFEXITED(ws) {
+        libc::WEXITSTATUS(ws)
+    } else if libc::WIFSIGNALED(ws) {
+        status::SIGNAL_BASE + libc::WTERMSIG(ws)
+    } else {
+        1
+    }
+}
+
+/// Signals a supervisor passes on to the command.
+pub(super) const FORWARDED: &[libc::c_int] = &[
+    libc::SIGINT,
+    libc::SIGTERM,
+    libc::SIGHUP,
+    libc::SIGQUIT,
+    libc::SIGUSR1,
+    libc::SIGUSR2,
+    libc::SIGWINCH,
+    libc::SIGCONT,
+];
+
+pub(super) fn supervisor_mask() -> libc::sigset_t {
+    // SAFETY: sigset_t is plain data initialized by sigemptyset.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for s in FORWARDED
+            .iter()
+            .chain([libc::SIGCHLD, libc::SIGALRM].iter())
+        {
+            libc::sigaddset(&mut set, *s);
+        }
+        set
+    }
+}
+
+/// Runs `child` in a forked process and supervises it: dcjail becomes a
+/// subreaper so every descendant (double-forked daemons included) stays its
+/// child; signals sent to dcjail are forwarded; at the timeout or when the
+/// command exits, every remaining descendant is killed, so nothing outlives
+/// dcjail. `child` must exec or `_exit`; it runs with the original signal mask.
+pub fn supervise<F: FnOnce() -> i32>(timeout: Option<Duration>, child: F) -> i32 {
+    supervise_with(
+        timeout,
+        &mut |pid, sig, code| {
+            // Terminal-generated signals already reached the command's group.
+            if code != SI_KERNEL {
+                // SAFETY: plain kill of our own child.
+                unsafe { libc::kill(pid, sig) };
+            }
+        },
+        Teardown::Reap,
+        None,
+        child,
+    )
+}
+
+/// How the supervisor ends the tree once the command is done.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Teardown {
+    /// Kill and reap until no descendant is left (a process killed while
+    /// forking may leave a child that is reparented to us later).
+    Reap,
+    /// The child is bubblewrap: every process of the sandbox lives in its
+    /// pid namespace, and its child, that namespace's init, has SIGKILL as
+    /// parent-death signal (`--die-with-parent`). Killing the child thus
+    /// kills the whole tree, nothing is waited for (the namespace's
+    /// teardown takes milliseconds), and dcjail is no subreaper: bwrap exits
+    /// as soon as its init reports the command's status, while the init is
+    /// still tearing the namespace down; as our child it would have to be
+    /// looked for in /proc and killed on every run, for nothing.
+    PidNamespace,
+}
+
+/// What a watched descriptor said when it became readable.
+pub enum Heard {
+    /// Nothing that settles anything yet.
+    Nothing,
+    /// Its end: stop watching it.
+    Closed,
+    /// The command's status is known; the child is still on its way out.
+    Status(i32),
+}
+
+/// A descriptor the supervisor listens on besides signals (Linux): bwrap
+/// reports the command's exit status on one before it exits itself.
+pub struct Watch<'a> {
+    pub fd: libc::c_int,
+    /// Called when `fd` is readable or at its end.
+    pub ready: &'a mut dyn FnMut() -> Heard,
+}
+
+/// `supervise` with the forwarding and the teardown decided by the caller:
+/// `forward(child, signal, si_code)` is called for every forwarded signal
+/// dcjail receives (a backend whose command is not the direct child finds
+/// it there). With `watch` (Linux; ignored elsewhere), a status heard there
+/// ends the supervision before the child has exited; the teardown then
+/// kills the child, which is the only way this differs from its exit.
+pub fn supervise_with<F: FnOnce() -> i32>(
+    timeout: Option<Duration>,
+    forward: &mut dyn FnMut(libc::pid_t, libc::c_int, libc::c_int),
+    teardown: Teardown,
+    mut watch: Option<Watch<'_>>,
+    child: F,
+) -> i32 {
+    let end = |pid: libc::pid_t, reaped: bool| match teardown {
+        Teardown::Reap => kill_tree(),
+        Teardown::PidNamespace if reaped => {}
+        Teardown::PidNamespace => {
+            // SAFETY: plain kill of our own, not yet reaped, child.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    };
+    let mask = supervisor_mask();
+    let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
+    if teardown == Teardown::Reap {
+        become_subreaper();
+    }
+    // SAFETY: plain libc call on valid pointers; dcjail is single-threaded here.
+    unsafe {
+        libc::sigprocmask(libc::SIG_BLOCK, &mask, &mut old);
+    }
+    let pid = spawn(&old, child);
+    if pid < 0 {
+        eprintln!("dcjail: cannot fork: {}", std::io::Error::last_os_error());
+        return status::cannot_start();
+    }
+    // Policy validation bounds the timeout; an overflow still means "none".
+    let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
+    let mut status: Option<i32> = None;
+    let mut timed_out = false;
+    let mut heard = false;
+    // Signals and the watched descriptor are waited for together through
+    // a signalfd; without one (it cannot be made) only signals are, which
+    // is slower to notice the status, never wrong.
+    let sfd = watch.as_ref().and_then(|_| SignalFd::new(&mask));
+    while status.is_none() {
+        let wait = match deadline {
+            Some(d) => {
+                let now = Instant::now();
+                if now >= d {
+                    end(pid, false);
+                    timed_out = true;
+                    status = Some(TIMEOUT_STATUS);
+                    break;
+                }
+                Some(d - now)
+            }
+            None => None,
+        };
+        let woke = match (&sfd, &watch) {
+            (Some(s), Some(w)) => s.wait(w.fd, wait),
+            _ => match wait_signal(&mask, wait) {
+                Some((sig, code)) => Woke::Signal(sig, code),
+                None => Woke::Nothing,
+            },
+        };
+        match woke {
+            Woke::Nothing => {}
+            Woke::Signal(libc::SIGCHLD, _) => status = reap(pid),
+            Woke::Signal(libc::SIGALRM, _) => {}
+            Woke::Signal(sig, code) => forward(pid, sig, code),
+            Woke::Fd => match watch.as_mut().map(|w| (w.ready)()) {
+                Some(Heard::Status(s)) => {
+                    heard = true;
+                    status = Some(s);
+                }
+                Some(Heard::Closed) | None => watch = None,
+                Some(Heard::Nothing) => {}
+            },
+        }
+    }
+    // Reaped means the child's status came from `reap`; at the timeout, or
+    // when the status was heard first, it was not, so its pid is still
+    // ours to kill.
+    end(pid, !timed_out && !heard);
+    // SAFETY: restoring the mask saved above.
+    unsafe { libc::sigprocmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
+    status.unwrap_or(1)
+}
+
+/// What the child of `spawn` runs before `child`.
+pub(super) struct Start<'a, F> {
+    pub(super) child: Option<F>,
+    pub(super) parent: libc::pid_t,
+    pub(super) mask: &'a libc::sigset_t,
+}
+
+/// In the new process: dies with dcjail (Linux), restores the signal mask,
+/// runs `child` (which execs) and exits with its status. Never returns.
+pub(super) fn start<F: FnOnce() -> i32>(st: &mut Start<'_, F>) -> ! {
+    // SAFETY: plain calls on values the parent keeps alive until we exec.
+    unsafe {
+        die_with_parent();
+        if libc::getppid() != st.parent {
+            libc::_exit(status::cannot_start());
+        }
+        libc::sigprocmask(libc::SIG_SETMASK, st.mask, std::ptr::null_mut());
+    }
+    let code = st.child.take().map_or_else(status::cannot_start, |f| f());
+    // SAFETY: leaving the child without running the parent's destructors.
+    unsafe { libc::_exit(code) }
+}
+
+/// Reaps every exited child; returns the main child's status once it exited.
+pub(super) fn reap(main: libc::pid_t) -> Option<i32> {
+    let mut out = None;
+    loop {
+        let mut ws = 0;
+        // SAFETY: plain waitpid.
+        let r = unsafe { libc::waitpid(-1, &mut ws, libc::WNOHANG) };
+        if r <= 0 {
+            return out;
+        }
+        if r == main {
+            out = Some(status_of(ws));
+        }
+    }
+}
+
+/// Kills every descendant (we are their subreaper) until none is left.
+pub fn kill_tree() {
+    if no_children() {
+        return;
+    }
+    for _ in 0..1000 {
+        let kids = descendants();
+        for k in &kids {
+            // SAFETY: plain kill.
+            unsafe { libc::kill(*k, libc::SIGKILL) };
+        }
+        loop {
+            let mut ws = 0;
+            // SAFETY: plain waitpid.
+            let r = unsafe { libc::waitpid(-1, &mut ws, libc::WNOHANG) };
+            if r <= 0 {
+                break;
+            }
+        }
+        if kids.is_empty() {
+            let mut ws = 0;
+            // Blocking wait for stragglers reparented to us mid-kill.
+            // SAFETY: plain waitpid.
+            let r = unsafe { libc::waitpid(-1, &mut ws, libc::WNOHANG) };
+            if r <= 0 && descendants().is_empty() {
+                return;
+            }
+        }
+    }
+}
+
+/// What woke the supervisor.
+pub(super) enum Woke {
+    Signal(libc::c_int, libc::c_int),
+    /// The watched descriptor (only polled on Linux).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    Fd,
+    Nothing,
+}
