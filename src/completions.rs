@@ -148,7 +148,11 @@ fn node(cmd: &Command, id: &str, word: &str, about: String) -> Node {
         runs_command: false,
         children: Vec::new(),
     };
-    for arg in cmd.get_arguments().filter(|a| !a.is_hide_set()) {
+    // In `--help`'s order, which `display_order` sets where a group of
+    // options is shared (`policy::GateArgs`).
+    let mut args: Vec<&Arg> = cmd.get_arguments().filter(|a| !a.is_hide_set()).collect();
+    args.sort_by_key(|a| a.get_display_order());
+    for arg in args {
         if arg.is_positional() {
             if arg.is_trailing_var_arg_set() {
                 n.runs_command = true;

@@ -163,6 +163,13 @@ pub fn one_line(s: &str) -> String {
 
 pub type Result<T> = std::result::Result<T, Refusal>;
 
+/// Exit status of a subcommand (or `--help`) that did what it was asked.
+pub const SUCCESS: i32 = 0;
+
+/// Exit status of a hook that failed: both agents read 2 as "block this
+/// call", while any other status would let the original command run.
+pub const HOOK_BLOCK: i32 = 2;
+
 /// Exit status of a subcommand that started acting on the machine and
 /// failed (`setup apparmor --install` when apparmor_parser refuses): not a
 /// refusal of a run, so no reason word; its own one line says what failed.

@@ -149,7 +149,7 @@ impl Overrides {
                 v.push((field, flag));
             }
         };
-        add(self.mode.is_some(), "mode", "--mode");
+        add(self.gate.mode.is_some(), "mode", "--mode");
         add(self.tool.is_some(), "tool", "--tool");
         add(!self.paths.is_empty(), "paths", "--path");
         add(
@@ -165,7 +165,7 @@ impl Overrides {
             "--classifier",
         );
         add(self.worktree.is_some(), "worktree.root", "--worktree");
-        add(self.plan_card.is_some(), "plan.card", "--plan-card");
+        add(self.gate.plan_card.is_some(), "plan.card", "--plan-card");
         add(self.no_sandbox, "sandbox.enabled", "--no-sandbox");
         add(
             self.sandbox_mode.is_some(),

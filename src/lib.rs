@@ -1,6 +1,6 @@
 //! dcjail: a launcher that puts a command inside an OS sandbox chosen from a
 //! resolved agent policy. Data flows one way:
-//! `policy` → `decide` → `plan` → `backend` → `exec`.
+//! `cli` → `run` → `policy` → `decide` → `plan` → `backend` → `exec`.
 
 pub mod backend;
 pub mod card;
@@ -22,6 +22,8 @@ pub mod net;
 pub mod plan;
 pub mod policy;
 pub mod protected;
+pub mod run;
 pub mod setup;
+pub mod usage;
 pub mod walk;
 pub mod worktree;

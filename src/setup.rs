@@ -54,7 +54,7 @@ pub fn command() -> clap::Command {
 pub fn main(args: &[OsString]) -> i32 {
     let mut a = vec![OsString::from("dcjail setup")];
     a.extend(args.iter().cloned());
-    let cli: SetupCli = match crate::cli::parse(a) {
+    let cli: SetupCli = match crate::usage::parse(a) {
         Ok(c) => c,
         Err(code) => return code,
     };

@@ -64,7 +64,7 @@ pub fn command() -> clap::Command {
 pub fn main(args: &[std::ffi::OsString]) -> i32 {
     let mut a = vec![std::ffi::OsString::from("dcjail import")];
     a.extend(args.iter().cloned());
-    let cli: ImportCli = match crate::cli::parse(a) {
+    let cli: ImportCli = match crate::usage::parse(a) {
         Ok(c) => c,
         Err(code) => return code,
     };

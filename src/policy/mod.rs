@@ -4,6 +4,10 @@
 //! tool's settings through `import`) and merging command-line overrides. It never decides
 //! and never touches the filesystem beyond reading the one policy it is given.
 
+mod overrides;
+
+pub use overrides::{GateArgs, Overrides, NEXT_DISPLAY_ORDER};
+
 use crate::error::{Refusal, Result};
 use serde::{Deserialize, Deserializer};
 use std::ffi::OsString;
@@ -17,7 +21,7 @@ pub const MAX_POLICY_BYTES: u64 = 8 * 1024 * 1024;
 pub use crate::duration::MAX_TIMEOUT_SECS;
 
 /// The embedded default policy, used when no policy file is given.
-pub const DEFAULT_PROFILE: &str = include_str!("../profiles/default.toml");
+pub const DEFAULT_PROFILE: &str = include_str!("../../profiles/default.toml");
 
 /// `profiles/default.toml` built in code: parsing TOML was a measurable part
 /// of every start with no policy file. The profile stays the source of
@@ -438,54 +442,6 @@ fn empty_path_is_none<'de, D: Deserializer<'de>>(
     })
 }
 
-/// Command-line overrides; `None`/empty means "not given".
-#[derive(Clone, Debug, Default)]
-pub struct Overrides {
-    pub mode: Option<Mode>,
-    pub tool: Option<Tool>,
-    pub permission: Option<Outcome>,
-    pub rule: Option<String>,
-    pub approval: Option<Approval>,
-    pub classifier: Option<Verdict>,
-    pub paths: Vec<PathBuf>,
-    pub worktree: Option<PathBuf>,
-    pub plan_card: Option<PathBuf>,
-    pub no_sandbox: bool,
-    pub sandbox_mode: Option<SandboxMode>,
-    pub backend: Option<BackendChoice>,
-    pub workspace: Option<PathBuf>,
-    pub allow_read: Vec<PathBuf>,
-    pub deny_read: Vec<PathBuf>,
-    pub allow_write: Vec<PathBuf>,
-    pub deny_write: Vec<PathBuf>,
-    pub net: Option<NetMode>,
-    pub allow_domains: Vec<String>,
-    pub deny_domains: Vec<String>,
-    /// `--no-protect-defaults`: `sandbox.filesystem.protect_defaults = false`.
-    pub no_protect_defaults: bool,
-    /// `--allow-unix-sockets`: `sandbox.network.allow_unix_sockets = true`.
-    pub allow_unix_sockets: bool,
-    pub timeout: Option<Duration>,
-    /// How to load, not a field: the policy is read from this inherited
-    /// descriptor instead of a file.
-    pub policy_fd: Option<u32>,
-    /// How to load, not a field: the format of the policy file or descriptor.
-    pub policy_format: Option<PolicyFormat>,
-}
-
-impl Overrides {
-    /// Refuses options that contradict each other.
-    pub fn check(&self) -> Result<()> {
-        if let (Some(NetMode::None), Some(d)) = (self.net, self.allow_domains.first()) {
-            return Err(Refusal::usage(format!(
-                "`--allow-domain {}` with `--net none`: naming a domain to allow needs the allowlist; drop `--net none` (`--allow-domain` alone means `--net allowlist`) or the domain",
-                crate::error::one_line(d)
-            )));
-        }
-        Ok(())
-    }
-}
-
 impl Policy {
     /// The embedded default policy (`profiles/default.toml`).
     pub fn embedded() -> Result<Policy> {
@@ -523,71 +479,6 @@ impl Policy {
                 p.label = Some(name);
                 Ok(p)
             }
-        }
-    }
-
-    /// Applies command-line overrides: scalars replace, repeatable ones add.
-    pub fn apply(&mut self, o: &Overrides) {
-        if let Some(v) = o.mode {
-            self.mode = v;
-        }
-        if let Some(v) = o.tool {
-            self.tool = v;
-        }
-        if let Some(v) = o.permission {
-            self.permission.outcome = v;
-        }
-        if let Some(v) = &o.rule {
-            self.permission.rule = v.clone();
-        }
-        if let Some(v) = o.approval {
-            self.permission.approval = v;
-        }
-        if let Some(v) = o.classifier {
-            self.classifier.verdict = Some(v);
-        }
-        self.paths.extend(o.paths.iter().cloned());
-        if let Some(v) = &o.worktree {
-            self.worktree.root = Some(v.clone());
-        }
-        if let Some(v) = &o.plan_card {
-            self.plan.card = Some(v.clone());
-        }
-        if o.no_sandbox {
-            self.sandbox.enabled = false;
-        }
-        if let Some(v) = o.sandbox_mode {
-            self.sandbox.mode = v;
-        }
-        if let Some(v) = o.backend {
-            self.sandbox.backend = v;
-        }
-        if let Some(v) = &o.workspace {
-            self.sandbox.workspace = Some(v.clone());
-        }
-        let fs = &mut self.sandbox.filesystem;
-        fs.allow_read.extend(o.allow_read.iter().cloned());
-        fs.deny_read.extend(o.deny_read.iter().cloned());
-        fs.allow_write.extend(o.allow_write.iter().cloned());
-        fs.deny_write.extend(o.deny_write.iter().cloned());
-        if o.no_protect_defaults {
-            fs.protect_defaults = false;
-        }
-        let net = &mut self.sandbox.network;
-        // Naming a domain to allow means the allowlist (`check` refuses
-        // `--net none` beside it).
-        match o.net {
-            Some(v) => net.mode = v,
-            None if !o.allow_domains.is_empty() => net.mode = NetMode::Allowlist,
-            None => {}
-        }
-        if o.allow_unix_sockets {
-            net.allow_unix_sockets = true;
-        }
-        net.allow_domains.extend(o.allow_domains.iter().cloned());
-        net.deny_domains.extend(o.deny_domains.iter().cloned());
-        if let Some(v) = o.timeout {
-            self.sandbox.timeout = v;
         }
     }
 
