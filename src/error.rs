@@ -1,8 +1,12 @@
-//! The one error type of dcjail: every refusal carries a reason word from a
-//! closed set, and this module is the only place that maps a reason to an
-//! exit status and to the `decision` word `explain` prints.
+//! The errors of dcjail and the one place they are mapped: every refusal
+//! carries a reason word from a closed set; the typed failures below the
+//! gates (`Error`: what was missing or invalid, and where) are turned into a
+//! refusal here, so which failure is "unavailable", "denied", a policy or a
+//! usage error is decided once; and this module is the only place that maps
+//! a reason to an exit status and to the `decision` word `explain` prints.
 
 use std::fmt;
+use std::path::PathBuf;
 
 /// Why dcjail refused. The words are part of the contract (the man page's
 /// EXIT STATUS).
@@ -162,6 +166,154 @@ pub fn one_line(s: &str) -> String {
 }
 
 pub type Result<T> = std::result::Result<T, Refusal>;
+
+/// A failure below the gates, as data: what was missing or invalid, and
+/// where. `Error::reason` is the one mapping to a reason word; the texts
+/// of the lower layers (exec, net) are carried as they come.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Error {
+    /// The git metadata reachable from a writable root is more than the
+    /// audit of the protected table reads (`at` is where it stopped).
+    GitTooLarge { at: PathBuf, max_work: usize },
+    /// A git configuration file is larger than the audit reads.
+    GitFileTooLarge { path: PathBuf, max_mib: u64 },
+    /// An argument of the command cannot reach execve (a NUL byte).
+    CommandArg(String),
+    /// The directory the command starts in cannot be entered.
+    StartDir(String),
+    /// The run's network (proxy, namespace) could not be set up.
+    Network(String),
+    /// The landlock broker's second-stage program could not be built.
+    BrokerProgram(String),
+    /// The backend the launch names exists only on another OS.
+    NotOnThisOs {
+        backend: &'static str,
+        os: &'static str,
+    },
+    /// There is no bubblewrap for `setup apparmor` to write a profile for.
+    NoBwrap(String),
+    /// A path that cannot be written into an AppArmor rule as it is.
+    UnquotablePath(String),
+    /// A program someone other than root could replace (`path`), so no
+    /// profile may grant it anything.
+    NotRootControlled {
+        path: PathBuf,
+        what: PathBuf,
+        detail: String,
+    },
+    /// A path that cannot be inspected.
+    Inspect { path: PathBuf, why: String },
+}
+
+const NO_PROTECT_HINT: &str = "--no-protect-defaults (sandbox.filesystem.protect_defaults = false) runs without the protected table";
+
+impl Error {
+    /// Which refusal each failure is: the machine cannot enforce
+    /// (`sandbox-unavailable`), or the caller gave what cannot run
+    /// (`usage-error`, `policy-error`).
+    pub fn reason(&self) -> Reason {
+        match self {
+            Error::CommandArg(_) => Reason::UsageError,
+            Error::StartDir(_) => Reason::PolicyError,
+            Error::GitTooLarge { .. }
+            | Error::GitFileTooLarge { .. }
+            | Error::Network(_)
+            | Error::BrokerProgram(_)
+            | Error::NotOnThisOs { .. }
+            | Error::NoBwrap(_)
+            | Error::UnquotablePath(_)
+            | Error::NotRootControlled { .. }
+            | Error::Inspect { .. } => Reason::SandboxUnavailable,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::GitTooLarge { at, max_work } => write!(
+                f,
+                "the git metadata reachable from `{}` is too large to audit (over {max_work} git dirs, \
+                 config files and directory entries): dcjail cannot tell which files git would run, \
+                 so no backend can keep them protected; {NO_PROTECT_HINT}",
+                at.display()
+            ),
+            Error::GitFileTooLarge { path, max_mib } => write!(
+                f,
+                "`{}` is larger than {max_mib} MiB: dcjail does not audit a git configuration file that large, \
+                 so it cannot tell what git would run from it and no backend can keep that protected; \
+                 {NO_PROTECT_HINT}",
+                path.display()
+            ),
+            Error::CommandArg(m)
+            | Error::StartDir(m)
+            | Error::Network(m)
+            | Error::BrokerProgram(m) => f.write_str(m),
+            Error::NotOnThisOs { backend, os } => write!(f, "{backend} exists only on {os}"),
+            Error::NoBwrap(m) => write!(f, "there is no bubblewrap to write a profile for: {m}"),
+            Error::UnquotablePath(p) => write!(
+                f,
+                "cannot write an AppArmor rule for `{}`: only an absolute path of letters, digits and / . _ - + can be written as it is",
+                one_line(p)
+            ),
+            Error::NotRootControlled { path, what, detail } => write!(
+                f,
+                "{} can be changed by someone other than root ({detail}): a profile granting user namespaces to {} would grant them to whatever is put there",
+                path.display(),
+                what.display()
+            ),
+            Error::Inspect { path, why } => write!(f, "cannot inspect {}: {why}", path.display()),
+        }
+    }
+}
+
+impl From<Error> for Refusal {
+    fn from(e: Error) -> Refusal {
+        let reason = e.reason();
+        let gate = (reason == Reason::SandboxUnavailable).then_some(Gate::Sandbox);
+        Refusal::new(reason, gate, e.to_string())
+    }
+}
+
+/// How a subcommand that acts on the machine ended: a refusal before it
+/// acted, or a failure of what it ran (git, apparmor_parser) after.
+#[derive(Clone, Debug)]
+pub enum Failure {
+    Refused(Refusal),
+    /// The one line said after the tool's own output, and whose line it is
+    /// (`worktree`, `setup apparmor`).
+    Tool {
+        who: &'static str,
+        message: String,
+    },
+}
+
+impl From<Refusal> for Failure {
+    fn from(r: Refusal) -> Self {
+        Failure::Refused(r)
+    }
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        Failure::Refused(e.into())
+    }
+}
+
+/// Says how a subcommand ended on stderr and returns its exit status.
+pub fn finish(result: std::result::Result<(), Failure>) -> i32 {
+    match result {
+        Ok(()) => SUCCESS,
+        Err(Failure::Refused(r)) => {
+            eprintln!("{}", r.line());
+            r.exit_code()
+        }
+        Err(Failure::Tool { who, message }) => {
+            eprintln!("dcjail: {who}: {}", one_line(&message));
+            SUBCOMMAND_FAILED
+        }
+    }
+}
 
 /// Exit status of a subcommand (or `--help`) that did what it was asked.
 pub const SUCCESS: i32 = 0;

@@ -268,7 +268,7 @@ pub fn build_with(
     let mut protected = Vec::new();
     if access == SandboxMode::WorkspaceWrite {
         let found = crate::protected::collect(&writable, home, env, fs_pol.protect_defaults)
-            .map_err(Refusal::unavailable)?;
+            .map_err(Refusal::from)?;
         writable.extend(found.grants);
         dedup_roots(&mut writable);
         protected = found.protected;

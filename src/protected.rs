@@ -295,7 +295,7 @@ pub fn collect(
     home: Option<&Path>,
     env: &HostEnv,
     protect: bool,
-) -> Result<Collected, String> {
+) -> Result<Collected, crate::error::Error> {
     let roots: Vec<PathBuf> = roots
         .iter()
         .filter(|r| r.as_path() != Path::new("/"))

@@ -28,7 +28,7 @@
 //! it does not use the refusal statuses; its last line is
 //! `dcjail: worktree: <what failed>; <what was kept>`.
 
-use crate::error::Refusal;
+use crate::error::{Failure, Refusal};
 use crate::policy::{GateArgs, Overrides};
 use clap::{Parser, Subcommand};
 use std::ffi::{OsStr, OsString};
@@ -104,20 +104,12 @@ pub fn command() -> clap::Command {
 /// A failure after git ran: exit 1, one last line of our own.
 struct GitFailure(String);
 
-enum Failure {
-    Refused(Refusal),
-    Git(GitFailure),
-}
-
-impl From<Refusal> for Failure {
-    fn from(r: Refusal) -> Self {
-        Failure::Refused(r)
-    }
-}
-
 impl From<GitFailure> for Failure {
     fn from(g: GitFailure) -> Self {
-        Failure::Git(g)
+        Failure::Tool {
+            who: "worktree",
+            message: g.0,
+        }
     }
 }
 
@@ -134,17 +126,7 @@ pub fn main(args: &[OsString]) -> i32 {
         Cmd::Enter { base, json, gate } => enter(args, base.as_deref(), json, gate),
         Cmd::Exit { path, json } => exit(&path, json),
     };
-    match result {
-        Ok(()) => 0,
-        Err(Failure::Refused(r)) => {
-            eprintln!("{}", r.line());
-            r.exit_code()
-        }
-        Err(Failure::Git(GitFailure(m))) => {
-            eprintln!("dcjail: worktree: {}", crate::error::one_line(&m));
-            1
-        }
-    }
+    crate::error::finish(result)
 }
 
 /// `worktree enter`: the policy loaded and the plan-mode gate run as for a

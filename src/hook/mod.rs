@@ -14,7 +14,7 @@
 
 mod shell;
 
-use crate::error::Refusal;
+use crate::error::{Refusal, SUBCOMMAND_FAILED, SUCCESS};
 use crate::policy::{Approval, GateArgs, Mode, Overrides, PolicyFormat, Tool};
 use clap::Parser;
 use serde_json::{json, Map, Value};
@@ -74,7 +74,7 @@ pub fn main(args: &[OsString]) -> i32 {
     a.extend(args.iter().cloned());
     let cli: HookCli = match crate::usage::parse(a) {
         Ok(c) => c,
-        Err(0) => return 0,
+        Err(crate::error::SUCCESS) => return crate::error::SUCCESS,
         // The usage error is already on stderr.
         Err(_) => return BLOCK,
     };
@@ -109,9 +109,9 @@ pub fn main(args: &[OsString]) -> i32 {
     match answer(&cli, &text) {
         Ok(Some(v)) => {
             println!("{v}");
-            0
+            SUCCESS
         }
-        Ok(None) => 0,
+        Ok(None) => SUCCESS,
         Err(r) => block(&r),
     }
 }
@@ -369,7 +369,7 @@ fn check(cli: &HookCli) -> i32 {
         Ok(c) => c,
         Err(e) => {
             eprintln!("dcjail hook --check: cannot read the current directory: {e}");
-            return 1;
+            return SUBCOMMAND_FAILED;
         }
     };
     let sample = json!({
@@ -390,11 +390,11 @@ fn check(cli: &HookCli) -> i32 {
         Ok(Some(v)) => v,
         Ok(None) => {
             println!("dcjail hook {agent}: FAILED: a Bash call got no answer");
-            return 1;
+            return SUBCOMMAND_FAILED;
         }
         Err(r) => {
             println!("dcjail hook {agent}: FAILED: {}", r.line());
-            return 1;
+            return SUBCOMMAND_FAILED;
         }
     };
     let hso = &out["hookSpecificOutput"];
@@ -403,7 +403,7 @@ fn check(cli: &HookCli) -> i32 {
             "dcjail hook {agent}: FAILED: the sample call is refused: {}",
             hso["permissionDecisionReason"].as_str().unwrap_or("")
         );
-        return 1;
+        return SUBCOMMAND_FAILED;
     };
     println!(
         "decision:  {}",
@@ -419,7 +419,7 @@ fn check(cli: &HookCli) -> i32 {
         Ok(o) => String::from_utf8_lossy(&o.stdout).trim().to_string(),
         Err(e) => {
             println!("dcjail hook {agent}: FAILED: cannot run /bin/sh: {e}");
-            return 1;
+            return SUBCOMMAND_FAILED;
         }
     };
     println!("it printed: {text}");
@@ -427,9 +427,9 @@ fn check(cli: &HookCli) -> i32 {
         println!(
             "dcjail hook {agent}: ok. To check that the agent itself applies the rewrite, have it run:\n  test \"$DCJAIL\" = 1 && echo sandboxed by dcjail || echo NOT SANDBOXED"
         );
-        0
+        SUCCESS
     } else {
         println!("dcjail hook {agent}: FAILED: the wrapped command did not run under dcjail");
-        1
+        SUBCOMMAND_FAILED
     }
 }

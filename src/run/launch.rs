@@ -5,7 +5,7 @@
 //! loop with a refusal, never a weaker launch.
 
 use crate::backend::{self, Choice, Kind, Launch};
-use crate::error::Refusal;
+use crate::error::{Error, Refusal};
 use crate::plan::Plan;
 use std::ffi::CString;
 
@@ -23,16 +23,16 @@ enum Attempt {
 pub(super) fn launch(plan: &Plan, mut choice: Choice, keep_parent: bool) -> (i32, Vec<String>) {
     let argv = match crate::exec::c_argv(&plan.argv) {
         Ok(a) => a,
-        Err(e) => return (say(&Refusal::usage(e)), Vec::new()),
+        Err(e) => return (say(&Error::CommandArg(e).into()), Vec::new()),
     };
     if let Err(e) = crate::exec::enter_cwd(&plan.cwd) {
-        return (say(&Refusal::policy(e)), Vec::new());
+        return (say(&Error::StartDir(e).into()), Vec::new());
     }
     let mut denied = Vec::new();
     loop {
         let net = match crate::net::start_for(plan, &mut choice.launch) {
             Ok(n) => n,
-            Err(e) => return (say(&Refusal::unavailable(e)), denied),
+            Err(e) => return (say(&Error::Network(e).into()), denied),
         };
         let envp =
             crate::net::strip_internal(crate::exec::environment(plan, &choice, &net.env), &net);
@@ -71,7 +71,11 @@ fn attempt(
             Err(e) => return Attempt::Failed(Kind::Bwrap, e),
         },
         #[cfg(not(target_os = "linux"))]
-        Launch::Bwrap(_) => say(&Refusal::unavailable("bwrap exists only on Linux")),
+        Launch::Bwrap(_) => say(&Error::NotOnThisOs {
+            backend: "bwrap",
+            os: "Linux",
+        }
+        .into()),
         #[cfg(target_os = "linux")]
         Launch::Landlock(spec) => landlock(plan, &spec, argv, envp),
         Launch::Seatbelt(r) => backend::seatbelt::launch(plan, &r, envp, keep_parent),
@@ -93,7 +97,7 @@ fn landlock(
     let program = if spec.fs.brokered() {
         match crate::backend::bwrap::stub_program(spec, &[]) {
             Ok(p) => Some(p),
-            Err(e) => return say(&Refusal::unavailable(e)),
+            Err(e) => return say(&Error::BrokerProgram(e).into()),
         }
     } else {
         None
