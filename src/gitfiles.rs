@@ -16,8 +16,8 @@
 
 use crate::error::Error;
 use crate::gitconfig::{self, Entry};
-use crate::plan::resolve_lenient;
-use crate::protected::{inside, HostEnv, PathSet, RealPaths};
+use crate::paths::resolve_lenient;
+use crate::paths::{inside, HostEnv, PathSet, RealPaths};
 use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::io::Read;

@@ -19,6 +19,7 @@ pub mod gitfiles;
 pub mod hook;
 pub mod import;
 pub mod net;
+pub mod paths;
 pub mod plan;
 pub mod policy;
 pub mod protected;

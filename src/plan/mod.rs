@@ -31,12 +31,7 @@ pub struct Facts {
     pub exe: Option<PathBuf>,
 }
 
-/// dcjail's own binary, resolved once per process (`readlink` of
-/// /proc/self/exe is not free, and several steps need it).
-pub fn own_exe() -> Option<PathBuf> {
-    static EXE: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
-    EXE.get_or_init(|| std::env::current_exe().ok()).clone()
-}
+pub use crate::paths::own_exe;
 
 impl Facts {
     /// `gather`, minus what this policy cannot use: dcjail's own path only
@@ -456,55 +451,11 @@ pub fn absolutize(p: &Path, base: &Path, home: Option<&Path>) -> Result<PathBuf>
     })
 }
 
-/// Canonical form of a path that may not exist: the longest existing
-/// ancestor is canonicalized (symlinks first), the rest is normalized
-/// lexically. Never fails: on a symlink loop the lexical form is kept, which
-/// for a deny rule still covers what the caller wrote.
-pub fn resolve_lenient(p: &Path) -> PathBuf {
-    resolve_lenient_in(&RealFs, p)
-}
+pub use crate::paths::resolve_lenient;
 
 /// `resolve_lenient` on `fs`.
 pub fn resolve_lenient_in(fs: &dyn Fs, p: &Path) -> PathBuf {
-    if let Ok(c) = fs.canonicalize(p) {
-        return c;
-    }
-    let mut rest = Vec::new();
-    let mut cur = p.to_path_buf();
-    loop {
-        match cur.file_name() {
-            Some(name) => {
-                rest.push(name.to_os_string());
-                cur.pop();
-                if let Ok(c) = fs.canonicalize(&cur) {
-                    let mut out = c;
-                    for n in rest.iter().rev() {
-                        push_normal(&mut out, Path::new(n));
-                    }
-                    return out;
-                }
-            }
-            None => return lexical(p),
-        }
-    }
-}
-
-fn push_normal(out: &mut PathBuf, p: &Path) {
-    for c in p.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other.as_os_str()),
-        }
-    }
-}
-
-fn lexical(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    push_normal(&mut out, p);
-    out
+    crate::paths::resolve_lenient_with(|p| fs.canonicalize(p), p)
 }
 
 fn is_glob(s: &str) -> bool {

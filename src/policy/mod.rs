@@ -1,8 +1,9 @@
 //! The resolved policy: the typed schema of the policy file, its closed
 //! vocabularies, the built-in defaults, the embedded default profile,
-//! loading a policy (a TOML or JSON file, an inherited descriptor, another
-//! tool's settings through `import`) and merging command-line overrides. It never decides
-//! and never touches the filesystem beyond reading the one policy it is given.
+//! reading a policy (a TOML or JSON file, an inherited descriptor; another
+//! tool's settings are converted by `import`, chosen in `run::source`) and
+//! merging command-line overrides. It never decides and never touches the
+//! filesystem beyond reading the one policy it is given.
 
 mod overrides;
 
@@ -448,40 +449,6 @@ impl Policy {
         Ok(embedded_built())
     }
 
-    /// Loads the policy: the file when one is named, else the embedded default.
-    pub fn load(file: Option<&Path>) -> Result<Policy> {
-        Policy::load_for(file, &Overrides::default())
-    }
-
-    /// Loads the policy the command line names: the file, or the inherited
-    /// descriptor of `--policy-fd`, read as `--policy-format` says (dcjail's
-    /// own schema by default, TOML or JSON), else the embedded default.
-    pub fn load_for(file: Option<&Path>, o: &Overrides) -> Result<Policy> {
-        let format = o.policy_format.unwrap_or(PolicyFormat::Dcjail);
-        match (file, o.policy_fd) {
-            (Some(_), Some(fd)) => Err(Refusal::usage(format!(
-                "--policy-fd {fd} and a policy file both name the policy; give one"
-            ))),
-            (None, None) if format != PolicyFormat::Dcjail => Err(Refusal::usage(format!(
-                "--policy-format {format} needs a policy: --policy FILE, --policy-fd N or DCJAIL_POLICY"
-            ))),
-            (None, None) => Policy::embedded(),
-            (Some(path), None) => {
-                let text = read_policy_file(path)?;
-                let mut p = from_text(&text, &path.display().to_string(), format, Some(path))?;
-                p.source = Some(path.to_path_buf());
-                Ok(p)
-            }
-            (None, Some(fd)) => {
-                let name = format!("<descriptor {fd}>");
-                let text = read_policy_fd(fd, &name)?;
-                let mut p = from_text(&text, &name, format, None)?;
-                p.label = Some(name);
-                Ok(p)
-            }
-        }
-    }
-
     /// Checks what the schema alone cannot: the version and the domain rules.
     pub fn validate(&self) -> Result<()> {
         if let Some(v) = self.version {
@@ -579,7 +546,7 @@ pub fn read_policy_file(path: &Path) -> Result<String> {
 /// Reads the policy from an inherited descriptor to its end, then closes
 /// it, so the command never inherits it. 0, 1 and 2 are the command's own
 /// stdin, stdout and stderr and are refused.
-fn read_policy_fd(fd: u32, name: &str) -> Result<String> {
+pub fn read_policy_fd(fd: u32, name: &str) -> Result<String> {
     use std::io::Read;
     use std::os::unix::io::FromRawFd;
     let raw = match i32::try_from(fd) {
@@ -674,19 +641,14 @@ pub fn parse(text: &str, name: &str) -> Result<Policy> {
     })
 }
 
-/// Policy text in `format`. dcjail's own schema is JSON when its first
-/// character (after white space) is `{`, which no TOML document can start
-/// with, and TOML otherwise; other tools' settings go through `import`.
-pub fn from_text(
-    text: &str,
-    name: &str,
-    format: PolicyFormat,
-    path: Option<&Path>,
-) -> Result<Policy> {
-    match format {
-        PolicyFormat::Dcjail if text.trim_start().starts_with('{') => parse_json(text, name),
-        PolicyFormat::Dcjail => parse(text, name),
-        other => crate::import::convert(other, text, name, path).map(|i| i.policy),
+/// Policy text in dcjail's own schema: JSON when its first character
+/// (after white space) is `{`, which no TOML document can start with, and
+/// TOML otherwise. Other tools' formats are read by `run::source`.
+pub fn from_dcjail_text(text: &str, name: &str) -> Result<Policy> {
+    if text.trim_start().starts_with('{') {
+        parse_json(text, name)
+    } else {
+        parse(text, name)
     }
 }
 
@@ -850,7 +812,7 @@ mod json_tests {
         let json = r#"{"mode": "plan", "sandbox": {"network": {"mode": "allowlist", "allow_domains": ["a.example"]}}}"#;
         assert_eq!(parse(toml, "t").unwrap(), parse_json(json, "j").unwrap());
         assert_eq!(
-            from_text(json, "j", PolicyFormat::Dcjail, None).unwrap(),
+            from_dcjail_text(json, "j").unwrap(),
             parse(toml, "t").unwrap()
         );
     }

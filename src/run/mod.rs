@@ -7,6 +7,7 @@
 //! steps and never parses flags (that is `cli`) or renders a backend.
 
 mod launch;
+pub mod source;
 
 use crate::backend::{self, Choice};
 use crate::error::{Reason, Refusal, Result};
@@ -32,7 +33,7 @@ pub fn policy_file(o: &Overrides) -> Option<PathBuf> {
 pub fn load(o: &Overrides, sources: Option<&mut Value>) -> Result<(Policy, Facts)> {
     let file = policy_file(o);
     o.check()?;
-    let mut policy = Policy::load_for(file.as_deref(), o)?;
+    let mut policy = source::load_for(file.as_deref(), o)?;
     if let Some(s) = sources {
         *s = crate::explain::sources_json(&policy, o, file.as_deref());
     }
