@@ -203,6 +203,33 @@ pub enum Error {
     },
     /// A path that cannot be inspected.
     Inspect { path: PathBuf, why: String },
+    /// The current directory cannot be read.
+    Cwd(String),
+    /// `sandbox.workspace` names no directory that can be resolved.
+    Workspace { written: PathBuf, why: String },
+    /// `worktree.root` is not an existing git worktree (gate 5).
+    WorktreeRoot { root: PathBuf, why: String },
+    /// A policy path (`what`, quoted as written) starts with `~` and HOME
+    /// is not set.
+    HomeUnset { what: String },
+    /// A policy path uses `~user`, which is not understood.
+    TildeUser(PathBuf),
+    /// A glob of the policy key `key` does not parse.
+    BadGlob {
+        key: String,
+        glob: String,
+        why: String,
+    },
+    /// A domain rule does not parse.
+    Domain(String),
+    /// A path the call declares is not usable as the tool needs (`what`:
+    /// readable, writable) under the sandbox policy (`call`: the call and
+    /// the access), the first half of gate 6.
+    NotUsable {
+        path: PathBuf,
+        what: &'static str,
+        call: String,
+    },
 }
 
 const NO_PROTECT_HINT: &str = "--no-protect-defaults (sandbox.filesystem.protect_defaults = false) runs without the protected table";
@@ -214,7 +241,15 @@ impl Error {
     pub fn reason(&self) -> Reason {
         match self {
             Error::CommandArg(_) => Reason::UsageError,
-            Error::StartDir(_) => Reason::PolicyError,
+            Error::StartDir(_)
+            | Error::Cwd(_)
+            | Error::Workspace { .. }
+            | Error::WorktreeRoot { .. }
+            | Error::HomeUnset { .. }
+            | Error::TildeUser(_)
+            | Error::BadGlob { .. }
+            | Error::Domain(_) => Reason::PolicyError,
+            Error::NotUsable { .. } => Reason::SandboxDenied,
             Error::GitTooLarge { .. }
             | Error::GitFileTooLarge { .. }
             | Error::Network(_)
@@ -224,6 +259,19 @@ impl Error {
             | Error::UnquotablePath(_)
             | Error::NotRootControlled { .. }
             | Error::Inspect { .. } => Reason::SandboxUnavailable,
+        }
+    }
+}
+
+impl Error {
+    /// The gate a failure belongs to, when it is one of the gates'.
+    pub fn gate(&self) -> Option<Gate> {
+        match self {
+            Error::WorktreeRoot { .. } => Some(Gate::Worktree),
+            _ => match self.reason() {
+                Reason::SandboxUnavailable | Reason::SandboxDenied => Some(Gate::Sandbox),
+                _ => None,
+            },
         }
     }
 }
@@ -263,15 +311,33 @@ impl fmt::Display for Error {
                 what.display()
             ),
             Error::Inspect { path, why } => write!(f, "cannot inspect {}: {why}", path.display()),
+            Error::Cwd(why) => write!(f, "cannot read the current directory: {why}"),
+            Error::Workspace { written, why } => {
+                write!(f, "sandbox.workspace `{}`: {why}", written.display())
+            }
+            Error::WorktreeRoot { root, why } => {
+                write!(f, "worktree.root `{}`: {why}", root.display())
+            }
+            Error::HomeUnset { what } => write!(f, "{what} uses ~ but HOME is not set"),
+            Error::TildeUser(p) => write!(
+                f,
+                "`{}`: only `~` and `~/…` are understood, not `~user`",
+                p.display()
+            ),
+            Error::BadGlob { key, glob, why } => write!(f, "`{key}`: bad glob `{glob}`: {why}"),
+            Error::Domain(m) => f.write_str(m),
+            Error::NotUsable { path, what, call } => write!(
+                f,
+                "`{}` is not {what} under the sandbox policy ({call})",
+                path.display()
+            ),
         }
     }
 }
 
 impl From<Error> for Refusal {
     fn from(e: Error) -> Refusal {
-        let reason = e.reason();
-        let gate = (reason == Reason::SandboxUnavailable).then_some(Gate::Sandbox);
-        Refusal::new(reason, gate, e.to_string())
+        Refusal::new(e.reason(), e.gate(), e.to_string())
     }
 }
 
@@ -334,4 +400,66 @@ pub fn print_out(text: &str) {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_failure_maps_to_one_reason_gate_and_status() {
+        let cases: Vec<(Error, Reason, Option<Gate>, i32)> = vec![
+            (Error::CommandArg("a".into()), Reason::UsageError, None, 125),
+            (Error::StartDir("a".into()), Reason::PolicyError, None, 125),
+            (
+                Error::TildeUser("~x".into()),
+                Reason::PolicyError,
+                None,
+                125,
+            ),
+            (
+                Error::WorktreeRoot {
+                    root: "/r".into(),
+                    why: "w".into(),
+                },
+                Reason::PolicyError,
+                Some(Gate::Worktree),
+                125,
+            ),
+            (
+                Error::NotUsable {
+                    path: "/p".into(),
+                    what: "writable",
+                    call: "edit call, read-only".into(),
+                },
+                Reason::SandboxDenied,
+                Some(Gate::Sandbox),
+                120,
+            ),
+            (
+                Error::GitTooLarge {
+                    at: "/r".into(),
+                    max_work: 1,
+                },
+                Reason::SandboxUnavailable,
+                Some(Gate::Sandbox),
+                122,
+            ),
+            (
+                Error::Network("n".into()),
+                Reason::SandboxUnavailable,
+                Some(Gate::Sandbox),
+                122,
+            ),
+        ];
+        for (e, reason, gate, status) in cases {
+            let r = Refusal::from(e.clone());
+            assert_eq!(
+                (r.reason, r.gate, r.exit_code()),
+                (reason, gate, status),
+                "{e:?}"
+            );
+            assert_eq!(r.message, e.to_string());
+        }
+    }
 }

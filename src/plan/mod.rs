@@ -6,7 +6,7 @@
 //! read a `Plan`; they never go back to the policy.
 
 use crate::domain::DomainRule;
-use crate::error::{Gate, Reason, Refusal, Result};
+use crate::error::{Error, Refusal, Result};
 use crate::policy::{BackendChoice, Mode, NetMode, Policy, SandboxMode, Tool};
 use crate::protected::HostEnv;
 
@@ -53,12 +53,7 @@ impl Facts {
     }
 
     fn gather_base() -> Result<Facts> {
-        let cwd = std::env::current_dir().map_err(|e| {
-            Refusal::policy(format!(
-                "cannot read the current directory: {}",
-                crate::policy::io_words(&e)
-            ))
-        })?;
+        let cwd = std::env::current_dir().map_err(|e| Error::Cwd(crate::policy::io_words(&e)))?;
         let nonempty = |k: &str| {
             std::env::var_os(k)
                 .filter(|v| !v.is_empty())
@@ -275,12 +270,9 @@ fn places(policy: &Policy, facts: &Facts, fs: &dyn Fs) -> Result<Places> {
         None => cwd.clone(),
         Some(w) => {
             let p = absolutize(w, &facts.cwd, facts.home.as_deref())?;
-            fs.canonicalize(&p).map_err(|e| {
-                Refusal::policy(format!(
-                    "sandbox.workspace `{}`: {}",
-                    w.display(),
-                    crate::policy::io_words(&e)
-                ))
+            fs.canonicalize(&p).map_err(|e| Error::Workspace {
+                written: w.clone(),
+                why: crate::policy::io_words(&e),
             })?
         }
     };
@@ -388,16 +380,12 @@ fn precheck(
             Tool::Bash | Tool::Net => (true, ""),
         };
         if !ok {
-            return Err(Refusal::new(
-                Reason::SandboxDenied,
-                Some(Gate::Sandbox),
-                format!(
-                    "`{}` is not {what} under the sandbox policy ({} call, {})",
-                    written.display(),
-                    policy.tool,
-                    plan.fs.access
-                ),
-            ));
+            return Err(Error::NotUsable {
+                path: written.clone(),
+                what,
+                call: format!("{} call, {}", policy.tool, plan.fs.access),
+            }
+            .into());
         }
     }
     Ok(())
@@ -406,22 +394,19 @@ fn precheck(
 /// Gate 5: the root must be an existing git worktree (a directory with a
 /// `.git` directory or `.git` file); it becomes the cwd.
 fn worktree_gate(root: &Path, facts: &Facts, fs: &dyn Fs) -> Result<PathBuf> {
-    let refuse = |why: String| {
-        Refusal::new(
-            Reason::PolicyError,
-            Some(Gate::Worktree),
-            format!("worktree.root `{}`: {why}", root.display()),
-        )
+    let refuse = |why: String| Error::WorktreeRoot {
+        root: root.to_path_buf(),
+        why,
     };
     let abs = absolutize(root, &facts.cwd, facts.home.as_deref())?;
     let canon = fs
         .canonicalize(&abs)
         .map_err(|e| refuse(crate::policy::io_words(&e)))?;
     if !fs.is_dir(&canon) {
-        return Err(refuse("not a directory".into()));
+        return Err(refuse("not a directory".into()).into());
     }
     if !fs.exists_nofollow(&canon.join(".git")) {
-        return Err(refuse("not a git worktree (no .git at its top)".into()));
+        return Err(refuse("not a git worktree (no .git at its top)".into()).into());
     }
     Ok(canon)
 }
@@ -432,16 +417,13 @@ pub fn absolutize(p: &Path, base: &Path, home: Option<&Path>) -> Result<PathBuf>
     if let Some(Component::Normal(first)) = comps.clone().next() {
         if first == "~" {
             comps.next();
-            let home = home.ok_or_else(|| {
-                Refusal::policy(format!("`{}` uses ~ but HOME is not set", p.display()))
+            let home = home.ok_or_else(|| Error::HomeUnset {
+                what: format!("`{}`", p.display()),
             })?;
             return Ok(home.join(comps.as_path()));
         }
         if first.to_string_lossy().starts_with('~') {
-            return Err(Refusal::policy(format!(
-                "`{}`: only `~` and `~/…` are understood, not `~user`",
-                p.display()
-            )));
+            return Err(Error::TildeUser(p.to_path_buf()).into());
         }
     }
     Ok(if p.is_absolute() {
@@ -477,8 +459,8 @@ fn rules(
             let pattern = if s.starts_with("**") || s.starts_with('/') {
                 s.clone()
             } else if let Some(rest) = s.strip_prefix("~/") {
-                let home = home.ok_or_else(|| {
-                    Refusal::policy(format!("`{key}`: `{s}` uses ~ but HOME is not set"))
+                let home = home.ok_or_else(|| Error::HomeUnset {
+                    what: format!("`{key}`: `{s}`"),
                 })?;
                 format!("{}/{rest}", globset::escape(&home.to_string_lossy()))
             } else {
@@ -488,7 +470,11 @@ fn rules(
                 .literal_separator(true)
                 .backslash_escape(true)
                 .build()
-                .map_err(|e| Refusal::policy(format!("`{key}`: bad glob `{s}`: {}", e.kind())))?
+                .map_err(|e| Error::BadGlob {
+                    key: key.to_string(),
+                    glob: s.clone(),
+                    why: e.kind().to_string(),
+                })?
                 .compile_matcher();
             out.push(PathRule::Glob(Glob {
                 pattern,
@@ -537,7 +523,7 @@ pub fn git_dirs_in(fs: &dyn Fs, dotgit: &Path) -> Vec<PathBuf> {
 
 fn parse_domains(list: &[String]) -> Result<Vec<DomainRule>> {
     list.iter()
-        .map(|d| DomainRule::parse(d).map_err(Refusal::policy))
+        .map(|d| DomainRule::parse(d).map_err(|e| Error::Domain(e).into()))
         .collect()
 }
 

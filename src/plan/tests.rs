@@ -2,6 +2,7 @@
 //! touch nothing on the machine.
 
 use super::*;
+use crate::error::{Gate, Reason};
 use crate::protected::Collected;
 
 fn facts(cwd: &str) -> Facts {
