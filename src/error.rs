@@ -222,6 +222,23 @@ pub enum Error {
     },
     /// A domain rule does not parse.
     Domain(String),
+    /// `worktree enter` from inside a dcjail worktree.
+    InsideWorktree(PathBuf),
+    /// A directory that is not inside a git repository.
+    NotInRepo(PathBuf),
+    /// `--base` names no branch or commit.
+    BadBase(String),
+    /// The main checkout has no parent to put worktrees beside.
+    NoPlaceBeside(PathBuf),
+    /// `worktree exit` on what is not a dcjail worktree (`why`).
+    NotDcjailWorktree { path: PathBuf, why: String },
+    /// `worktree exit` on a worktree not on its own branch (`on`: where its
+    /// HEAD is).
+    OffOwnBranch {
+        wt: PathBuf,
+        on: String,
+        own: String,
+    },
     /// A path the call declares is not usable as the tool needs (`what`:
     /// readable, writable) under the sandbox policy (`call`: the call and
     /// the access), the first half of gate 6.
@@ -240,7 +257,13 @@ impl Error {
     /// (`usage-error`, `policy-error`).
     pub fn reason(&self) -> Reason {
         match self {
-            Error::CommandArg(_) => Reason::UsageError,
+            Error::CommandArg(_)
+            | Error::InsideWorktree(_)
+            | Error::NotInRepo(_)
+            | Error::BadBase(_)
+            | Error::NoPlaceBeside(_)
+            | Error::NotDcjailWorktree { .. }
+            | Error::OffOwnBranch { .. } => Reason::UsageError,
             Error::StartDir(_)
             | Error::Cwd(_)
             | Error::Workspace { .. }
@@ -326,6 +349,29 @@ impl fmt::Display for Error {
             ),
             Error::BadGlob { key, glob, why } => write!(f, "`{key}`: bad glob `{glob}`: {why}"),
             Error::Domain(m) => f.write_str(m),
+            Error::InsideWorktree(wt) => write!(
+                f,
+                "already inside worktree {}; run `dcjail worktree exit` on it first",
+                wt.display()
+            ),
+            Error::NotInRepo(d) => write!(f, "`{}` is not inside a git repository", d.display()),
+            Error::BadBase(b) => write!(
+                f,
+                "--base `{b}` is not a branch or commit of this repository"
+            ),
+            Error::NoPlaceBeside(m) => {
+                write!(f, "cannot place a worktree beside `{}`", m.display())
+            }
+            Error::NotDcjailWorktree { path, why } => write!(
+                f,
+                "`{}` is not a dcjail worktree: {why}; nothing was changed",
+                path.display()
+            ),
+            Error::OffOwnBranch { wt, on, own } => write!(
+                f,
+                "{} is on {on}, not its own branch `{own}`; switch back to it or commit yourself; nothing was changed",
+                wt.display()
+            ),
             Error::NotUsable { path, what, call } => write!(
                 f,
                 "`{}` is not {what} under the sandbox policy ({call})",

@@ -28,7 +28,7 @@
 //! it does not use the refusal statuses; its last line is
 //! `dcjail: worktree: <what failed>; <what was kept>`.
 
-use crate::error::{Failure, Refusal};
+use crate::error::{Error, Failure};
 use crate::policy::{GateArgs, Overrides};
 use clap::{Parser, Subcommand};
 use std::ffi::{OsStr, OsString};
@@ -142,18 +142,10 @@ fn enter(args: &[OsString], base: Option<&str>, json: bool, gate: GateArgs) -> R
     crate::run::gate(&policy, &argv, &facts, crate::decide::enter_worktree)?;
     let cwd = std::fs::canonicalize(&facts.cwd).unwrap_or(facts.cwd.clone());
     if let Some(wt) = enclosing_dcjail_worktree(&cwd) {
-        return Err(Refusal::usage(format!(
-            "already inside worktree {}; run `dcjail worktree exit` on it first",
-            wt.display()
-        ))
-        .into());
+        return Err(Error::InsideWorktree(wt).into());
     }
     let Some(top) = enclosing_checkout(&cwd) else {
-        return Err(Refusal::usage(format!(
-            "`{}` is not inside a git repository",
-            cwd.display()
-        ))
-        .into());
+        return Err(Error::NotInRepo(cwd).into());
     };
     let git = Git::find(std::slice::from_ref(&top))?;
     let main_checkout = main_checkout_of(&git.common_dir(&cwd)?);
@@ -206,25 +198,14 @@ fn resolve_base(git: &Git, cwd: &Path, base_name: &str) -> Res<String> {
         .ok()
         .map(|o| String::from_utf8_lossy(&o).trim().to_string())
         .filter(|s| !s.is_empty());
-    found.ok_or_else(|| {
-        Refusal::usage(format!(
-            "--base `{base_name}` is not a branch or commit of this repository"
-        ))
-        .into()
-    })
+    found.ok_or_else(|| Error::BadBase(base_name.to_string()).into())
 }
 
 /// `<parent>/<name>.worktrees` beside the main checkout, created.
 fn worktrees_home(main_checkout: &Path) -> Res<PathBuf> {
     let (parent, name) = match (main_checkout.parent(), main_checkout.file_name()) {
         (Some(p), Some(n)) => (p.to_path_buf(), n.to_os_string()),
-        _ => {
-            return Err(Refusal::usage(format!(
-                "cannot place a worktree beside `{}`",
-                main_checkout.display()
-            ))
-            .into())
-        }
+        _ => return Err(Error::NoPlaceBeside(main_checkout.to_path_buf()).into()),
     };
     let mut home_name = name;
     home_name.push(".worktrees");
@@ -336,10 +317,10 @@ struct Checked {
 /// branch.
 fn check_worktree(path: &Path) -> Res<Checked> {
     let refuse = |why: String| -> Failure {
-        Refusal::usage(format!(
-            "`{}` is not a dcjail worktree: {why}; nothing was changed",
-            path.display()
-        ))
+        Error::NotDcjailWorktree {
+            path: path.to_path_buf(),
+            why,
+        }
         .into()
     };
     let wt = std::fs::canonicalize(path).map_err(|e| refuse(crate::policy::io_words(&e)))?;
@@ -382,10 +363,11 @@ fn check_worktree(path: &Path) -> Res<Checked> {
         } else {
             format!("branch `{branch}`")
         };
-        return Err(Refusal::usage(format!(
-            "{} is on {on}, not its own branch `{dir_name}`; switch back to it or commit yourself; nothing was changed",
-            wt.display()
-        ))
+        return Err(Error::OffOwnBranch {
+            wt,
+            on,
+            own: dir_name,
+        }
         .into());
     }
     Ok(Checked {
@@ -668,12 +650,7 @@ impl Git {
                 cwd,
                 &["rev-parse", "--path-format=absolute", "--git-common-dir"],
             )
-            .map_err(|_| {
-                Refusal::usage(format!(
-                    "`{}` is not inside a git repository",
-                    cwd.display()
-                ))
-            })?;
+            .map_err(|_| Failure::from(Error::NotInRepo(cwd.to_path_buf())))?;
         let p = PathBuf::from(OsStr::from_bytes(trim_nl(&out)));
         Ok(std::fs::canonicalize(&p).unwrap_or(p))
     }
