@@ -250,9 +250,9 @@ complete -c dcjail -n '__dcjail_is worktree' -s h -l help -d 'Print help'
 # worktree_enter
 complete -c dcjail -n '__dcjail_is worktree_enter' -l base -x -d 'Branch (or commit) to start from; default: HEAD'
 complete -c dcjail -n '__dcjail_is worktree_enter' -l json -d 'Print {path, branch, base, base_commit} as JSON'
-complete -c dcjail -n '__dcjail_is worktree_enter' -l policy -r -F -d 'Policy file (TOML); also from env DCJAIL_POLICY. Only `mode` and `plan.card` matter here'
-complete -c dcjail -n '__dcjail_is worktree_enter' -l mode -x -a 'default acceptEdits plan auto dontAsk bypassPermissions' -d 'Agent mode; `plan` refuses'
-complete -c dcjail -n '__dcjail_is worktree_enter' -l plan-card -r -F -d 'Append the call to this plan card when plan mode blocks it'
+complete -c dcjail -n '__dcjail_is worktree_enter' -l policy -r -F -d 'Policy file (TOML or JSON); also from env DCJAIL_POLICY. Default: the embedded profile'
+complete -c dcjail -n '__dcjail_is worktree_enter' -l mode -x -a 'default acceptEdits plan auto dontAsk bypassPermissions' -d 'Agent mode: default, acceptEdits, plan, auto, dontAsk, bypassPermissions'
+complete -c dcjail -n '__dcjail_is worktree_enter' -l plan-card -r -F -d 'Append plan-blocked calls to this file'
 complete -c dcjail -n '__dcjail_is worktree_enter' -s h -l help -d 'Print help'
 
 # worktree_exit

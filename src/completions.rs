@@ -148,7 +148,11 @@ fn node(cmd: &Command, id: &str, word: &str, about: String) -> Node {
         runs_command: false,
         children: Vec::new(),
     };
-    for arg in cmd.get_arguments().filter(|a| !a.is_hide_set()) {
+    // In `--help`'s order, which `display_order` sets where a group of
+    // options is shared (`policy::GateArgs`).
+    let mut args: Vec<&Arg> = cmd.get_arguments().filter(|a| !a.is_hide_set()).collect();
+    args.sort_by_key(|a| a.get_display_order());
+    for arg in args {
         if arg.is_positional() {
             if arg.is_trailing_var_arg_set() {
                 n.runs_command = true;
@@ -535,11 +539,8 @@ fn fq(text: &str) -> String {
     text.replace('\\', "\\\\").replace('\'', "\\'")
 }
 
-fn fish(root: &Node) -> String {
-    let all = nodes(root);
-    let mut s = header(Shell::Fish, "#");
-    s.push_str(
-        r#"
+/// The start of fish's `__dcjail_state`, up to the `--` it handles.
+const FISH_STATE_HEAD: &str = r#"
 # Where the command line stands, as three lines: the mode (`opts`, `value`
 # when the last word is an option waiting for its value, `command` inside
 # the command to run), the node (dcjail, explain, worktree_enter…), and the
@@ -559,58 +560,10 @@ function __dcjail_state
             continue
         end
         if test "$w" = --
-"#,
-    );
-    let runs: Vec<&str> = all
-        .iter()
-        .filter(|n| n.runs_command)
-        .map(|n| n.id.as_str())
-        .collect();
-    s.push_str("            switch $node\n");
-    if !runs.is_empty() {
-        let _ = writeln!(
-            s,
-            "                case {}\n                    printf '%s\\n' command $node (math $i + 1)\n                    return",
-            runs.join(" ")
-        );
-    }
-    s.push_str("            end\n            continue\n        end\n        switch \"$node:$w\"\n");
-    let mut takes: Vec<String> = Vec::new();
-    for n in &all {
-        for o in n.opts.iter().filter(|o| o.value.is_some()) {
-            for sp in spellings(o) {
-                takes.push(format!("'{}:{sp}'", n.id));
-            }
-        }
-    }
-    if !takes.is_empty() {
-        let _ = writeln!(
-            s,
-            "            case {}\n                set value $w\n                continue",
-            takes.join(" ")
-        );
-    }
-    s.push_str("            case '*:-*'\n                continue\n        end\n");
-    s.push_str("        if test $i -eq $start\n            switch \"$node:$w\"\n");
-    for n in &all {
-        for c in &n.children {
-            let _ = writeln!(
-                s,
-                "                case '{}:{}'\n                    set node {}\n                    set start (math $i + 1)\n                    continue",
-                n.id, c.word, c.id
-            );
-        }
-    }
-    s.push_str("            end\n        end\n        switch $node\n");
-    if !runs.is_empty() {
-        let _ = writeln!(
-            s,
-            "            case {}\n                printf '%s\\n' command $node $i\n                return",
-            runs.join(" ")
-        );
-    }
-    s.push_str(
-        r#"        end
+"#;
+
+/// The end of `__dcjail_state` and the helper functions every node uses.
+const FISH_FUNCTIONS: &str = r#"        end
     end
     if test -n "$value"
         printf '%s\n' value $node $start
@@ -664,60 +617,125 @@ end
 
 complete -c dcjail -f
 complete -c dcjail -n __dcjail_in_command -a '(__dcjail_complete_command)'
-"#,
-    );
+"#;
+
+fn fish(root: &Node) -> String {
+    let all = nodes(root);
+    let mut s = header(Shell::Fish, "#");
+    s.push_str(FISH_STATE_HEAD);
+    fish_state(&all, &mut s);
+    s.push_str(FISH_FUNCTIONS);
     for n in &all {
+        fish_node(n, &mut s);
+    }
+    s
+}
+
+/// The generated middle of `__dcjail_state`: where the command to run
+/// starts, which options take a value, which words lead to a subcommand.
+fn fish_state(all: &[&Node], s: &mut String) {
+    let runs: Vec<&str> = all
+        .iter()
+        .filter(|n| n.runs_command)
+        .map(|n| n.id.as_str())
+        .collect();
+    s.push_str("            switch $node\n");
+    if !runs.is_empty() {
         let _ = writeln!(
             s,
-            "\n# {}",
-            if n.word.is_empty() { "dcjail" } else { &n.id }
+            "                case {}\n                    printf '%s\\n' command $node (math $i + 1)\n                    return",
+            runs.join(" ")
         );
+    }
+    s.push_str("            end\n            continue\n        end\n        switch \"$node:$w\"\n");
+    let mut takes: Vec<String> = Vec::new();
+    for n in all {
+        for o in n.opts.iter().filter(|o| o.value.is_some()) {
+            for sp in spellings(o) {
+                takes.push(format!("'{}:{sp}'", n.id));
+            }
+        }
+    }
+    if !takes.is_empty() {
+        let _ = writeln!(
+            s,
+            "            case {}\n                set value $w\n                continue",
+            takes.join(" ")
+        );
+    }
+    s.push_str("            case '*:-*'\n                continue\n        end\n");
+    s.push_str("        if test $i -eq $start\n            switch \"$node:$w\"\n");
+    for n in all {
         for c in &n.children {
             let _ = writeln!(
                 s,
-                "complete -c dcjail -n '__dcjail_at {}' -a '{}' -d '{}'",
-                n.id,
-                fq(&c.word),
-                fq(&c.about)
+                "                case '{}:{}'\n                    set node {}\n                    set start (math $i + 1)\n                    continue",
+                n.id, c.word, c.id
             );
-        }
-        if n.runs_command {
-            let _ = writeln!(
-                s,
-                "complete -c dcjail -n '__dcjail_free {}' -a '(__dcjail_complete_command)'",
-                n.id
-            );
-        }
-        for (_, kind) in n.positionals.iter().take(1) {
-            let arg = match kind {
-                Kind::Words(w) => format!(" -a '{}'", fq(&w.join(" "))),
-                Kind::Files => " -F".to_string(),
-                Kind::Dirs => " -a '(__fish_complete_directories (commandline -ct))'".to_string(),
-                Kind::Text => continue,
-            };
-            let _ = writeln!(s, "complete -c dcjail -n '__dcjail_free {}'{arg}", n.id);
-        }
-        for o in &n.opts {
-            let _ = write!(s, "complete -c dcjail -n '__dcjail_is {}'", n.id);
-            if let Some(c) = o.short {
-                let _ = write!(s, " -s {c}");
-            }
-            if let Some(l) = &o.long {
-                let _ = write!(s, " -l {l}");
-            }
-            match &o.value {
-                None => {}
-                Some((_, Kind::Words(w))) => {
-                    let _ = write!(s, " -x -a '{}'", fq(&w.join(" ")));
-                }
-                Some((_, Kind::Files)) => s.push_str(" -r -F"),
-                Some((_, Kind::Dirs)) => {
-                    s.push_str(" -x -a '(__fish_complete_directories (commandline -ct))'")
-                }
-                Some((_, Kind::Text)) => s.push_str(" -x"),
-            }
-            let _ = writeln!(s, " -d '{}'", fq(&o.help));
         }
     }
-    s
+    s.push_str("            end\n        end\n        switch $node\n");
+    if !runs.is_empty() {
+        let _ = writeln!(
+            s,
+            "            case {}\n                printf '%s\\n' command $node $i\n                return",
+            runs.join(" ")
+        );
+    }
+}
+
+/// The `complete` lines of one node: its subcommands, the command it runs,
+/// its positionals and its options.
+fn fish_node(n: &Node, s: &mut String) {
+    let _ = writeln!(
+        s,
+        "\n# {}",
+        if n.word.is_empty() { "dcjail" } else { &n.id }
+    );
+    for c in &n.children {
+        let _ = writeln!(
+            s,
+            "complete -c dcjail -n '__dcjail_at {}' -a '{}' -d '{}'",
+            n.id,
+            fq(&c.word),
+            fq(&c.about)
+        );
+    }
+    if n.runs_command {
+        let _ = writeln!(
+            s,
+            "complete -c dcjail -n '__dcjail_free {}' -a '(__dcjail_complete_command)'",
+            n.id
+        );
+    }
+    for (_, kind) in n.positionals.iter().take(1) {
+        let arg = match kind {
+            Kind::Words(w) => format!(" -a '{}'", fq(&w.join(" "))),
+            Kind::Files => " -F".to_string(),
+            Kind::Dirs => " -a '(__fish_complete_directories (commandline -ct))'".to_string(),
+            Kind::Text => continue,
+        };
+        let _ = writeln!(s, "complete -c dcjail -n '__dcjail_free {}'{arg}", n.id);
+    }
+    for o in &n.opts {
+        let _ = write!(s, "complete -c dcjail -n '__dcjail_is {}'", n.id);
+        if let Some(c) = o.short {
+            let _ = write!(s, " -s {c}");
+        }
+        if let Some(l) = &o.long {
+            let _ = write!(s, " -l {l}");
+        }
+        match &o.value {
+            None => {}
+            Some((_, Kind::Words(w))) => {
+                let _ = write!(s, " -x -a '{}'", fq(&w.join(" ")));
+            }
+            Some((_, Kind::Files)) => s.push_str(" -r -F"),
+            Some((_, Kind::Dirs)) => {
+                s.push_str(" -x -a '(__fish_complete_directories (commandline -ct))'")
+            }
+            Some((_, Kind::Text)) => s.push_str(" -x"),
+        }
+        let _ = writeln!(s, " -d '{}'", fq(&o.help));
+    }
 }

@@ -49,6 +49,19 @@ pub fn gates(p: &Policy) -> Result<(), Refusal> {
     })
 }
 
+/// The gate of `worktree enter`: plan mode makes no worktree (mode is the
+/// only gate a call that runs nothing meets).
+pub fn enter_worktree(p: &Policy) -> Result<(), Refusal> {
+    if p.mode == Mode::Plan {
+        return Err(Refusal::new(
+            Reason::PlanBlocked,
+            Some(Gate::Mode),
+            "cannot enter worktree in plan mode",
+        ));
+    }
+    Ok(())
+}
+
 /// What to add for an approval, said where the policy came from: a policy
 /// file or descriptor starts from the schema's `approval = "none"`, while
 /// the embedded default (no policy named) takes the person who typed the

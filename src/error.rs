@@ -1,8 +1,12 @@
-//! The one error type of dcjail: every refusal carries a reason word from a
-//! closed set, and this module is the only place that maps a reason to an
-//! exit status and to the `decision` word `explain` prints.
+//! The errors of dcjail and the one place they are mapped: every refusal
+//! carries a reason word from a closed set; the typed failures below the
+//! gates (`Error`: what was missing or invalid, and where) are turned into a
+//! refusal here, so which failure is "unavailable", "denied", a policy or a
+//! usage error is decided once; and this module is the only place that maps
+//! a reason to an exit status and to the `decision` word `explain` prints.
 
 use std::fmt;
+use std::path::PathBuf;
 
 /// Why dcjail refused. The words are part of the contract (the man page's
 /// EXIT STATUS).
@@ -163,6 +167,273 @@ pub fn one_line(s: &str) -> String {
 
 pub type Result<T> = std::result::Result<T, Refusal>;
 
+/// A failure below the gates, as data: what was missing or invalid, and
+/// where. `Error::reason` is the one mapping to a reason word; the texts
+/// of the lower layers (exec, net) are carried as they come.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Error {
+    /// The git metadata reachable from a writable root is more than the
+    /// audit of the protected table reads (`at` is where it stopped).
+    GitTooLarge { at: PathBuf, max_work: usize },
+    /// A git configuration file is larger than the audit reads.
+    GitFileTooLarge { path: PathBuf, max_mib: u64 },
+    /// An argument of the command cannot reach execve (a NUL byte).
+    CommandArg(String),
+    /// The directory the command starts in cannot be entered.
+    StartDir(String),
+    /// The run's network (proxy, namespace) could not be set up.
+    Network(String),
+    /// The landlock broker's second-stage program could not be built.
+    BrokerProgram(String),
+    /// The backend the launch names exists only on another OS.
+    NotOnThisOs {
+        backend: &'static str,
+        os: &'static str,
+    },
+    /// There is no bubblewrap for `setup apparmor` to write a profile for.
+    NoBwrap(String),
+    /// A path that cannot be written into an AppArmor rule as it is.
+    UnquotablePath(String),
+    /// A program someone other than root could replace (`path`), so no
+    /// profile may grant it anything.
+    NotRootControlled {
+        path: PathBuf,
+        what: PathBuf,
+        detail: String,
+    },
+    /// A path that cannot be inspected.
+    Inspect { path: PathBuf, why: String },
+    /// The current directory cannot be read.
+    Cwd(String),
+    /// `sandbox.workspace` names no directory that can be resolved.
+    Workspace { written: PathBuf, why: String },
+    /// `worktree.root` is not an existing git worktree (gate 5).
+    WorktreeRoot { root: PathBuf, why: String },
+    /// A policy path (`what`, quoted as written) starts with `~` and HOME
+    /// is not set.
+    HomeUnset { what: String },
+    /// A policy path uses `~user`, which is not understood.
+    TildeUser(PathBuf),
+    /// A glob of the policy key `key` does not parse.
+    BadGlob {
+        key: String,
+        glob: String,
+        why: String,
+    },
+    /// A domain rule does not parse.
+    Domain(String),
+    /// `worktree enter` from inside a dcjail worktree.
+    InsideWorktree(PathBuf),
+    /// A directory that is not inside a git repository.
+    NotInRepo(PathBuf),
+    /// `--base` names no branch or commit.
+    BadBase(String),
+    /// The main checkout has no parent to put worktrees beside.
+    NoPlaceBeside(PathBuf),
+    /// `worktree exit` on what is not a dcjail worktree (`why`).
+    NotDcjailWorktree { path: PathBuf, why: String },
+    /// `worktree exit` on a worktree not on its own branch (`on`: where its
+    /// HEAD is).
+    OffOwnBranch {
+        wt: PathBuf,
+        on: String,
+        own: String,
+    },
+    /// A path the call declares is not usable as the tool needs (`what`:
+    /// readable, writable) under the sandbox policy (`call`: the call and
+    /// the access), the first half of gate 6.
+    NotUsable {
+        path: PathBuf,
+        what: &'static str,
+        call: String,
+    },
+}
+
+const NO_PROTECT_HINT: &str = "--no-protect-defaults (sandbox.filesystem.protect_defaults = false) runs without the protected table";
+
+impl Error {
+    /// Which refusal each failure is: the machine cannot enforce
+    /// (`sandbox-unavailable`), or the caller gave what cannot run
+    /// (`usage-error`, `policy-error`).
+    pub fn reason(&self) -> Reason {
+        match self {
+            Error::CommandArg(_)
+            | Error::InsideWorktree(_)
+            | Error::NotInRepo(_)
+            | Error::BadBase(_)
+            | Error::NoPlaceBeside(_)
+            | Error::NotDcjailWorktree { .. }
+            | Error::OffOwnBranch { .. } => Reason::UsageError,
+            Error::StartDir(_)
+            | Error::Cwd(_)
+            | Error::Workspace { .. }
+            | Error::WorktreeRoot { .. }
+            | Error::HomeUnset { .. }
+            | Error::TildeUser(_)
+            | Error::BadGlob { .. }
+            | Error::Domain(_) => Reason::PolicyError,
+            Error::NotUsable { .. } => Reason::SandboxDenied,
+            Error::GitTooLarge { .. }
+            | Error::GitFileTooLarge { .. }
+            | Error::Network(_)
+            | Error::BrokerProgram(_)
+            | Error::NotOnThisOs { .. }
+            | Error::NoBwrap(_)
+            | Error::UnquotablePath(_)
+            | Error::NotRootControlled { .. }
+            | Error::Inspect { .. } => Reason::SandboxUnavailable,
+        }
+    }
+}
+
+impl Error {
+    /// The gate a failure belongs to, when it is one of the gates'.
+    pub fn gate(&self) -> Option<Gate> {
+        match self {
+            Error::WorktreeRoot { .. } => Some(Gate::Worktree),
+            _ => match self.reason() {
+                Reason::SandboxUnavailable | Reason::SandboxDenied => Some(Gate::Sandbox),
+                _ => None,
+            },
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::GitTooLarge { at, max_work } => write!(
+                f,
+                "the git metadata reachable from `{}` is too large to audit (over {max_work} git dirs, \
+                 config files and directory entries): dcjail cannot tell which files git would run, \
+                 so no backend can keep them protected; {NO_PROTECT_HINT}",
+                at.display()
+            ),
+            Error::GitFileTooLarge { path, max_mib } => write!(
+                f,
+                "`{}` is larger than {max_mib} MiB: dcjail does not audit a git configuration file that large, \
+                 so it cannot tell what git would run from it and no backend can keep that protected; \
+                 {NO_PROTECT_HINT}",
+                path.display()
+            ),
+            Error::CommandArg(m)
+            | Error::StartDir(m)
+            | Error::Network(m)
+            | Error::BrokerProgram(m) => f.write_str(m),
+            Error::NotOnThisOs { backend, os } => write!(f, "{backend} exists only on {os}"),
+            Error::NoBwrap(m) => write!(f, "there is no bubblewrap to write a profile for: {m}"),
+            Error::UnquotablePath(p) => write!(
+                f,
+                "cannot write an AppArmor rule for `{}`: only an absolute path of letters, digits and / . _ - + can be written as it is",
+                one_line(p)
+            ),
+            Error::NotRootControlled { path, what, detail } => write!(
+                f,
+                "{} can be changed by someone other than root ({detail}): a profile granting user namespaces to {} would grant them to whatever is put there",
+                path.display(),
+                what.display()
+            ),
+            Error::Inspect { path, why } => write!(f, "cannot inspect {}: {why}", path.display()),
+            Error::Cwd(why) => write!(f, "cannot read the current directory: {why}"),
+            Error::Workspace { written, why } => {
+                write!(f, "sandbox.workspace `{}`: {why}", written.display())
+            }
+            Error::WorktreeRoot { root, why } => {
+                write!(f, "worktree.root `{}`: {why}", root.display())
+            }
+            Error::HomeUnset { what } => write!(f, "{what} uses ~ but HOME is not set"),
+            Error::TildeUser(p) => write!(
+                f,
+                "`{}`: only `~` and `~/…` are understood, not `~user`",
+                p.display()
+            ),
+            Error::BadGlob { key, glob, why } => write!(f, "`{key}`: bad glob `{glob}`: {why}"),
+            Error::Domain(m) => f.write_str(m),
+            Error::InsideWorktree(wt) => write!(
+                f,
+                "already inside worktree {}; run `dcjail worktree exit` on it first",
+                wt.display()
+            ),
+            Error::NotInRepo(d) => write!(f, "`{}` is not inside a git repository", d.display()),
+            Error::BadBase(b) => write!(
+                f,
+                "--base `{b}` is not a branch or commit of this repository"
+            ),
+            Error::NoPlaceBeside(m) => {
+                write!(f, "cannot place a worktree beside `{}`", m.display())
+            }
+            Error::NotDcjailWorktree { path, why } => write!(
+                f,
+                "`{}` is not a dcjail worktree: {why}; nothing was changed",
+                path.display()
+            ),
+            Error::OffOwnBranch { wt, on, own } => write!(
+                f,
+                "{} is on {on}, not its own branch `{own}`; switch back to it or commit yourself; nothing was changed",
+                wt.display()
+            ),
+            Error::NotUsable { path, what, call } => write!(
+                f,
+                "`{}` is not {what} under the sandbox policy ({call})",
+                path.display()
+            ),
+        }
+    }
+}
+
+impl From<Error> for Refusal {
+    fn from(e: Error) -> Refusal {
+        Refusal::new(e.reason(), e.gate(), e.to_string())
+    }
+}
+
+/// How a subcommand that acts on the machine ended: a refusal before it
+/// acted, or a failure of what it ran (git, apparmor_parser) after.
+#[derive(Clone, Debug)]
+pub enum Failure {
+    Refused(Refusal),
+    /// The one line said after the tool's own output, and whose line it is
+    /// (`worktree`, `setup apparmor`).
+    Tool {
+        who: &'static str,
+        message: String,
+    },
+}
+
+impl From<Refusal> for Failure {
+    fn from(r: Refusal) -> Self {
+        Failure::Refused(r)
+    }
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        Failure::Refused(e.into())
+    }
+}
+
+/// Says how a subcommand ended on stderr and returns its exit status.
+pub fn finish(result: std::result::Result<(), Failure>) -> i32 {
+    match result {
+        Ok(()) => SUCCESS,
+        Err(Failure::Refused(r)) => {
+            eprintln!("{}", r.line());
+            r.exit_code()
+        }
+        Err(Failure::Tool { who, message }) => {
+            eprintln!("dcjail: {who}: {}", one_line(&message));
+            SUBCOMMAND_FAILED
+        }
+    }
+}
+
+/// Exit status of a subcommand (or `--help`) that did what it was asked.
+pub const SUCCESS: i32 = 0;
+
+/// Exit status of a hook that failed: both agents read 2 as "block this
+/// call", while any other status would let the original command run.
+pub const HOOK_BLOCK: i32 = 2;
+
 /// Exit status of a subcommand that started acting on the machine and
 /// failed (`setup apparmor --install` when apparmor_parser refuses): not a
 /// refusal of a run, so no reason word; its own one line says what failed.
@@ -175,4 +446,66 @@ pub fn print_out(text: &str) {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_failure_maps_to_one_reason_gate_and_status() {
+        let cases: Vec<(Error, Reason, Option<Gate>, i32)> = vec![
+            (Error::CommandArg("a".into()), Reason::UsageError, None, 125),
+            (Error::StartDir("a".into()), Reason::PolicyError, None, 125),
+            (
+                Error::TildeUser("~x".into()),
+                Reason::PolicyError,
+                None,
+                125,
+            ),
+            (
+                Error::WorktreeRoot {
+                    root: "/r".into(),
+                    why: "w".into(),
+                },
+                Reason::PolicyError,
+                Some(Gate::Worktree),
+                125,
+            ),
+            (
+                Error::NotUsable {
+                    path: "/p".into(),
+                    what: "writable",
+                    call: "edit call, read-only".into(),
+                },
+                Reason::SandboxDenied,
+                Some(Gate::Sandbox),
+                120,
+            ),
+            (
+                Error::GitTooLarge {
+                    at: "/r".into(),
+                    max_work: 1,
+                },
+                Reason::SandboxUnavailable,
+                Some(Gate::Sandbox),
+                122,
+            ),
+            (
+                Error::Network("n".into()),
+                Reason::SandboxUnavailable,
+                Some(Gate::Sandbox),
+                122,
+            ),
+        ];
+        for (e, reason, gate, status) in cases {
+            let r = Refusal::from(e.clone());
+            assert_eq!(
+                (r.reason, r.gate, r.exit_code()),
+                (reason, gate, status),
+                "{e:?}"
+            );
+            assert_eq!(r.message, e.to_string());
+        }
+    }
 }

@@ -1,42 +1,12 @@
-//! `dcjail explain` and `--report`: the decision and the enforcement plan as
-//! JSON. It runs nothing and exits with the status a real run would have.
+//! What `dcjail explain` prints and `--report` writes: the decision and the
+//! enforcement plan as JSON. It only renders (the pipeline that feeds it is
+//! `run::explain`), and writes nothing but the report file it is given.
 
 use crate::backend::{self, Choice};
-use crate::cli::PolicyArgs;
 use crate::error::Refusal;
 use crate::plan::{PathRule, Plan};
 use serde_json::{json, Value};
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-
-/// The pipeline `explain` runs: `decide_and_plan`, also filling `sources`.
-pub type DecideSourced =
-    fn(&PolicyArgs, Vec<OsString>, Option<&mut Value>) -> Result<Plan, Refusal>;
-
-pub fn explain(pa: &PolicyArgs, command: Vec<OsString>, decide_and_plan: DecideSourced) -> i32 {
-    let mut sources = Value::Null;
-    let (mut value, code) = match decide_and_plan(pa, command, Some(&mut sources)) {
-        Err(r) => (refusal_json(&r), r.exit_code()),
-        Ok(plan) => match backend::select(&plan) {
-            Err(r) => {
-                let mut v = refusal_json(&r);
-                v["plan"] = plan_json(&plan);
-                // Off macOS a seatbelt run is refused, but a reviewer can still
-                // read exactly the profile and parameters macOS would run.
-                if plan.backend == crate::policy::BackendChoice::Seatbelt {
-                    v["seatbelt"] = backend::seatbelt::describe(&plan);
-                }
-                (v, r.exit_code())
-            }
-            Ok(choice) => (run_json(&plan, &choice), 0),
-        },
-    };
-    if !sources.is_null() {
-        value["sources"] = sources;
-    }
-    crate::error::print_out(&(ordered_pretty(&value) + "\n"));
-    code
-}
 
 /// The order of the top-level keys of `explain` and `--report`: the
 /// decision first, then the result, then the plan and the launch detail,

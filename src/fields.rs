@@ -114,7 +114,10 @@ impl Policy {
             .into_iter()
             .zip(defaults)
             .map(|((field, value), (_, default))| {
-                let flag = flags.iter().find(|(f, _)| *f == field).map(|(_, g)| *g);
+                let flag = flags
+                    .iter()
+                    .find(|(f, _)| *f == field)
+                    .map(|(_, g)| g.as_str());
                 let adds = matches!(value, FieldValue::List(_));
                 let mut from: Vec<String> = Vec::new();
                 if flag.is_none() || adds {
@@ -141,86 +144,142 @@ impl Policy {
 }
 
 impl Overrides {
-    /// The fields these overrides set, each with the option that sets it.
-    pub fn flags(&self) -> Vec<(&'static str, &'static str)> {
-        let mut v = Vec::new();
-        let mut add = |set: bool, field, flag| {
-            if set {
-                v.push((field, flag));
-            }
+    /// The fields these overrides set, each with the option that sets it
+    /// (its name taken from the option's one definition, `Overrides`).
+    pub fn flags(&self) -> Vec<(&'static str, String)> {
+        // (given, policy field, clap id of the option)
+        let given: [(bool, &'static str, &str); 24] = [
+            (self.gate.mode.is_some(), "mode", "mode"),
+            (self.tool.is_some(), "tool", "tool"),
+            (!self.paths.is_empty(), "paths", "paths"),
+            (
+                self.permission.is_some(),
+                "permission.outcome",
+                "permission",
+            ),
+            (self.rule.is_some(), "permission.rule", "rule"),
+            (self.approval.is_some(), "permission.approval", "approval"),
+            (
+                self.classifier.is_some(),
+                "classifier.verdict",
+                "classifier",
+            ),
+            (self.worktree.is_some(), "worktree.root", "worktree"),
+            (self.gate.plan_card.is_some(), "plan.card", "plan_card"),
+            (self.no_sandbox, "sandbox.enabled", "no_sandbox"),
+            (self.sandbox_mode.is_some(), "sandbox.mode", "sandbox_mode"),
+            (self.backend.is_some(), "sandbox.backend", "backend"),
+            (self.workspace.is_some(), "sandbox.workspace", "workspace"),
+            (self.timeout.is_some(), "sandbox.timeout", "timeout"),
+            (
+                !self.allow_read.is_empty(),
+                "sandbox.filesystem.allow_read",
+                "allow_read",
+            ),
+            (
+                !self.deny_read.is_empty(),
+                "sandbox.filesystem.deny_read",
+                "deny_read",
+            ),
+            (
+                !self.allow_write.is_empty(),
+                "sandbox.filesystem.allow_write",
+                "allow_write",
+            ),
+            (
+                !self.deny_write.is_empty(),
+                "sandbox.filesystem.deny_write",
+                "deny_write",
+            ),
+            (
+                self.no_protect_defaults,
+                "sandbox.filesystem.protect_defaults",
+                "no_protect_defaults",
+            ),
+            (self.net.is_some(), "sandbox.network.mode", "net"),
+            (
+                self.net.is_none() && !self.allow_domains.is_empty(),
+                "sandbox.network.mode",
+                "allow_domains",
+            ),
+            (
+                !self.allow_domains.is_empty(),
+                "sandbox.network.allow_domains",
+                "allow_domains",
+            ),
+            (
+                !self.deny_domains.is_empty(),
+                "sandbox.network.deny_domains",
+                "deny_domains",
+            ),
+            (
+                self.allow_unix_sockets,
+                "sandbox.network.allow_unix_sockets",
+                "allow_unix_sockets",
+            ),
+        ];
+        let cmd = <Overrides as clap::Args>::augment_args(clap::Command::new("dcjail"));
+        let long = |id: &str| {
+            cmd.get_arguments()
+                .find(|a| a.get_id() == id)
+                .and_then(|a| a.get_long())
+                .map(|l| format!("--{l}"))
+                .unwrap_or_else(|| id.to_string())
         };
-        add(self.mode.is_some(), "mode", "--mode");
-        add(self.tool.is_some(), "tool", "--tool");
-        add(!self.paths.is_empty(), "paths", "--path");
-        add(
-            self.permission.is_some(),
-            "permission.outcome",
-            "--permission",
-        );
-        add(self.rule.is_some(), "permission.rule", "--rule");
-        add(self.approval.is_some(), "permission.approval", "--approval");
-        add(
-            self.classifier.is_some(),
-            "classifier.verdict",
-            "--classifier",
-        );
-        add(self.worktree.is_some(), "worktree.root", "--worktree");
-        add(self.plan_card.is_some(), "plan.card", "--plan-card");
-        add(self.no_sandbox, "sandbox.enabled", "--no-sandbox");
-        add(
-            self.sandbox_mode.is_some(),
-            "sandbox.mode",
-            "--sandbox-mode",
-        );
-        add(self.backend.is_some(), "sandbox.backend", "--backend");
-        add(self.workspace.is_some(), "sandbox.workspace", "--workspace");
-        add(self.timeout.is_some(), "sandbox.timeout", "--timeout");
-        add(
-            !self.allow_read.is_empty(),
-            "sandbox.filesystem.allow_read",
-            "--allow-read",
-        );
-        add(
-            !self.deny_read.is_empty(),
-            "sandbox.filesystem.deny_read",
-            "--deny-read",
-        );
-        add(
-            !self.allow_write.is_empty(),
-            "sandbox.filesystem.allow_write",
-            "--allow-write",
-        );
-        add(
-            !self.deny_write.is_empty(),
-            "sandbox.filesystem.deny_write",
-            "--deny-write",
-        );
-        add(
-            self.no_protect_defaults,
-            "sandbox.filesystem.protect_defaults",
-            "--no-protect-defaults",
-        );
-        add(self.net.is_some(), "sandbox.network.mode", "--net");
-        add(
-            self.net.is_none() && !self.allow_domains.is_empty(),
-            "sandbox.network.mode",
-            "--allow-domain",
-        );
-        add(
-            !self.allow_domains.is_empty(),
+        given
+            .into_iter()
+            .filter(|(set, _, _)| *set)
+            .map(|(_, field, id)| (field, long(id)))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_field_an_option_sets_is_named_by_that_options_own_long_name() {
+        let o = Overrides {
+            gate: crate::policy::GateArgs {
+                policy: None,
+                mode: Some(crate::policy::Mode::Plan),
+                plan_card: Some("c".into()),
+            },
+            tool: Some(crate::policy::Tool::Read),
+            permission: Some(crate::policy::Outcome::Allow),
+            rule: Some("r".into()),
+            approval: Some(crate::policy::Approval::Granted),
+            classifier: Some(crate::policy::Verdict::Allow),
+            paths: vec!["p".into()],
+            worktree: Some("w".into()),
+            no_sandbox: true,
+            sandbox_mode: Some(crate::policy::SandboxMode::ReadOnly),
+            backend: Some(crate::policy::BackendChoice::Auto),
+            workspace: Some("ws".into()),
+            allow_read: vec!["a".into()],
+            deny_read: vec!["d".into()],
+            allow_write: vec!["a".into()],
+            deny_write: vec!["d".into()],
+            no_protect_defaults: true,
+            net: Some(crate::policy::NetMode::Full),
+            allow_domains: vec!["x.example".into()],
+            deny_domains: vec!["y.example".into()],
+            allow_unix_sockets: true,
+            timeout: Some(std::time::Duration::from_secs(1)),
+            ..Overrides::default()
+        };
+        let flags = o.flags();
+        let fields: Vec<&str> = Policy::default().fields().iter().map(|f| f.0).collect();
+        assert_eq!(flags.len(), 23, "{flags:?}");
+        for (field, flag) in &flags {
+            assert!(fields.contains(field), "{field}");
+            assert!(flag.starts_with("--") && !flag.contains('_'), "{flag}");
+        }
+        assert!(flags.contains(&("plan.card", "--plan-card".to_string())));
+        assert!(flags.contains(&(
             "sandbox.network.allow_domains",
-            "--allow-domain",
-        );
-        add(
-            !self.deny_domains.is_empty(),
-            "sandbox.network.deny_domains",
-            "--deny-domain",
-        );
-        add(
-            self.allow_unix_sockets,
-            "sandbox.network.allow_unix_sockets",
-            "--allow-unix-sockets",
-        );
-        v
+            "--allow-domain".to_string()
+        )));
     }
 }

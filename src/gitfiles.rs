@@ -14,9 +14,10 @@
 //! protected; its work is bounded, and past the bound it refuses rather
 //! than protect less.
 
+use crate::error::Error;
 use crate::gitconfig::{self, Entry};
-use crate::plan::resolve_lenient;
-use crate::protected::{inside, HostEnv, PathSet, RealPaths};
+use crate::paths::resolve_lenient;
+use crate::paths::{inside, HostEnv, PathSet, RealPaths};
 use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::io::Read;
@@ -159,7 +160,7 @@ impl<'a> Audit<'a> {
         }
     }
 
-    pub fn run(&mut self) -> Result<(), String> {
+    pub fn run(&mut self) -> Result<(), Error> {
         if self.protect {
             self.global_files()?;
         }
@@ -175,16 +176,13 @@ impl<'a> Audit<'a> {
         (self.out.into_vec(), self.grants)
     }
 
-    fn spend(&mut self, at: &Path) -> Result<(), String> {
+    fn spend(&mut self, at: &Path) -> Result<(), Error> {
         self.work += 1;
         if self.work > MAX_WORK {
-            return Err(format!(
-                "the git metadata reachable from `{}` is too large to audit (over {MAX_WORK} git dirs, \
-                 config files and directory entries): dcjail cannot tell which files git would run, \
-                 so no backend can keep them protected; --no-protect-defaults \
-                 (sandbox.filesystem.protect_defaults = false) runs without the protected table",
-                at.display()
-            ));
+            return Err(Error::GitTooLarge {
+                at: at.to_path_buf(),
+                max_work: MAX_WORK,
+            });
         }
         Ok(())
     }
@@ -232,7 +230,7 @@ impl<'a> Audit<'a> {
     /// A regular file, opened without blocking; `None` when it is missing,
     /// not a regular file or not of the owner asked for, an error when it is
     /// larger than `max` (it would be read by git, and cannot be audited).
-    fn read(&self, p: &Path, max: u64, owner: Owner) -> Result<Option<Vec<u8>>, String> {
+    fn read(&self, p: &Path, max: u64, owner: Owner) -> Result<Option<Vec<u8>>, Error> {
         let Ok(f) = std::fs::OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
@@ -247,13 +245,10 @@ impl<'a> Audit<'a> {
             return Ok(None);
         }
         if m.len() > max {
-            return Err(format!(
-                "`{}` is larger than {} MiB: dcjail does not audit a git configuration file that large, \
-                 so it cannot tell what git would run from it and no backend can keep that protected; \
-                 --no-protect-defaults (sandbox.filesystem.protect_defaults = false) runs without the protected table",
-                p.display(),
-                max >> 20
-            ));
+            return Err(Error::GitFileTooLarge {
+                path: p.to_path_buf(),
+                max_mib: max >> 20,
+            });
         }
         let mut buf = Vec::with_capacity(usize::try_from(m.len()).unwrap_or(0) + 1);
         if f.take(max).read_to_end(&mut buf).is_err() {
@@ -274,7 +269,7 @@ impl<'a> Audit<'a> {
     }
 
     /// The entries of an own directory, as names.
-    fn list(&mut self, dir: &Path) -> Result<Vec<PathBuf>, String> {
+    fn list(&mut self, dir: &Path) -> Result<Vec<PathBuf>, Error> {
         let mut out = Vec::new();
         if !self.own_dir(dir) {
             return Ok(out);
@@ -291,7 +286,7 @@ impl<'a> Audit<'a> {
 
     /// The worktree at `wt`: its `.git`, whatever that is, its submodules,
     /// and the global settings relative to it.
-    fn worktree(&mut self, wt: &Path, depth: usize) -> Result<(), String> {
+    fn worktree(&mut self, wt: &Path, depth: usize) -> Result<(), Error> {
         if depth > MAX_DEPTH || !self.worktrees.insert(wt.to_path_buf()) {
             return Ok(());
         }
@@ -345,7 +340,7 @@ impl<'a> Audit<'a> {
 
     /// A root without `.git` may lie inside a repository: git finds it by
     /// walking up, and its settings may point into the root.
-    fn enclosing(&mut self, wt: &Path) -> Result<(), String> {
+    fn enclosing(&mut self, wt: &Path) -> Result<(), Error> {
         for a in wt.ancestors().skip(1).take(64) {
             if std::fs::symlink_metadata(a.join(".git")).is_ok() {
                 return self.worktree(a, 1);
@@ -395,7 +390,7 @@ impl<'a> Audit<'a> {
         wt: Option<&Path>,
         depth: usize,
         near: bool,
-    ) -> Result<(), String> {
+    ) -> Result<(), Error> {
         // Seen already, and as closely: done. A dir first reached from far
         // away (an enclosing repository) is done again when a checkout
         // inside a root turns out to use it.
@@ -432,7 +427,7 @@ impl<'a> Audit<'a> {
 
     /// Every linked worktree's admin dir, and the worktree it names when that
     /// lies inside a writable root (elsewhere nothing of it is writable).
-    fn linked(&mut self, c: &Path, depth: usize) -> Result<(), String> {
+    fn linked(&mut self, c: &Path, depth: usize) -> Result<(), Error> {
         for a in self.list(&c.join("worktrees"))? {
             for n in ADMIN {
                 self.add(a.join(n));
@@ -462,7 +457,7 @@ impl<'a> Audit<'a> {
 
     /// The module git dirs under `c/modules`, found by walking (a module
     /// name may hold slashes), each audited as a git dir.
-    fn modules(&mut self, c: &Path, depth: usize) -> Result<(), String> {
+    fn modules(&mut self, c: &Path, depth: usize) -> Result<(), Error> {
         let mut stack = vec![(c.join("modules"), 0usize)];
         while let Some((dir, level)) = stack.pop() {
             for m in self.list(&dir)? {
@@ -483,7 +478,7 @@ impl<'a> Audit<'a> {
     /// The submodules `.gitmodules` names: their git dirs (also when not
     /// cloned yet, so none can be planted), their `.git` and `.gitmodules`,
     /// and each checkout as a worktree.
-    fn submodules(&mut self, wt: &Path, gitdir: Option<&Path>, depth: usize) -> Result<(), String> {
+    fn submodules(&mut self, wt: &Path, gitdir: Option<&Path>, depth: usize) -> Result<(), Error> {
         let entries = self.load(&wt.join(".gitmodules"), Owner::Ours)?;
         for e in entries.iter().filter(|e| e.section == "submodule") {
             let (Some(name), Some(value)) = (&e.sub, &e.value) else {
@@ -508,7 +503,7 @@ impl<'a> Audit<'a> {
     }
 
     /// The global and system configuration files, wherever they are.
-    fn global_files(&mut self) -> Result<(), String> {
+    fn global_files(&mut self) -> Result<(), Error> {
         let mut files = Vec::new();
         if let Some(g) = &self.env.git_config_global {
             files.push(g.clone());
@@ -537,7 +532,7 @@ impl<'a> Audit<'a> {
 
     /// A configuration file's entries: none when it is missing or git would
     /// refuse it (then git reads nothing from it either).
-    fn load(&self, f: &Path, owner: Owner) -> Result<Vec<Entry>, String> {
+    fn load(&self, f: &Path, owner: Owner) -> Result<Vec<Entry>, Error> {
         Ok(self
             .read(f, MAX_CONFIG_BYTES, owner)?
             .and_then(|t| gitconfig::parse(&t))
@@ -550,7 +545,7 @@ impl<'a> Audit<'a> {
         wt: Option<&Path>,
         depth: usize,
         owner: Owner,
-    ) -> Result<(), String> {
+    ) -> Result<(), Error> {
         if depth > MAX_INCLUDE_DEPTH
             || !self
                 .files
@@ -572,7 +567,7 @@ impl<'a> Audit<'a> {
         file: &Path,
         wt: Option<&Path>,
         depth: usize,
-    ) -> Result<(), String> {
+    ) -> Result<(), Error> {
         for e in entries {
             let Some(v) = e.value.as_deref().filter(|v| !v.is_empty()) else {
                 continue;
@@ -608,7 +603,7 @@ impl<'a> Audit<'a> {
         entries: &[Entry],
         file: &Path,
         depth: usize,
-    ) -> Result<(), String> {
+    ) -> Result<(), Error> {
         for e in entries {
             let Some(v) = e.value.as_deref().filter(|v| !v.is_empty()) else {
                 continue;

@@ -1,6 +1,6 @@
 //! dcjail: a launcher that puts a command inside an OS sandbox chosen from a
 //! resolved agent policy. Data flows one way:
-//! `policy` → `decide` → `plan` → `backend` → `exec`.
+//! `cli` → `run` → `policy` → `decide` → `plan` → `backend` → `exec`.
 
 pub mod backend;
 pub mod card;
@@ -18,9 +18,12 @@ pub mod gitfiles;
 pub mod hook;
 pub mod import;
 pub mod net;
+pub mod paths;
 pub mod plan;
 pub mod policy;
 pub mod protected;
+pub mod run;
 pub mod setup;
+pub mod usage;
 pub mod walk;
 pub mod worktree;

@@ -9,10 +9,10 @@
 //! anything, read a file of another user, or decide how a backend keeps a
 //! path read-only.
 
-use crate::plan::resolve_lenient;
-use std::collections::{HashMap, HashSet};
-use std::ffi::OsString;
-use std::path::{Component, Path, PathBuf};
+pub use crate::paths::HostEnv;
+use crate::paths::{inside, resolve_lenient, PathSet, RealPaths};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
 
 /// Where an entry's path is taken from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -216,32 +216,6 @@ pub fn entries(scope: Scope) -> impl Iterator<Item = &'static Entry> {
     TABLE.iter().filter(move |e| e.scope == scope)
 }
 
-/// The environment the host's programs will see, as far as it decides
-/// what they run: gathered at the edge so the rest can be tested.
-#[derive(Clone, Debug, Default)]
-pub struct HostEnv {
-    pub path: Option<OsString>,
-    pub xdg_config_home: Option<PathBuf>,
-    pub git_config_global: Option<PathBuf>,
-    pub git_config_system: Option<PathBuf>,
-}
-
-impl HostEnv {
-    pub fn current() -> HostEnv {
-        let var = |k: &str| {
-            std::env::var_os(k)
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-        };
-        HostEnv {
-            path: std::env::var_os("PATH"),
-            xdg_config_home: var("XDG_CONFIG_HOME"),
-            git_config_global: var("GIT_CONFIG_GLOBAL"),
-            git_config_system: var("GIT_CONFIG_SYSTEM"),
-        }
-    }
-}
-
 /// What the table and git's files give for a set of writable roots.
 #[derive(Clone, Debug, Default)]
 pub struct Collected {
@@ -253,38 +227,11 @@ pub struct Collected {
     pub grants: Vec<PathBuf>,
 }
 
-/// An ordered set of paths. Keyed by the bytes: hashing a `Path` goes
-/// component by component and cost more than the syscalls around it.
-#[derive(Default)]
-pub(crate) struct PathSet {
-    list: Vec<PathBuf>,
-    seen: HashSet<OsString>,
-}
-
-impl PathSet {
-    pub(crate) fn add(&mut self, p: PathBuf) {
-        if self.seen.insert(p.as_os_str().to_os_string()) {
-            self.list.push(p);
-        }
-    }
-
-    pub(crate) fn into_vec(self) -> Vec<PathBuf> {
-        self.list
-    }
-}
-
 /// Whether `p` lies inside one of `roots`, or holds one. Byte-wise: the
 /// paths compared here are absolute and normalized, and `Path::starts_with`
 /// (component by component) was most of the cost of a launch's audit.
 pub(crate) fn related(p: &Path, roots: &[PathBuf]) -> bool {
     roots.iter().any(|r| inside(p, r) || inside(r, p))
-}
-
-/// `p` is `dir` or lies under it.
-pub(crate) fn inside(p: &Path, dir: &Path) -> bool {
-    use std::os::unix::ffi::OsStrExt;
-    let (p, d) = (p.as_os_str().as_bytes(), dir.as_os_str().as_bytes());
-    p.starts_with(d) && (p.len() == d.len() || d.ends_with(b"/") || p[d.len()] == b'/')
 }
 
 /// The table's paths and git's files for `roots` (canonical), plus the
@@ -295,7 +242,7 @@ pub fn collect(
     home: Option<&Path>,
     env: &HostEnv,
     protect: bool,
-) -> Result<Collected, String> {
+) -> Result<Collected, crate::error::Error> {
     let roots: Vec<PathBuf> = roots
         .iter()
         .filter(|r| r.as_path() != Path::new("/"))
@@ -366,107 +313,6 @@ fn home_entries(home: &Path, roots: &[PathBuf], set: &mut PathSet) {
     }
 }
 
-/// Where a path really is, found without `realpath` on each: the home
-/// directory's entries by one listing per directory (names and types come
-/// with it), other paths by one cached `lstat` per prefix. A symlink met
-/// on the way is resolved; a missing component ends the walk.
-#[derive(Default)]
-pub(crate) struct RealPaths {
-    listings: HashMap<OsString, Option<HashMap<OsString, std::fs::FileType>>>,
-    prefixes: HashMap<OsString, Option<PathBuf>>,
-}
-
-impl RealPaths {
-    fn kind(&mut self, dir: &Path, name: &std::ffi::OsStr) -> Option<std::fs::FileType> {
-        if let Some(l) = self.listings.get(dir.as_os_str()) {
-            return l.as_ref()?.get(name).copied();
-        }
-        let listing = self
-            .listings
-            .entry(dir.as_os_str().to_os_string())
-            .or_insert_with(|| {
-                let rd = std::fs::read_dir(dir).ok()?;
-                let mut m = HashMap::new();
-                for e in rd.flatten().take(1 << 16) {
-                    if let Ok(t) = e.file_type() {
-                        m.insert(e.file_name(), t);
-                    }
-                }
-                Some(m)
-            });
-        listing.as_ref()?.get(name).copied()
-    }
-
-    /// `home/rel` resolved; `home` is canonical.
-    fn under(&mut self, home: &Path, rel: &Path) -> Option<PathBuf> {
-        let mut real = home.to_path_buf();
-        let mut lexical = home.to_path_buf();
-        for c in rel.components() {
-            lexical.push(c);
-            if let Some(hit) = self.prefixes.get(lexical.as_os_str()) {
-                real = hit.clone()?;
-                continue;
-            }
-            let next = match self.kind(&real, c.as_os_str()) {
-                None => None,
-                Some(t) if t.is_symlink() => std::fs::canonicalize(real.join(c)).ok(),
-                Some(_) => Some(real.join(c)),
-            };
-            self.prefixes
-                .insert(lexical.as_os_str().to_os_string(), next.clone());
-            real = next?;
-        }
-        Some(real)
-    }
-
-    /// An absolute path resolved as `resolve_lenient` does — as far as it
-    /// exists, symlinks followed and `..` applied to what they resolved to,
-    /// the rest kept lexically — with one cached `lstat` per prefix.
-    pub(crate) fn of(&mut self, p: &Path) -> PathBuf {
-        if !p.is_absolute() {
-            return resolve_lenient(p);
-        }
-        let mut real = PathBuf::from("/");
-        let mut missing = false;
-        for c in p.components() {
-            let n = match c {
-                Component::Normal(n) => n,
-                Component::ParentDir => {
-                    real.pop();
-                    continue;
-                }
-                _ => continue,
-            };
-            if missing {
-                real.push(n);
-                continue;
-            }
-            let next = real.join(n);
-            let hit = match self.prefixes.get(next.as_os_str()) {
-                Some(h) => h.clone(),
-                None => {
-                    let r = match std::fs::symlink_metadata(&next) {
-                        Err(_) => None,
-                        Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(&next).ok(),
-                        Ok(_) => Some(next.clone()),
-                    };
-                    self.prefixes
-                        .insert(next.as_os_str().to_os_string(), r.clone());
-                    r
-                }
-            };
-            match hit {
-                Some(h) => real = h,
-                None => {
-                    real = next;
-                    missing = true;
-                }
-            }
-        }
-        real
-    }
-}
-
 /// Directories of `$PATH` inside a writable root, the roots themselves
 /// excepted (protecting one would make the whole root read-only): the
 /// entry as named (a symlink there could be pointed elsewhere) and where
@@ -510,7 +356,7 @@ impl Origin {
         if policy_file.is_some_and(|f| resolve_lenient(f) == p) {
             return Origin::PolicyFile;
         }
-        if crate::plan::own_exe().is_some_and(|x| resolve_lenient(&x) == p) {
+        if crate::paths::own_exe().is_some_and(|x| resolve_lenient(&x) == p) {
             return Origin::OwnBinary;
         }
         match TABLE

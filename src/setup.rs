@@ -9,7 +9,6 @@
 //! outside /etc/apparmor.d/dcjail-bwrap, and puts nothing there that
 //! apparmor_parser has not accepted first.
 
-use crate::error::Refusal;
 use clap::{Parser, Subcommand};
 use std::ffi::OsString;
 use std::path::Path;
@@ -54,7 +53,7 @@ pub fn command() -> clap::Command {
 pub fn main(args: &[OsString]) -> i32 {
     let mut a = vec![OsString::from("dcjail setup")];
     a.extend(args.iter().cloned());
-    let cli: SetupCli = match crate::cli::parse(a) {
+    let cli: SetupCli = match crate::usage::parse(a) {
         Ok(c) => c,
         Err(code) => return code,
     };
@@ -70,14 +69,10 @@ fn apparmor(install: bool) -> i32 {
 
 #[cfg(not(target_os = "linux"))]
 fn apparmor(_install: bool) -> i32 {
-    refuse(&Refusal::unavailable(
+    crate::error::finish(Err(crate::error::Refusal::unavailable(
         "AppArmor exists only on Linux; there is nothing to set up here",
-    ))
-}
-
-fn refuse(r: &Refusal) -> i32 {
-    eprintln!("{}", r.line());
-    r.exit_code()
+    )
+    .into()))
 }
 
 /// Bytes a path may hold to be written into the profile as it is: an
@@ -90,7 +85,7 @@ fn plain_path_byte(b: u8) -> bool {
 /// when the path holds anything but letters, digits and `/._-+`, or a
 /// `.`/`..` component: AppArmor reads `*?[]{}^`, quotes and blanks as
 /// syntax.
-pub fn render(bwrap: &Path) -> Result<String, String> {
+pub fn render(bwrap: &Path) -> Result<String, crate::error::Error> {
     use std::os::unix::ffi::OsStrExt;
     let b = bwrap.as_os_str().as_bytes();
     let odd = !bwrap.is_absolute()
@@ -105,9 +100,8 @@ pub fn render(bwrap: &Path) -> Result<String, String> {
         })
         || b.ends_with(b"/");
     if odd {
-        return Err(format!(
-            "cannot write an AppArmor rule for `{}`: only an absolute path of letters, digits and / . _ - + can be written as it is",
-            crate::error::one_line(&bwrap.to_string_lossy())
+        return Err(crate::error::Error::UnquotablePath(
+            bwrap.to_string_lossy().into_owned(),
         ));
     }
     let path = bwrap.to_string_lossy();

@@ -28,8 +28,8 @@
 //! it does not use the refusal statuses; its last line is
 //! `dcjail: worktree: <what failed>; <what was kept>`.
 
-use crate::error::{Gate, Reason, Refusal};
-use crate::policy::{Mode, Overrides, Policy};
+use crate::error::{Error, Failure};
+use crate::policy::{GateArgs, Overrides};
 use clap::{Parser, Subcommand};
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
@@ -81,15 +81,8 @@ enum Cmd {
         /// Print {path, branch, base, base_commit} as JSON
         #[arg(long)]
         json: bool,
-        /// Policy file (TOML); also from env DCJAIL_POLICY. Only `mode` and `plan.card` matter here
-        #[arg(long, value_name = "FILE")]
-        policy: Option<PathBuf>,
-        /// Agent mode; `plan` refuses
-        #[arg(long, value_name = "MODE")]
-        mode: Option<Mode>,
-        /// Append the call to this plan card when plan mode blocks it
-        #[arg(long, value_name = "FILE")]
-        plan_card: Option<PathBuf>,
+        #[command(flatten)]
+        gate: GateArgs,
     },
     /// Commit the worktree's changes on its branch and remove it, or remove
     /// it (and its branch) when nothing changed
@@ -111,20 +104,12 @@ pub fn command() -> clap::Command {
 /// A failure after git ran: exit 1, one last line of our own.
 struct GitFailure(String);
 
-enum Failure {
-    Refused(Refusal),
-    Git(GitFailure),
-}
-
-impl From<Refusal> for Failure {
-    fn from(r: Refusal) -> Self {
-        Failure::Refused(r)
-    }
-}
-
 impl From<GitFailure> for Failure {
     fn from(g: GitFailure) -> Self {
-        Failure::Git(g)
+        Failure::Tool {
+            who: "worktree",
+            message: g.0,
+        }
     }
 }
 
@@ -133,96 +118,75 @@ type Res<T> = std::result::Result<T, Failure>;
 pub fn main(args: &[OsString]) -> i32 {
     let mut a = vec![OsString::from("dcjail worktree")];
     a.extend(args.iter().cloned());
-    let cli: WorktreeCli = match crate::cli::parse(a) {
+    let cli: WorktreeCli = match crate::usage::parse(a) {
         Ok(c) => c,
         Err(code) => return code,
     };
     let result = match cli.cmd {
-        Cmd::Enter {
-            base,
-            json,
-            policy,
-            mode,
-            plan_card,
-        } => enter(args, base.as_deref(), json, policy, mode, plan_card),
+        Cmd::Enter { base, json, gate } => enter(args, base.as_deref(), json, gate),
         Cmd::Exit { path, json } => exit(&path, json),
     };
-    match result {
-        Ok(()) => 0,
-        Err(Failure::Refused(r)) => {
-            eprintln!("{}", r.line());
-            r.exit_code()
-        }
-        Err(Failure::Git(GitFailure(m))) => {
-            eprintln!("dcjail: worktree: {}", crate::error::one_line(&m));
-            1
-        }
-    }
+    crate::error::finish(result)
 }
 
-fn enter(
-    args: &[OsString],
-    base: Option<&str>,
-    json: bool,
-    policy_file: Option<PathBuf>,
-    mode: Option<Mode>,
-    plan_card: Option<PathBuf>,
-) -> Res<()> {
-    let file = policy_file.or_else(|| {
-        std::env::var_os("DCJAIL_POLICY")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    });
-    let mut policy = Policy::load(file.as_deref())?;
-    policy.apply(&Overrides {
-        mode,
-        plan_card,
+/// `worktree enter`: the policy loaded and the plan-mode gate run as for a
+/// run, then a fresh worktree beside the main checkout.
+fn enter(args: &[OsString], base: Option<&str>, json: bool, gate: GateArgs) -> Res<()> {
+    let o = Overrides {
+        gate,
         ..Overrides::default()
-    });
-    policy.validate()?;
-    let facts = crate::plan::Facts::gather()?;
-    if policy.mode == Mode::Plan {
-        let r = Refusal::new(
-            Reason::PlanBlocked,
-            Some(Gate::Mode),
-            "cannot enter worktree in plan mode",
-        );
-        let mut argv = vec![OsString::from("dcjail"), OsString::from("worktree")];
-        argv.extend(args.iter().cloned());
-        return Err(crate::card::record(&policy, &argv, &facts, r).into());
-    }
+    };
+    let (policy, facts) = crate::run::load(&o, None)?;
+    let mut argv = vec![OsString::from("dcjail"), OsString::from("worktree")];
+    argv.extend(args.iter().cloned());
+    crate::run::gate(&policy, &argv, &facts, crate::decide::enter_worktree)?;
     let cwd = std::fs::canonicalize(&facts.cwd).unwrap_or(facts.cwd.clone());
     if let Some(wt) = enclosing_dcjail_worktree(&cwd) {
-        return Err(Refusal::usage(format!(
-            "already inside worktree {}; run `dcjail worktree exit` on it first",
-            wt.display()
-        ))
-        .into());
+        return Err(Error::InsideWorktree(wt).into());
     }
     let Some(top) = enclosing_checkout(&cwd) else {
-        return Err(Refusal::usage(format!(
-            "`{}` is not inside a git repository",
-            cwd.display()
-        ))
-        .into());
+        return Err(Error::NotInRepo(cwd).into());
     };
     let git = Git::find(std::slice::from_ref(&top))?;
-    let common = git.common_dir(&cwd)?;
-    let main_checkout = if common.file_name() == Some(OsStr::new(".git")) {
+    let main_checkout = main_checkout_of(&git.common_dir(&cwd)?);
+    let git = Git::find(&[top, main_checkout.clone()])?;
+    let base_name = base.unwrap_or("HEAD");
+    let base_commit = resolve_base(&git, &cwd, base_name)?;
+    let home = worktrees_home(&main_checkout)?;
+    let made = add_worktree(&git, &cwd, &home, &base_commit)?;
+    if json {
+        let v = serde_json::json!({
+            "path": made.path.to_string_lossy(),
+            "branch": made.branch,
+            "base": base_name,
+            "base_commit": base_commit,
+        });
+        println!("{v}");
+    } else {
+        println!("{}", made.path.display());
+    }
+    Ok(())
+}
+
+/// The main checkout a git common dir belongs to: the directory holding
+/// `.git`, or the bare repository itself.
+fn main_checkout_of(common: &Path) -> PathBuf {
+    if common.file_name() == Some(OsStr::new(".git")) {
         common
             .parent()
             .map(Path::to_path_buf)
-            .unwrap_or(common.clone())
+            .unwrap_or(common.to_path_buf())
     } else {
-        common.clone()
-    };
-    let git = Git::find(&[top, main_checkout.clone()])?;
+        common.to_path_buf()
+    }
+}
 
-    let base_name = base.unwrap_or("HEAD");
+/// The commit `--base` names, refused when it names none.
+fn resolve_base(git: &Git, cwd: &Path, base_name: &str) -> Res<String> {
     let spec = format!("{base_name}^{{commit}}");
-    let base_commit = git
+    let found = git
         .capture(
-            &cwd,
+            cwd,
             &[
                 "rev-parse",
                 "--verify",
@@ -233,22 +197,15 @@ fn enter(
         )
         .ok()
         .map(|o| String::from_utf8_lossy(&o).trim().to_string())
-        .filter(|s| !s.is_empty())
-        .ok_or_else(|| {
-            Refusal::usage(format!(
-                "--base `{base_name}` is not a branch or commit of this repository"
-            ))
-        })?;
+        .filter(|s| !s.is_empty());
+    found.ok_or_else(|| Error::BadBase(base_name.to_string()).into())
+}
 
+/// `<parent>/<name>.worktrees` beside the main checkout, created.
+fn worktrees_home(main_checkout: &Path) -> Res<PathBuf> {
     let (parent, name) = match (main_checkout.parent(), main_checkout.file_name()) {
         (Some(p), Some(n)) => (p.to_path_buf(), n.to_os_string()),
-        _ => {
-            return Err(Refusal::usage(format!(
-                "cannot place a worktree beside `{}`",
-                main_checkout.display()
-            ))
-            .into())
-        }
+        _ => return Err(Error::NoPlaceBeside(main_checkout.to_path_buf()).into()),
     };
     let mut home_name = name;
     home_name.push(".worktrees");
@@ -260,15 +217,25 @@ fn enter(
             crate::policy::io_words(&e)
         ))
     })?;
-    let home = std::fs::canonicalize(&home).unwrap_or(home);
+    Ok(std::fs::canonicalize(&home).unwrap_or(home))
+}
 
+/// A worktree `enter` made.
+struct Made {
+    path: PathBuf,
+    branch: String,
+}
+
+/// `git worktree add` on a fresh `dc-wt-<id>` branch and directory under
+/// `home`, starting at `base_commit`.
+fn add_worktree(git: &Git, cwd: &Path, home: &Path, base_commit: &str) -> Res<Made> {
     for _ in 0..8 {
         let branch = format!("{PREFIX}{}", random_id());
         let path = home.join(&branch);
         let taken = std::fs::symlink_metadata(&path).is_ok()
             || git
                 .status(
-                    &cwd,
+                    cwd,
                     &[
                         "show-ref",
                         "--verify",
@@ -286,28 +253,17 @@ fn enter(
             .collect();
         add.push(OsStr::new(&branch));
         add.push(path.as_os_str());
-        add.push(OsStr::new(&base_commit));
-        if !git.run(&cwd, &add)? {
+        add.push(OsStr::new(base_commit));
+        if !git.run(cwd, &add)? {
             // Only removes the `.worktrees` dir when this call left it empty.
-            let _ = std::fs::remove_dir(&home);
+            let _ = std::fs::remove_dir(home);
             return Err(GitFailure(format!(
                 "`git worktree add {}` failed; nothing was created",
                 path.display()
             ))
             .into());
         }
-        if json {
-            let v = serde_json::json!({
-                "path": path.to_string_lossy(),
-                "branch": branch,
-                "base": base_name,
-                "base_commit": base_commit,
-            });
-            println!("{v}");
-        } else {
-            println!("{}", path.display());
-        }
-        return Ok(());
+        return Ok(Made { path, branch });
     }
     Err(GitFailure("no free dc-wt-<id> name after 8 tries".into()).into())
 }
@@ -321,12 +277,50 @@ struct ExitReport {
     branch_kept: bool,
 }
 
+/// `worktree exit`: checks PATH is a dcjail worktree on its own branch,
+/// commits what changed, removes the worktree, and deletes the branch when
+/// nothing of it would be lost.
 fn exit(path: &Path, json: bool) -> Res<()> {
+    let Checked {
+        wt,
+        common,
+        git,
+        branch,
+    } = check_worktree(path)?;
+    let mut report = ExitReport {
+        path: wt.clone(),
+        branch: branch.clone(),
+        commit: None,
+        files: Vec::new(),
+        branch_kept: true,
+    };
+    if has_changes(&git, &wt)? {
+        commit_changes(&git, &wt, &mut report)?;
+    } else {
+        report.branch_kept = has_own_commits(&git, &common, &branch);
+    }
+    remove_worktree(&git, &common, &mut report)?;
+    print_exit(&report, json);
+    Ok(())
+}
+
+/// A worktree `exit` may fold back: canonical, with its git common dir, the
+/// git to run there and its branch.
+struct Checked {
+    wt: PathBuf,
+    common: PathBuf,
+    git: Git,
+    branch: String,
+}
+
+/// Refuses, changing nothing, anything but a dcjail worktree on its own
+/// branch.
+fn check_worktree(path: &Path) -> Res<Checked> {
     let refuse = |why: String| -> Failure {
-        Refusal::usage(format!(
-            "`{}` is not a dcjail worktree: {why}; nothing was changed",
-            path.display()
-        ))
+        Error::NotDcjailWorktree {
+            path: path.to_path_buf(),
+            why,
+        }
         .into()
     };
     let wt = std::fs::canonicalize(path).map_err(|e| refuse(crate::policy::io_words(&e)))?;
@@ -351,15 +345,7 @@ fn exit(path: &Path, json: bool) -> Res<()> {
             "its `.git` file does not name a linked worktree".into(),
         ));
     }
-    let main_checkout = if common.file_name() == Some(OsStr::new(".git")) {
-        common
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or(common.clone())
-    } else {
-        common.clone()
-    };
-    let git = Git::find(&[wt.clone(), main_checkout])?;
+    let git = Git::find(&[wt.clone(), main_checkout_of(common)])?;
     let top = git
         .capture(&wt, &["rev-parse", "--show-toplevel"])
         .map(|o| PathBuf::from(OsStr::from_bytes(trim_nl(&o))))
@@ -377,16 +363,27 @@ fn exit(path: &Path, json: bool) -> Res<()> {
         } else {
             format!("branch `{branch}`")
         };
-        return Err(Refusal::usage(format!(
-            "{} is on {on}, not its own branch `{dir_name}`; switch back to it or commit yourself; nothing was changed",
-            wt.display()
-        ))
+        return Err(Error::OffOwnBranch {
+            wt,
+            on,
+            own: dir_name,
+        }
         .into());
     }
+    Ok(Checked {
+        common: common.clone(),
+        wt,
+        git,
+        branch,
+    })
+}
 
+/// Whether `git status` shows anything to commit (untracked files and
+/// submodules included).
+fn has_changes(git: &Git, wt: &Path) -> Res<bool> {
     let status = git
         .capture(
-            &wt,
+            wt,
             &[
                 "status",
                 "--porcelain=v1",
@@ -401,54 +398,55 @@ fn exit(path: &Path, json: bool) -> Res<()> {
                 wt.display()
             ))
         })?;
+    Ok(!status.is_empty())
+}
 
-    let mut report = ExitReport {
-        path: wt.clone(),
-        branch: branch.clone(),
-        commit: None,
-        files: Vec::new(),
-        branch_kept: true,
-    };
-    if !status.is_empty() {
-        let kept = format!("{} and its changes are left as they were", wt.display());
-        if !git.run(&wt, &[OsStr::new("add"), OsStr::new("-A")])? {
-            return Err(GitFailure(format!("`git add -A` failed; {kept}")).into());
-        }
-        let names = git
-            .capture(
-                &wt,
-                &["diff", "--cached", "--name-only", "-z", "--no-renames"],
-            )
-            .map_err(|_| GitFailure(format!("`git diff --cached` failed; {kept}")))?;
-        report.files = names
-            .split(|b| *b == 0)
-            .filter(|n| !n.is_empty())
-            .map(|n| String::from_utf8_lossy(n).into_owned())
-            .collect();
-        let msg = format!("dcjail: worktree session {branch}");
-        if !git.run(
-            &wt,
-            &[
-                OsStr::new("commit"),
-                OsStr::new("-q"),
-                OsStr::new("-m"),
-                OsStr::new(&msg),
-            ],
-        )? {
-            return Err(GitFailure(format!(
-                "the commit on `{branch}` failed (see git's message above); {} keeps its changes (now staged) and nothing was removed",
-                wt.display()
-            ))
-            .into());
-        }
-        report.commit = git
-            .capture(&wt, &["rev-parse", "HEAD"])
-            .ok()
-            .map(|o| String::from_utf8_lossy(trim_nl(&o)).into_owned());
-    } else {
-        report.branch_kept = has_own_commits(&git, common, &branch);
+/// `git add -A` and a commit on the worktree's branch, the committed files
+/// and the commit noted in `report`.
+fn commit_changes(git: &Git, wt: &Path, report: &mut ExitReport) -> Res<()> {
+    let branch = report.branch.clone();
+    let kept = format!("{} and its changes are left as they were", wt.display());
+    if !git.run(wt, &[OsStr::new("add"), OsStr::new("-A")])? {
+        return Err(GitFailure(format!("`git add -A` failed; {kept}")).into());
     }
+    let names = git
+        .capture(
+            wt,
+            &["diff", "--cached", "--name-only", "-z", "--no-renames"],
+        )
+        .map_err(|_| GitFailure(format!("`git diff --cached` failed; {kept}")))?;
+    report.files = names
+        .split(|b| *b == 0)
+        .filter(|n| !n.is_empty())
+        .map(|n| String::from_utf8_lossy(n).into_owned())
+        .collect();
+    let msg = format!("dcjail: worktree session {branch}");
+    if !git.run(
+        wt,
+        &[
+            OsStr::new("commit"),
+            OsStr::new("-q"),
+            OsStr::new("-m"),
+            OsStr::new(&msg),
+        ],
+    )? {
+        return Err(GitFailure(format!(
+            "the commit on `{branch}` failed (see git's message above); {} keeps its changes (now staged) and nothing was removed",
+            wt.display()
+        ))
+        .into());
+    }
+    report.commit = git
+        .capture(wt, &["rev-parse", "HEAD"])
+        .ok()
+        .map(|o| String::from_utf8_lossy(trim_nl(&o)).into_owned());
+    Ok(())
+}
 
+/// `git worktree remove`, then the `.worktrees` dir when it is empty and
+/// the branch when `report` says it need not be kept.
+fn remove_worktree(git: &Git, common: &Path, report: &mut ExitReport) -> Res<()> {
+    let (wt, branch) = (report.path.clone(), report.branch.clone());
     // Removal runs from the git dir: the worktree is about to vanish.
     let remove = [OsStr::new("worktree"), OsStr::new("remove"), wt.as_os_str()];
     if !git.run(common, &remove)? {
@@ -480,7 +478,6 @@ fn exit(path: &Path, json: bool) -> Res<()> {
         )?;
         report.branch_kept = !deleted;
     }
-    print_exit(&report, json);
     Ok(())
 }
 
@@ -653,12 +650,7 @@ impl Git {
                 cwd,
                 &["rev-parse", "--path-format=absolute", "--git-common-dir"],
             )
-            .map_err(|_| {
-                Refusal::usage(format!(
-                    "`{}` is not inside a git repository",
-                    cwd.display()
-                ))
-            })?;
+            .map_err(|_| Failure::from(Error::NotInRepo(cwd.to_path_buf())))?;
         let p = PathBuf::from(OsStr::from_bytes(trim_nl(&out)));
         Ok(std::fs::canonicalize(&p).unwrap_or(p))
     }

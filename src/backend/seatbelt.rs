@@ -247,17 +247,23 @@ pub enum Lean {
 /// non-ASCII or `/`, `\`, `[`, `]` inside a `[...]` class, unbalanced
 /// brackets or braces.
 pub fn glob_regex(glob: &str, lean: Lean) -> Result<OsString, String> {
-    let bad = |why: &str| {
-        Err(format!(
-            "glob `{}` cannot be expressed as a Seatbelt rule: {why}",
-            crate::error::one_line(glob)
-        ))
-    };
+    glob_regex_bytes(glob, lean)
+        .map(OsString::from_vec)
+        .map_err(|why| {
+            format!(
+                "glob `{}` cannot be expressed as a Seatbelt rule: {why}",
+                crate::error::one_line(glob)
+            )
+        })
+}
+
+/// `glob_regex`, its refusal said as the reason alone.
+fn glob_regex_bytes(glob: &str, lean: Lean) -> Result<Vec<u8>, &'static str> {
     if glob.chars().any(|c| c.is_control()) {
-        return bad("it contains a control character");
+        return Err("it contains a control character");
     }
     if glob.contains('\u{fffd}') {
-        return bad("it contains bytes that are not UTF-8");
+        return Err("it contains bytes that are not UTF-8");
     }
     let g = canonical_glob(glob);
     let fold = lean == Lean::Deny;
@@ -266,26 +272,10 @@ pub fn glob_regex(glob: &str, lean: Lean) -> Result<OsString, String> {
     let mut depth = 0usize;
     let mut i = 0;
     while i < chars.len() {
-        let c = chars[i];
-        match c {
+        let mut buf = [0u8; 4];
+        match chars[i] {
             '*' => {
-                let double = chars.get(i + 1) == Some(&'*');
-                let starts_component = i == 0 || chars[i - 1] == '/';
-                let after = if double { chars.get(i + 2) } else { None };
-                if double && starts_component && after == Some(&'/') {
-                    // `**/`: zero or more whole components.
-                    out.extend_from_slice(b"(.*/)?");
-                    i += 3;
-                    continue;
-                }
-                if double && starts_component && after.is_none() {
-                    // Trailing `/**`: everything below.
-                    out.extend_from_slice(b".*");
-                    i += 2;
-                    continue;
-                }
-                out.extend_from_slice(b"[^/]*");
-                i += if double { 2 } else { 1 };
+                i += star(&chars, i, &mut out);
                 continue;
             }
             '?' => out.extend_from_slice(match lean {
@@ -297,7 +287,6 @@ pub fn glob_regex(glob: &str, lean: Lean) -> Result<OsString, String> {
             '[' if chars.get(i + 2) == Some(&']') && !matches!(chars[i + 1], '!' | '^') => {
                 // `[x]` is one literal character: globset::escape writes
                 // metacharacters of the workspace path this way.
-                let mut buf = [0u8; 4];
                 regex_literal(
                     chars[i + 1].encode_utf8(&mut buf).as_bytes(),
                     fold,
@@ -307,62 +296,7 @@ pub fn glob_regex(glob: &str, lean: Lean) -> Result<OsString, String> {
                 continue;
             }
             '[' => {
-                let mut j = i + 1;
-                let negated = matches!(chars.get(j), Some('!') | Some('^'));
-                if negated {
-                    j += 1;
-                }
-                let start = j;
-                while j < chars.len() && chars[j] != ']' {
-                    j += 1;
-                }
-                if j >= chars.len() || j == start {
-                    return bad("a `[` class is not closed or is empty");
-                }
-                let body: Vec<char> = chars[start..j].to_vec();
-                if body
-                    .iter()
-                    .any(|c| !c.is_ascii() || matches!(c, '/' | '\\' | '[' | ']' | '^'))
-                {
-                    return bad("a `[` class may hold only ASCII other than / \\ [ ] ^");
-                }
-                out.push(b'[');
-                if negated {
-                    // A class never matches the separator (literal_separator).
-                    out.extend_from_slice(b"^/");
-                }
-                // A leading `-` would read as a range after `^/`: move it last.
-                let (dash, items): (Vec<char>, Vec<char>) = if body.first() == Some(&'-') {
-                    (vec!['-'], body[1..].to_vec())
-                } else {
-                    (Vec::new(), body)
-                };
-                let mut extra = Vec::new();
-                let mut k = 0;
-                while k < items.len() {
-                    let a = items[k];
-                    if items.get(k + 1) == Some(&'-') && k + 2 < items.len() {
-                        let b = items[k + 2];
-                        out.extend_from_slice(&[a as u8, b'-', b as u8]);
-                        if fold && !negated && a.is_ascii_alphabetic() && b.is_ascii_alphabetic() {
-                            let (fa, fb) = (swap_case(a), swap_case(b));
-                            if fa <= fb {
-                                extra.extend_from_slice(&[fa as u8, b'-', fb as u8]);
-                            }
-                        }
-                        k += 3;
-                    } else {
-                        out.push(a as u8);
-                        if fold && !negated && a.is_ascii_alphabetic() {
-                            extra.push(swap_case(a) as u8);
-                        }
-                        k += 1;
-                    }
-                }
-                out.extend_from_slice(&extra);
-                out.extend(dash.iter().map(|c| *c as u8));
-                out.push(b']');
-                i = j + 1;
+                i = class(&chars, i, fold, &mut out)?;
                 continue;
             }
             '{' => {
@@ -371,7 +305,7 @@ pub fn glob_regex(glob: &str, lean: Lean) -> Result<OsString, String> {
             }
             '}' => {
                 if depth == 0 {
-                    return bad("a `}` has no `{`");
+                    return Err("a `}` has no `{`");
                 }
                 depth -= 1;
                 out.push(b')');
@@ -379,26 +313,113 @@ pub fn glob_regex(glob: &str, lean: Lean) -> Result<OsString, String> {
             ',' if depth > 0 => out.push(b'|'),
             '\\' => {
                 let Some(&next) = chars.get(i + 1) else {
-                    return bad("it ends with a lone `\\`");
+                    return Err("it ends with a lone `\\`");
                 };
-                let mut buf = [0u8; 4];
                 regex_literal(next.encode_utf8(&mut buf).as_bytes(), fold, &mut out);
                 i += 2;
                 continue;
             }
-            ']' => return bad("a `]` has no `[`"),
-            other => {
-                let mut buf = [0u8; 4];
-                regex_literal(other.encode_utf8(&mut buf).as_bytes(), fold, &mut out);
-            }
+            ']' => return Err("a `]` has no `[`"),
+            other => regex_literal(other.encode_utf8(&mut buf).as_bytes(), fold, &mut out),
         }
         i += 1;
     }
     if depth != 0 {
-        return bad("a `{` is not closed");
+        return Err("a `{` is not closed");
     }
     out.extend_from_slice(b"(/.*)?$");
-    Ok(OsString::from_vec(out))
+    Ok(out)
+}
+
+/// The regex of the `*` or `**` at `chars[i]`; returns how many
+/// characters it took.
+fn star(chars: &[char], i: usize, out: &mut Vec<u8>) -> usize {
+    let double = chars.get(i + 1) == Some(&'*');
+    let starts_component = i == 0 || chars[i - 1] == '/';
+    let after = if double { chars.get(i + 2) } else { None };
+    if double && starts_component && after == Some(&'/') {
+        // `**/`: zero or more whole components.
+        out.extend_from_slice(b"(.*/)?");
+        return 3;
+    }
+    if double && starts_component && after.is_none() {
+        // Trailing `/**`: everything below.
+        out.extend_from_slice(b".*");
+        return 2;
+    }
+    out.extend_from_slice(b"[^/]*");
+    if double {
+        2
+    } else {
+        1
+    }
+}
+
+/// The regex of the `[...]` class starting at `chars[i]`; returns the index
+/// after its `]`.
+fn class(chars: &[char], i: usize, fold: bool, out: &mut Vec<u8>) -> Result<usize, &'static str> {
+    let mut j = i + 1;
+    let negated = matches!(chars.get(j), Some('!') | Some('^'));
+    if negated {
+        j += 1;
+    }
+    let start = j;
+    while j < chars.len() && chars[j] != ']' {
+        j += 1;
+    }
+    if j >= chars.len() || j == start {
+        return Err("a `[` class is not closed or is empty");
+    }
+    let body: Vec<char> = chars[start..j].to_vec();
+    if body
+        .iter()
+        .any(|c| !c.is_ascii() || matches!(c, '/' | '\\' | '[' | ']' | '^'))
+    {
+        return Err("a `[` class may hold only ASCII other than / \\ [ ] ^");
+    }
+    out.push(b'[');
+    if negated {
+        // A class never matches the separator (literal_separator).
+        out.extend_from_slice(b"^/");
+    }
+    // A leading `-` would read as a range after `^/`: move it last.
+    let (dash, items): (Vec<char>, Vec<char>) = if body.first() == Some(&'-') {
+        (vec!['-'], body[1..].to_vec())
+    } else {
+        (Vec::new(), body)
+    };
+    class_items(&items, fold && !negated, out);
+    out.extend(dash.iter().map(|c| *c as u8));
+    out.push(b']');
+    Ok(j + 1)
+}
+
+/// A class's characters and ranges; with `fold`, each letter's other case
+/// too (a denial covers what a case-insensitive filesystem would match).
+fn class_items(items: &[char], fold: bool, out: &mut Vec<u8>) {
+    let mut extra = Vec::new();
+    let mut k = 0;
+    while k < items.len() {
+        let a = items[k];
+        if items.get(k + 1) == Some(&'-') && k + 2 < items.len() {
+            let b = items[k + 2];
+            out.extend_from_slice(&[a as u8, b'-', b as u8]);
+            if fold && a.is_ascii_alphabetic() && b.is_ascii_alphabetic() {
+                let (fa, fb) = (swap_case(a), swap_case(b));
+                if fa <= fb {
+                    extra.extend_from_slice(&[fa as u8, b'-', fb as u8]);
+                }
+            }
+            k += 3;
+        } else {
+            out.push(a as u8);
+            if fold && a.is_ascii_alphabetic() {
+                extra.push(swap_case(a) as u8);
+            }
+            k += 1;
+        }
+    }
+    out.extend_from_slice(&extra);
 }
 
 fn swap_case(c: char) -> char {

@@ -9,15 +9,13 @@
 //! Any failure of the hook itself exits 2 with one line on stderr: both
 //! agents read exit 2 as "block this call", while any other status would
 //! let the original command run unsandboxed. It decides only through the
-//! same pipeline a run uses (`decide_and_plan`, then `backend::select`) and
+//! same pipeline a run uses (`run::decide_and_plan`, then `run::select`) and
 //! starts nothing, except the sample command of `--check`.
 
 mod shell;
 
-use crate::cli::PolicyArgs;
-use crate::error::Refusal;
-use crate::plan::Plan;
-use crate::policy::{Approval, Mode, PolicyFormat, Tool};
+use crate::error::{Refusal, SUBCOMMAND_FAILED, SUCCESS};
+use crate::policy::{Approval, GateArgs, Mode, Overrides, PolicyFormat, Tool};
 use clap::Parser;
 use serde_json::{json, Map, Value};
 use std::ffi::OsString;
@@ -30,7 +28,7 @@ pub use shell::{quote, repair_surrogates};
 const MAX_INPUT: u64 = 16 * 1024 * 1024;
 
 /// The status both agents read as "block the call", stderr as the reason.
-const BLOCK: i32 = 2;
+const BLOCK: i32 = crate::error::HOOK_BLOCK;
 
 /// The agents whose hook protocol is spoken.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -70,16 +68,13 @@ pub fn command() -> clap::Command {
     <HookCli as clap::CommandFactory>::command()
 }
 
-/// How a call is decided: the run's own pipeline, passed in by `cli`.
-pub type Decide = fn(&PolicyArgs, Vec<OsString>) -> Result<Plan, Refusal>;
-
 /// `dcjail hook ARGS`: returns the exit status.
-pub fn main(args: &[OsString], decide: Decide) -> i32 {
+pub fn main(args: &[OsString]) -> i32 {
     let mut a = vec![OsString::from("dcjail hook")];
     a.extend(args.iter().cloned());
-    let cli: HookCli = match crate::cli::parse(a) {
+    let cli: HookCli = match crate::usage::parse(a) {
         Ok(c) => c,
-        Err(0) => return 0,
+        Err(crate::error::SUCCESS) => return crate::error::SUCCESS,
         // The usage error is already on stderr.
         Err(_) => return BLOCK,
     };
@@ -89,7 +84,7 @@ pub fn main(args: &[OsString], decide: Decide) -> i32 {
         ));
     }
     if cli.check {
-        return check(&cli, decide);
+        return check(&cli);
     }
     let mut input = Vec::new();
     if let Err(e) = std::io::stdin()
@@ -111,12 +106,12 @@ pub fn main(args: &[OsString], decide: Decide) -> i32 {
         Ok(t) => t,
         Err(_) => return block(&Refusal::usage("hook input is not valid UTF-8 JSON")),
     };
-    match answer(&cli, &text, decide) {
+    match answer(&cli, &text) {
         Ok(Some(v)) => {
             println!("{v}");
-            0
+            SUCCESS
         }
-        Ok(None) => 0,
+        Ok(None) => SUCCESS,
         Err(r) => block(&r),
     }
 }
@@ -128,7 +123,7 @@ fn block(r: &Refusal) -> i32 {
 
 /// The decision for one hook input: `Some(json)` to print, `None` for no
 /// opinion; `Err` when the input is not a hook input at all.
-pub fn answer(cli: &HookCli, text: &str, decide: Decide) -> Result<Option<Value>, Refusal> {
+pub fn answer(cli: &HookCli, text: &str) -> Result<Option<Value>, Refusal> {
     let repaired = repair_surrogates(text);
     let v: Value = serde_json::from_str(&repaired).map_err(|e| {
         Refusal::usage(format!(
@@ -146,7 +141,7 @@ pub fn answer(cli: &HookCli, text: &str, decide: Decide) -> Result<Option<Value>
     if input.get("tool_name").and_then(Value::as_str) != Some("Bash") {
         return Ok(None);
     }
-    Ok(Some(match shell_call(cli, &input, decide) {
+    Ok(Some(match shell_call(cli, &input) {
         Ok(wrapped) => wrapped,
         Err(r) => deny(&r),
     }))
@@ -229,7 +224,7 @@ fn current_dir() -> Result<PathBuf, Refusal> {
 
 /// A `Bash` call: decided as dcjail would decide the wrapped run, then
 /// rewritten to run under dcjail.
-fn shell_call(cli: &HookCli, input: &Map<String, Value>, decide: Decide) -> Result<Value, Refusal> {
+fn shell_call(cli: &HookCli, input: &Map<String, Value>) -> Result<Value, Refusal> {
     let call = read_call(input)?;
     let policy = policy_file(cli)?;
     let auto_allow = auto_allow(cli, policy.as_deref())?;
@@ -242,22 +237,25 @@ fn shell_call(cli: &HookCli, input: &Map<String, Value>, decide: Decide) -> Resu
             crate::policy::io_words(&e)
         ))
     })?;
-    let pa = PolicyArgs {
-        policy: policy.clone(),
+    let o = Overrides {
+        gate: GateArgs {
+            policy: policy.clone(),
+            mode: Some(call.mode),
+            plan_card: None,
+        },
         policy_format: cli.policy_format,
-        mode: Some(call.mode),
         tool: Some(Tool::Bash),
         approval: Some(Approval::Granted),
         workspace: Some(call.cwd.clone()),
-        ..PolicyArgs::default()
+        ..Overrides::default()
     };
     let argv = vec![
         OsString::from("bash"),
         OsString::from("-c"),
         OsString::from(call.command),
     ];
-    let plan = decide(&pa, argv)?;
-    let choice = crate::backend::select(&plan)?;
+    let plan = crate::run::decide_and_plan(&o, argv)?;
+    let choice = crate::run::select(&plan)?;
     let wrapped = wrap(cli, call.mode, &call.cwd, policy.as_deref(), call.command)?;
     let mut updated = call.tool_input.clone();
     updated.insert("command".into(), Value::String(wrapped));
@@ -366,12 +364,12 @@ pub fn wrap(
 }
 
 /// `--check`: a sample shell call through the whole chain on this machine.
-fn check(cli: &HookCli, decide: Decide) -> i32 {
+fn check(cli: &HookCli) -> i32 {
     let cwd = match std::env::current_dir() {
         Ok(c) => c,
         Err(e) => {
             eprintln!("dcjail hook --check: cannot read the current directory: {e}");
-            return 1;
+            return SUBCOMMAND_FAILED;
         }
     };
     let sample = json!({
@@ -388,15 +386,15 @@ fn check(cli: &HookCli, decide: Decide) -> i32 {
         Agent::ClaudeCode => "claude-code",
         Agent::Codex => "codex",
     };
-    let out = match answer(cli, &sample.to_string(), decide) {
+    let out = match answer(cli, &sample.to_string()) {
         Ok(Some(v)) => v,
         Ok(None) => {
             println!("dcjail hook {agent}: FAILED: a Bash call got no answer");
-            return 1;
+            return SUBCOMMAND_FAILED;
         }
         Err(r) => {
             println!("dcjail hook {agent}: FAILED: {}", r.line());
-            return 1;
+            return SUBCOMMAND_FAILED;
         }
     };
     let hso = &out["hookSpecificOutput"];
@@ -405,7 +403,7 @@ fn check(cli: &HookCli, decide: Decide) -> i32 {
             "dcjail hook {agent}: FAILED: the sample call is refused: {}",
             hso["permissionDecisionReason"].as_str().unwrap_or("")
         );
-        return 1;
+        return SUBCOMMAND_FAILED;
     };
     println!(
         "decision:  {}",
@@ -421,7 +419,7 @@ fn check(cli: &HookCli, decide: Decide) -> i32 {
         Ok(o) => String::from_utf8_lossy(&o.stdout).trim().to_string(),
         Err(e) => {
             println!("dcjail hook {agent}: FAILED: cannot run /bin/sh: {e}");
-            return 1;
+            return SUBCOMMAND_FAILED;
         }
     };
     println!("it printed: {text}");
@@ -429,9 +427,9 @@ fn check(cli: &HookCli, decide: Decide) -> i32 {
         println!(
             "dcjail hook {agent}: ok. To check that the agent itself applies the rewrite, have it run:\n  test \"$DCJAIL\" = 1 && echo sandboxed by dcjail || echo NOT SANDBOXED"
         );
-        0
+        SUCCESS
     } else {
         println!("dcjail hook {agent}: FAILED: the wrapped command did not run under dcjail");
-        1
+        SUBCOMMAND_FAILED
     }
 }

@@ -64,7 +64,7 @@ pub fn command() -> clap::Command {
 pub fn main(args: &[std::ffi::OsString]) -> i32 {
     let mut a = vec![std::ffi::OsString::from("dcjail import")];
     a.extend(args.iter().cloned());
-    let cli: ImportCli = match crate::cli::parse(a) {
+    let cli: ImportCli = match crate::usage::parse(a) {
         Ok(c) => c,
         Err(code) => return code,
     };
@@ -78,7 +78,7 @@ pub fn main(args: &[std::ffi::OsString]) -> i32 {
                 "dcjail policy imported from {format} settings {name}\nby `dcjail import {format}`; each imported line says which setting it came from."
             );
             crate::error::print_out(&to_toml(&imp, &header));
-            0
+            crate::error::SUCCESS
         }
         Err(r) => {
             eprintln!("{}", r.line());

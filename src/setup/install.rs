@@ -1,10 +1,10 @@
 //! `setup apparmor` on Linux: which bwrap, whether a profile is needed, and
 //! the install (checked by apparmor_parser, written atomically, loaded).
 
-use super::{refuse, render, PROFILE_FILE};
+use super::{render, PROFILE_FILE};
 use crate::backend::host::{paths, Probe};
 use crate::backend::obstacle::{self, AppArmor};
-use crate::error::{one_line, Refusal, SUBCOMMAND_FAILED};
+use crate::error::{one_line, Error, Failure, Refusal};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -13,24 +13,24 @@ const PARSERS: &[&str] = &["/usr/sbin/apparmor_parser", "/sbin/apparmor_parser"]
 /// The policy ABI the profile names.
 const ABI_FILE: &str = "/etc/apparmor.d/abi/4.0";
 
-fn failed(m: &str) -> i32 {
-    eprintln!("dcjail: setup apparmor: {}", one_line(m));
-    SUBCOMMAND_FAILED
+/// A failure of the install after checks passed: exit 1, one line.
+fn failed(m: impl Into<String>) -> Failure {
+    Failure::Tool {
+        who: "setup apparmor",
+        message: m.into(),
+    }
 }
 
 pub fn apparmor(install: bool, host: &dyn Probe) -> i32 {
+    crate::error::finish(apparmor_steps(install, host))
+}
+
+fn apparmor_steps(install: bool, host: &dyn Probe) -> Result<(), Failure> {
     let bwrap = match host.bwrap() {
         Ok(b) => host.canonical(&b).unwrap_or(b),
-        Err(e) => {
-            return refuse(&Refusal::unavailable(format!(
-                "there is no bubblewrap to write a profile for: {e}"
-            )))
-        }
+        Err(e) => return Err(Error::NoBwrap(e.to_string()).into()),
     };
-    let text = match render(&bwrap) {
-        Ok(t) => t,
-        Err(e) => return refuse(&Refusal::unavailable(e)),
-    };
+    let text = render(&bwrap)?;
     let state = obstacle::apparmor(host, &bwrap);
     if !install {
         print!("{text}");
@@ -46,25 +46,24 @@ pub fn apparmor(install: bool, host: &dyn Probe) -> i32 {
             }
         };
         eprintln!("dcjail: note: {}", one_line(&note));
-        return 0;
+        return Ok(());
     }
     if host.euid() != 0 {
-        return refuse(&Refusal::usage(
+        return Err(Refusal::usage(
             "`setup apparmor --install` writes /etc/apparmor.d and loads a profile, so it runs as root: sudo dcjail setup apparmor --install",
-        ));
+        )
+        .into());
     }
-    if let Err(e) = root_controlled(&bwrap) {
-        return refuse(&Refusal::unavailable(e));
-    }
+    root_controlled(&bwrap)?;
     if host
         .read(paths::APPARMOR_ENABLED)
         .map(|s| s.trim().to_string())
         .as_deref()
         != Some("Y")
     {
-        return failed(
+        return Err(failed(
             "AppArmor is not enabled in this kernel: nothing restricts bwrap's user namespaces, and there is nothing to install",
-        );
+        ));
     }
     if let AppArmor::Covered { file } = &state {
         if file != obstacle::DCJAIL_PROFILE {
@@ -73,7 +72,7 @@ pub fn apparmor(install: bool, host: &dyn Probe) -> i32 {
                 paths::APPARMOR_DIR,
                 bwrap.display()
             );
-            return 0;
+            return Ok(());
         }
     }
     let Some(parser) = PARSERS
@@ -81,22 +80,54 @@ pub fn apparmor(install: bool, host: &dyn Probe) -> i32 {
         .map(Path::new)
         .find(|p| root_controlled(p).is_ok())
     else {
-        return failed("apparmor_parser is not installed (sudo apt-get install apparmor)");
+        return Err(failed(
+            "apparmor_parser is not installed (sudo apt-get install apparmor)",
+        ));
     };
     if !host.exists(ABI_FILE) {
-        return failed(&format!(
+        return Err(failed(format!(
             "{ABI_FILE} is missing: the profile needs AppArmor 4 (Ubuntu 24.04 and later)"
-        ));
+        )));
     }
-    match install_into(Path::new(PROFILE_FILE), parser, &text) {
-        Ok(()) => {
-            println!(
-                "installed {PROFILE_FILE} and loaded it: {} may now create user namespaces; check with `dcjail doctor`, as yourself",
-                bwrap.display()
-            );
-            0
+    install_into(Path::new(PROFILE_FILE), parser, &text).map_err(|e| failed(e.to_string()))?;
+    println!(
+        "installed {PROFILE_FILE} and loaded it: {} may now create user namespaces; check with `dcjail doctor`, as yourself",
+        bwrap.display()
+    );
+    Ok(())
+}
+
+/// What went wrong in writing and loading the profile.
+#[derive(Debug)]
+pub enum InstallError {
+    /// apparmor_parser refused the profile text (nothing was written).
+    Refused(String),
+    /// The target has no directory or no file name.
+    BadTarget(PathBuf),
+    /// The profile file could not be created, written or renamed in place.
+    Write(String),
+    /// The kernel refused the written profile (the file was removed again).
+    Load { target: PathBuf, why: String },
+}
+
+impl std::fmt::Display for InstallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            InstallError::Refused(e) => write!(f, "apparmor_parser refused the profile: {e}"),
+            InstallError::BadTarget(t) => {
+                write!(
+                    f,
+                    "no directory or file name for the profile {}",
+                    t.display()
+                )
+            }
+            InstallError::Write(e) => f.write_str(e),
+            InstallError::Load { target, why } => write!(
+                f,
+                "apparmor_parser could not load {}: {why}; the file was removed again",
+                target.display()
+            ),
         }
-        Err(e) => failed(&e),
     }
 }
 
@@ -104,13 +135,13 @@ pub fn apparmor(install: bool, host: &dyn Probe) -> i32 {
 /// over the old one, mode 0644), and loads it. A profile the parser refuses
 /// is never written; one the kernel then refuses is removed again, so that
 /// nothing is left that would fail at the next boot.
-pub fn install_into(target: &Path, parser: &Path, text: &str) -> Result<(), String> {
-    run_parser(parser, &["-Q", "-K", "-T"], Some(text))
-        .map_err(|e| format!("apparmor_parser refused the profile: {e}"))?;
-    let dir = target.parent().ok_or("no directory for the profile")?;
+pub fn install_into(target: &Path, parser: &Path, text: &str) -> Result<(), InstallError> {
+    run_parser(parser, &["-Q", "-K", "-T"], Some(text)).map_err(InstallError::Refused)?;
+    let bad = || InstallError::BadTarget(target.to_path_buf());
+    let dir = target.parent().ok_or_else(bad)?;
     let name = target
         .file_name()
-        .ok_or("no file name for the profile")?
+        .ok_or_else(bad)?
         .to_string_lossy()
         .into_owned();
     let tmp = dir.join(format!(".{name}.dcjail-{}", std::process::id()));
@@ -125,15 +156,15 @@ pub fn install_into(target: &Path, parser: &Path, text: &str) -> Result<(), Stri
     });
     if let Err(e) = written {
         let _ = std::fs::remove_file(&tmp);
-        return Err(e);
+        return Err(InstallError::Write(e));
     }
     let target_s = target.to_string_lossy().into_owned();
     if let Err(e) = run_parser(parser, &["-r", "-W", &target_s], None) {
         let _ = std::fs::remove_file(target);
-        return Err(format!(
-            "apparmor_parser could not load {}: {e}; the file was removed again",
-            target.display()
-        ));
+        return Err(InstallError::Load {
+            target: target.to_path_buf(),
+            why: e,
+        });
     }
     Ok(())
 }
@@ -188,21 +219,29 @@ fn run_parser(parser: &Path, args: &[&str], stdin: Option<&str>) -> Result<(), S
 /// `p` and every directory above it belong to root and are writable by
 /// no one else: otherwise whoever could replace the program would get what
 /// the profile grants it.
-pub fn root_controlled(p: &Path) -> Result<(), String> {
+pub fn root_controlled(p: &Path) -> Result<(), Error> {
     use std::os::unix::fs::MetadataExt;
     let mut at: Option<PathBuf> = Some(p.to_path_buf());
     while let Some(cur) = at {
-        let m = std::fs::symlink_metadata(&cur)
-            .map_err(|e| format!("cannot inspect {}: {e}", cur.display()))?;
+        let m = std::fs::symlink_metadata(&cur).map_err(|e| Error::Inspect {
+            path: cur.clone(),
+            why: e.to_string(),
+        })?;
         if m.file_type().is_symlink() || m.uid() != 0 || m.mode() & 0o022 != 0 {
-            return Err(format!(
-                "{} can be changed by someone other than root ({}owner uid {}, mode {:o}): a profile granting user namespaces to {} would grant them to whatever is put there",
-                cur.display(),
-                if m.file_type().is_symlink() { "a symlink, " } else { "" },
-                m.uid(),
-                m.mode() & 0o7777,
-                p.display()
-            ));
+            return Err(Error::NotRootControlled {
+                detail: format!(
+                    "{}owner uid {}, mode {:o}",
+                    if m.file_type().is_symlink() {
+                        "a symlink, "
+                    } else {
+                        ""
+                    },
+                    m.uid(),
+                    m.mode() & 0o7777
+                ),
+                path: cur,
+                what: p.to_path_buf(),
+            });
         }
         at = cur.parent().map(Path::to_path_buf);
     }
@@ -245,7 +284,9 @@ mod tests {
         let d = scratch("refused");
         let parser = fake_parser(&d, "-Q");
         let target = d.join("dcjail-bwrap");
-        let e = install_into(&target, &parser, "profile x {}\n").unwrap_err();
+        let e = install_into(&target, &parser, "profile x {}\n")
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("refused the profile") && e.contains("no: bad rule"),
             "{e}"
@@ -264,7 +305,9 @@ mod tests {
         let d = scratch("unloaded");
         let parser = fake_parser(&d, "-r");
         let target = d.join("dcjail-bwrap");
-        let e = install_into(&target, &parser, "profile x {}\n").unwrap_err();
+        let e = install_into(&target, &parser, "profile x {}\n")
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("could not load") && e.contains("removed again"),
             "{e}"
@@ -298,7 +341,7 @@ mod tests {
     fn only_a_program_only_root_can_replace_gets_a_profile() {
         assert!(root_controlled(Path::new("/usr/bin/env")).is_ok());
         // /tmp is writable by everyone: anything under it could be swapped.
-        let e = root_controlled(Path::new("/tmp")).unwrap_err();
+        let e = root_controlled(Path::new("/tmp")).unwrap_err().to_string();
         assert!(e.contains("/tmp") && e.contains("mode 1777"), "{e}");
         let d = scratch("perm");
         let f = d.join("bwrap");

@@ -1,8 +1,13 @@
 //! The resolved policy: the typed schema of the policy file, its closed
 //! vocabularies, the built-in defaults, the embedded default profile,
-//! loading a policy (a TOML or JSON file, an inherited descriptor, another
-//! tool's settings through `import`) and merging command-line overrides. It never decides
-//! and never touches the filesystem beyond reading the one policy it is given.
+//! reading a policy (a TOML or JSON file, an inherited descriptor; another
+//! tool's settings are converted by `import`, chosen in `run::source`) and
+//! merging command-line overrides. It never decides and never touches the
+//! filesystem beyond reading the one policy it is given.
+
+mod overrides;
+
+pub use overrides::{GateArgs, Overrides, NEXT_DISPLAY_ORDER};
 
 use crate::error::{Refusal, Result};
 use serde::{Deserialize, Deserializer};
@@ -17,7 +22,7 @@ pub const MAX_POLICY_BYTES: u64 = 8 * 1024 * 1024;
 pub use crate::duration::MAX_TIMEOUT_SECS;
 
 /// The embedded default policy, used when no policy file is given.
-pub const DEFAULT_PROFILE: &str = include_str!("../profiles/default.toml");
+pub const DEFAULT_PROFILE: &str = include_str!("../../profiles/default.toml");
 
 /// `profiles/default.toml` built in code: parsing TOML was a measurable part
 /// of every start with no policy file. The profile stays the source of
@@ -438,157 +443,10 @@ fn empty_path_is_none<'de, D: Deserializer<'de>>(
     })
 }
 
-/// Command-line overrides; `None`/empty means "not given".
-#[derive(Clone, Debug, Default)]
-pub struct Overrides {
-    pub mode: Option<Mode>,
-    pub tool: Option<Tool>,
-    pub permission: Option<Outcome>,
-    pub rule: Option<String>,
-    pub approval: Option<Approval>,
-    pub classifier: Option<Verdict>,
-    pub paths: Vec<PathBuf>,
-    pub worktree: Option<PathBuf>,
-    pub plan_card: Option<PathBuf>,
-    pub no_sandbox: bool,
-    pub sandbox_mode: Option<SandboxMode>,
-    pub backend: Option<BackendChoice>,
-    pub workspace: Option<PathBuf>,
-    pub allow_read: Vec<PathBuf>,
-    pub deny_read: Vec<PathBuf>,
-    pub allow_write: Vec<PathBuf>,
-    pub deny_write: Vec<PathBuf>,
-    pub net: Option<NetMode>,
-    pub allow_domains: Vec<String>,
-    pub deny_domains: Vec<String>,
-    /// `--no-protect-defaults`: `sandbox.filesystem.protect_defaults = false`.
-    pub no_protect_defaults: bool,
-    /// `--allow-unix-sockets`: `sandbox.network.allow_unix_sockets = true`.
-    pub allow_unix_sockets: bool,
-    pub timeout: Option<Duration>,
-    /// How to load, not a field: the policy is read from this inherited
-    /// descriptor instead of a file.
-    pub policy_fd: Option<u32>,
-    /// How to load, not a field: the format of the policy file or descriptor.
-    pub policy_format: Option<PolicyFormat>,
-}
-
-impl Overrides {
-    /// Refuses options that contradict each other.
-    pub fn check(&self) -> Result<()> {
-        if let (Some(NetMode::None), Some(d)) = (self.net, self.allow_domains.first()) {
-            return Err(Refusal::usage(format!(
-                "`--allow-domain {}` with `--net none`: naming a domain to allow needs the allowlist; drop `--net none` (`--allow-domain` alone means `--net allowlist`) or the domain",
-                crate::error::one_line(d)
-            )));
-        }
-        Ok(())
-    }
-}
-
 impl Policy {
     /// The embedded default policy (`profiles/default.toml`).
     pub fn embedded() -> Result<Policy> {
         Ok(embedded_built())
-    }
-
-    /// Loads the policy: the file when one is named, else the embedded default.
-    pub fn load(file: Option<&Path>) -> Result<Policy> {
-        Policy::load_for(file, &Overrides::default())
-    }
-
-    /// Loads the policy the command line names: the file, or the inherited
-    /// descriptor of `--policy-fd`, read as `--policy-format` says (dcjail's
-    /// own schema by default, TOML or JSON), else the embedded default.
-    pub fn load_for(file: Option<&Path>, o: &Overrides) -> Result<Policy> {
-        let format = o.policy_format.unwrap_or(PolicyFormat::Dcjail);
-        match (file, o.policy_fd) {
-            (Some(_), Some(fd)) => Err(Refusal::usage(format!(
-                "--policy-fd {fd} and a policy file both name the policy; give one"
-            ))),
-            (None, None) if format != PolicyFormat::Dcjail => Err(Refusal::usage(format!(
-                "--policy-format {format} needs a policy: --policy FILE, --policy-fd N or DCJAIL_POLICY"
-            ))),
-            (None, None) => Policy::embedded(),
-            (Some(path), None) => {
-                let text = read_policy_file(path)?;
-                let mut p = from_text(&text, &path.display().to_string(), format, Some(path))?;
-                p.source = Some(path.to_path_buf());
-                Ok(p)
-            }
-            (None, Some(fd)) => {
-                let name = format!("<descriptor {fd}>");
-                let text = read_policy_fd(fd, &name)?;
-                let mut p = from_text(&text, &name, format, None)?;
-                p.label = Some(name);
-                Ok(p)
-            }
-        }
-    }
-
-    /// Applies command-line overrides: scalars replace, repeatable ones add.
-    pub fn apply(&mut self, o: &Overrides) {
-        if let Some(v) = o.mode {
-            self.mode = v;
-        }
-        if let Some(v) = o.tool {
-            self.tool = v;
-        }
-        if let Some(v) = o.permission {
-            self.permission.outcome = v;
-        }
-        if let Some(v) = &o.rule {
-            self.permission.rule = v.clone();
-        }
-        if let Some(v) = o.approval {
-            self.permission.approval = v;
-        }
-        if let Some(v) = o.classifier {
-            self.classifier.verdict = Some(v);
-        }
-        self.paths.extend(o.paths.iter().cloned());
-        if let Some(v) = &o.worktree {
-            self.worktree.root = Some(v.clone());
-        }
-        if let Some(v) = &o.plan_card {
-            self.plan.card = Some(v.clone());
-        }
-        if o.no_sandbox {
-            self.sandbox.enabled = false;
-        }
-        if let Some(v) = o.sandbox_mode {
-            self.sandbox.mode = v;
-        }
-        if let Some(v) = o.backend {
-            self.sandbox.backend = v;
-        }
-        if let Some(v) = &o.workspace {
-            self.sandbox.workspace = Some(v.clone());
-        }
-        let fs = &mut self.sandbox.filesystem;
-        fs.allow_read.extend(o.allow_read.iter().cloned());
-        fs.deny_read.extend(o.deny_read.iter().cloned());
-        fs.allow_write.extend(o.allow_write.iter().cloned());
-        fs.deny_write.extend(o.deny_write.iter().cloned());
-        if o.no_protect_defaults {
-            fs.protect_defaults = false;
-        }
-        let net = &mut self.sandbox.network;
-        // Naming a domain to allow means the allowlist (`check` refuses
-        // `--net none` beside it).
-        match o.net {
-            Some(v) => net.mode = v,
-            None if !o.allow_domains.is_empty() => net.mode = NetMode::Allowlist,
-            None => {}
-        }
-        if o.allow_unix_sockets {
-            net.allow_unix_sockets = true;
-        }
-        net.allow_domains.extend(o.allow_domains.iter().cloned());
-        net.deny_domains.extend(o.deny_domains.iter().cloned());
-        if let Some(v) = o.timeout {
-            self.sandbox.timeout = v;
-        }
     }
 
     /// Checks what the schema alone cannot: the version and the domain rules.
@@ -688,7 +546,7 @@ pub fn read_policy_file(path: &Path) -> Result<String> {
 /// Reads the policy from an inherited descriptor to its end, then closes
 /// it, so the command never inherits it. 0, 1 and 2 are the command's own
 /// stdin, stdout and stderr and are refused.
-fn read_policy_fd(fd: u32, name: &str) -> Result<String> {
+pub fn read_policy_fd(fd: u32, name: &str) -> Result<String> {
     use std::io::Read;
     use std::os::unix::io::FromRawFd;
     let raw = match i32::try_from(fd) {
@@ -783,19 +641,14 @@ pub fn parse(text: &str, name: &str) -> Result<Policy> {
     })
 }
 
-/// Policy text in `format`. dcjail's own schema is JSON when its first
-/// character (after white space) is `{`, which no TOML document can start
-/// with, and TOML otherwise; other tools' settings go through `import`.
-pub fn from_text(
-    text: &str,
-    name: &str,
-    format: PolicyFormat,
-    path: Option<&Path>,
-) -> Result<Policy> {
-    match format {
-        PolicyFormat::Dcjail if text.trim_start().starts_with('{') => parse_json(text, name),
-        PolicyFormat::Dcjail => parse(text, name),
-        other => crate::import::convert(other, text, name, path).map(|i| i.policy),
+/// Policy text in dcjail's own schema: JSON when its first character
+/// (after white space) is `{`, which no TOML document can start with, and
+/// TOML otherwise. Other tools' formats are read by `run::source`.
+pub fn from_dcjail_text(text: &str, name: &str) -> Result<Policy> {
+    if text.trim_start().starts_with('{') {
+        parse_json(text, name)
+    } else {
+        parse(text, name)
     }
 }
 
@@ -959,7 +812,7 @@ mod json_tests {
         let json = r#"{"mode": "plan", "sandbox": {"network": {"mode": "allowlist", "allow_domains": ["a.example"]}}}"#;
         assert_eq!(parse(toml, "t").unwrap(), parse_json(json, "j").unwrap());
         assert_eq!(
-            from_text(json, "j", PolicyFormat::Dcjail, None).unwrap(),
+            from_dcjail_text(json, "j").unwrap(),
             parse(toml, "t").unwrap()
         );
     }

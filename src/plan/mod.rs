@@ -1,13 +1,20 @@
 //! The enforcement plan: what must hold for this run, said once and
 //! independently of any backend. Building it resolves paths (the only
-//! filesystem reads here: canonicalization, `.git` pointers), runs the
+//! filesystem reads here, all through `fs::Fs`: canonicalization, whether a
+//! `.git` is there, and the protected-table audit), runs the
 //! worktree gate and the `paths` pre-check of the sandbox gate. Backends only
 //! read a `Plan`; they never go back to the policy.
 
-use crate::error::{Gate, Reason, Refusal, Result};
+use crate::error::{Error, Refusal, Result};
 use crate::net::domain::DomainRule;
 use crate::policy::{BackendChoice, Mode, NetMode, Policy, SandboxMode, Tool};
 use crate::protected::HostEnv;
+
+mod fs;
+#[cfg(test)]
+mod tests;
+
+pub use fs::{Fs, MemFs, Node, RealFs};
 use globset::{GlobBuilder, GlobMatcher};
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
@@ -24,12 +31,7 @@ pub struct Facts {
     pub exe: Option<PathBuf>,
 }
 
-/// dcjail's own binary, resolved once per process (`readlink` of
-/// /proc/self/exe is not free, and several steps need it).
-pub fn own_exe() -> Option<PathBuf> {
-    static EXE: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
-    EXE.get_or_init(|| std::env::current_exe().ok()).clone()
-}
+pub use crate::paths::own_exe;
 
 impl Facts {
     /// `gather`, minus what this policy cannot use: dcjail's own path only
@@ -51,12 +53,7 @@ impl Facts {
     }
 
     fn gather_base() -> Result<Facts> {
-        let cwd = std::env::current_dir().map_err(|e| {
-            Refusal::policy(format!(
-                "cannot read the current directory: {}",
-                crate::policy::io_words(&e)
-            ))
-        })?;
+        let cwd = std::env::current_dir().map_err(|e| Error::Cwd(crate::policy::io_words(&e)))?;
         let nonempty = |k: &str| {
             std::env::var_os(k)
                 .filter(|v| !v.is_empty())
@@ -185,29 +182,27 @@ pub fn build_with(
     facts: &Facts,
     env: &HostEnv,
 ) -> Result<Plan> {
-    let worktree = match &policy.worktree.root {
-        None => None,
-        Some(root) => Some(worktree_gate(root, facts)?),
-    };
-    let cwd = match &worktree {
-        Some(w) => w.clone(),
-        None => facts.cwd.clone(),
-    };
-    let workspace = match &policy.sandbox.workspace {
-        None => cwd.clone(),
-        Some(w) => {
-            let p = absolutize(w, &facts.cwd, facts.home.as_deref())?;
-            std::fs::canonicalize(&p).map_err(|e| {
-                Refusal::policy(format!(
-                    "sandbox.workspace `{}`: {}",
-                    w.display(),
-                    crate::policy::io_words(&e)
-                ))
-            })?
-        }
-    };
-    // Relative policy paths are relative to the worktree root when one is set.
-    let base = worktree.clone().unwrap_or_else(|| workspace.clone());
+    build_in(policy, argv, facts, env, &RealFs)
+}
+
+/// Where the run happens: the worktree (when one is set), the cwd, the
+/// workspace, and the directory relative policy paths start from.
+struct Places {
+    worktree: Option<PathBuf>,
+    cwd: PathBuf,
+    workspace: PathBuf,
+    base: PathBuf,
+}
+
+/// `build_with`, reading the filesystem only through `fs`.
+pub fn build_in(
+    policy: &Policy,
+    argv: Vec<OsString>,
+    facts: &Facts,
+    env: &HostEnv,
+    fs: &dyn Fs,
+) -> Result<Plan> {
+    let at = places(policy, facts, fs)?;
     let home = facts.home.as_deref();
     let fs_pol = &policy.sandbox.filesystem;
     let held_read = policy.tool == Tool::Read;
@@ -216,80 +211,12 @@ pub fn build_with(
     } else {
         policy.sandbox.mode
     };
-
-    let mut writable = Vec::new();
-    match access {
-        SandboxMode::ReadOnly => {}
-        SandboxMode::DangerFullAccess => writable.push(PathBuf::from("/")),
-        SandboxMode::WorkspaceWrite => {
-            writable.push(workspace.clone());
-            if let Some(w) = &worktree {
-                writable.push(w.clone());
-            }
-            for p in &fs_pol.allow_write {
-                // A missing extra root grants nothing; skipping it only narrows.
-                if let Ok(c) = std::fs::canonicalize(absolutize(p, &base, home)?) {
-                    writable.push(c);
-                }
-            }
-            for t in [Some(PathBuf::from("/tmp")), facts.tmpdir.clone()]
-                .into_iter()
-                .flatten()
-            {
-                if let Ok(c) = std::fs::canonicalize(&t) {
-                    writable.push(c);
-                }
-            }
-        }
-    }
-    dedup_roots(&mut writable);
-
-    let deny_read = rules(
-        &fs_pol.deny_read,
-        &base,
-        home,
-        "sandbox.filesystem.deny_read",
-    )?;
-    let allow_read = rules(
-        &fs_pol.allow_read,
-        &base,
-        home,
-        "sandbox.filesystem.allow_read",
-    )?;
-    let deny_write = rules(
-        &fs_pol.deny_write,
-        &base,
-        home,
-        "sandbox.filesystem.deny_write",
-    )?;
-
-    // The protected table and git's files; git's own grants (a linked
-    // worktree's common dir) come with them, whatever protect_defaults says.
-    let mut protected = Vec::new();
-    if access == SandboxMode::WorkspaceWrite {
-        let found = crate::protected::collect(&writable, home, env, fs_pol.protect_defaults)
-            .map_err(Refusal::unavailable)?;
-        writable.extend(found.grants);
-        dedup_roots(&mut writable);
-        protected = found.protected;
-    }
-    // The policy, the plan card and dcjail itself are never writable from inside.
-    let mut own: Vec<PathBuf> = Vec::new();
-    if let Some(p) = &policy.source {
-        own.push(resolve_lenient(&absolutize(p, &facts.cwd, home)?));
-    }
-    if let Some(p) = &policy.plan.card {
-        own.push(resolve_lenient(&absolutize(p, &base, home)?));
-    }
-    if let Some(p) = facts.exe.as_ref().filter(|_| !writable.is_empty()) {
-        own.push(resolve_lenient(p));
-    }
-    for p in own {
-        if writable.iter().any(|r| p.starts_with(r)) && !protected.contains(&p) {
-            protected.push(p);
-        }
-    }
-
+    let mut writable = writable_roots(access, &at, fs_pol, facts, fs)?;
+    let rule = |list: &[PathBuf], key: &str| rules(list, &at.base, home, key, fs);
+    let deny_read = rule(&fs_pol.deny_read, "sandbox.filesystem.deny_read")?;
+    let allow_read = rule(&fs_pol.allow_read, "sandbox.filesystem.allow_read")?;
+    let deny_write = rule(&fs_pol.deny_write, "sandbox.filesystem.deny_write")?;
+    let protected = protected_paths(policy, access, &mut writable, &at, facts, env, fs)?;
     let net_pol = &policy.sandbox.network;
     let net = NetPlan {
         mode: if held_read {
@@ -301,12 +228,11 @@ pub fn build_with(
         deny: parse_domains(&net_pol.deny_domains)?,
         allow_unix_sockets: net_pol.allow_unix_sockets,
     };
-
     let plan = Plan {
         argv,
-        cwd,
-        workspace,
-        worktree,
+        cwd: at.cwd,
+        workspace: at.workspace,
+        worktree: at.worktree,
         mode: policy.mode,
         tool: policy.tool,
         sandboxed: policy.sandbox.enabled,
@@ -324,31 +250,142 @@ pub fn build_with(
         policy_file: policy.source.clone(),
     };
     if plan.sandboxed {
-        precheck(&plan, policy, &base, home)?;
+        precheck(&plan, policy, &at.base, home, fs)?;
     }
     Ok(plan)
 }
 
+/// The worktree gate (5), then the cwd, the workspace and the base of
+/// relative policy paths (the worktree root when one is set).
+fn places(policy: &Policy, facts: &Facts, fs: &dyn Fs) -> Result<Places> {
+    let worktree = match &policy.worktree.root {
+        None => None,
+        Some(root) => Some(worktree_gate(root, facts, fs)?),
+    };
+    let cwd = match &worktree {
+        Some(w) => w.clone(),
+        None => facts.cwd.clone(),
+    };
+    let workspace = match &policy.sandbox.workspace {
+        None => cwd.clone(),
+        Some(w) => {
+            let p = absolutize(w, &facts.cwd, facts.home.as_deref())?;
+            fs.canonicalize(&p).map_err(|e| Error::Workspace {
+                written: w.clone(),
+                why: crate::policy::io_words(&e),
+            })?
+        }
+    };
+    let base = worktree.clone().unwrap_or_else(|| workspace.clone());
+    Ok(Places {
+        worktree,
+        cwd,
+        workspace,
+        base,
+    })
+}
+
+/// The roots the command may write, canonical and without duplicates.
+fn writable_roots(
+    access: SandboxMode,
+    at: &Places,
+    fs_pol: &crate::policy::Filesystem,
+    facts: &Facts,
+    fs: &dyn Fs,
+) -> Result<Vec<PathBuf>> {
+    let mut writable = Vec::new();
+    match access {
+        SandboxMode::ReadOnly => {}
+        SandboxMode::DangerFullAccess => writable.push(PathBuf::from("/")),
+        SandboxMode::WorkspaceWrite => {
+            writable.push(at.workspace.clone());
+            if let Some(w) = &at.worktree {
+                writable.push(w.clone());
+            }
+            for p in &fs_pol.allow_write {
+                // A missing extra root grants nothing; skipping it only narrows.
+                let abs = absolutize(p, &at.base, facts.home.as_deref())?;
+                if let Ok(c) = fs.canonicalize(&abs) {
+                    writable.push(c);
+                }
+            }
+            for t in [Some(PathBuf::from("/tmp")), facts.tmpdir.clone()]
+                .into_iter()
+                .flatten()
+            {
+                if let Ok(c) = fs.canonicalize(&t) {
+                    writable.push(c);
+                }
+            }
+        }
+    }
+    dedup_roots(&mut writable);
+    Ok(writable)
+}
+
+/// The protected table and git's files (with git's own grants, whatever
+/// `protect_defaults` says, added to `writable`), and the policy, the plan
+/// card and dcjail itself, which are never writable from inside.
+fn protected_paths(
+    policy: &Policy,
+    access: SandboxMode,
+    writable: &mut Vec<PathBuf>,
+    at: &Places,
+    facts: &Facts,
+    env: &HostEnv,
+    fs: &dyn Fs,
+) -> Result<Vec<PathBuf>> {
+    let home = facts.home.as_deref();
+    let mut protected = Vec::new();
+    if access == SandboxMode::WorkspaceWrite {
+        let protect = policy.sandbox.filesystem.protect_defaults;
+        let found = fs
+            .protected(writable, home, env, protect)
+            .map_err(Refusal::from)?;
+        writable.extend(found.grants);
+        dedup_roots(writable);
+        protected = found.protected;
+    }
+    let mut own: Vec<PathBuf> = Vec::new();
+    if let Some(p) = &policy.source {
+        own.push(resolve_lenient_in(fs, &absolutize(p, &facts.cwd, home)?));
+    }
+    if let Some(p) = &policy.plan.card {
+        own.push(resolve_lenient_in(fs, &absolutize(p, &at.base, home)?));
+    }
+    if let Some(p) = facts.exe.as_ref().filter(|_| !writable.is_empty()) {
+        own.push(resolve_lenient_in(fs, p));
+    }
+    for p in own {
+        if writable.iter().any(|r| p.starts_with(r)) && !protected.contains(&p) {
+            protected.push(p);
+        }
+    }
+    Ok(protected)
+}
+
 /// Gate 6, first half: each declared path must be usable as the tool says.
-fn precheck(plan: &Plan, policy: &Policy, base: &Path, home: Option<&Path>) -> Result<()> {
+fn precheck(
+    plan: &Plan,
+    policy: &Policy,
+    base: &Path,
+    home: Option<&Path>,
+    fs: &dyn Fs,
+) -> Result<()> {
     for written in &policy.paths {
-        let resolved = resolve_lenient(&absolutize(written, base, home)?);
+        let resolved = resolve_lenient_in(fs, &absolutize(written, base, home)?);
         let (ok, what) = match policy.tool {
             Tool::Read => (plan.readable(&resolved), "readable"),
             Tool::Edit | Tool::Write => (plan.writable(&resolved), "writable"),
             Tool::Bash | Tool::Net => (true, ""),
         };
         if !ok {
-            return Err(Refusal::new(
-                Reason::SandboxDenied,
-                Some(Gate::Sandbox),
-                format!(
-                    "`{}` is not {what} under the sandbox policy ({} call, {})",
-                    written.display(),
-                    policy.tool,
-                    plan.fs.access
-                ),
-            ));
+            return Err(Error::NotUsable {
+                path: written.clone(),
+                what,
+                call: format!("{} call, {}", policy.tool, plan.fs.access),
+            }
+            .into());
         }
     }
     Ok(())
@@ -356,21 +393,20 @@ fn precheck(plan: &Plan, policy: &Policy, base: &Path, home: Option<&Path>) -> R
 
 /// Gate 5: the root must be an existing git worktree (a directory with a
 /// `.git` directory or `.git` file); it becomes the cwd.
-fn worktree_gate(root: &Path, facts: &Facts) -> Result<PathBuf> {
-    let refuse = |why: String| {
-        Refusal::new(
-            Reason::PolicyError,
-            Some(Gate::Worktree),
-            format!("worktree.root `{}`: {why}", root.display()),
-        )
+fn worktree_gate(root: &Path, facts: &Facts, fs: &dyn Fs) -> Result<PathBuf> {
+    let refuse = |why: String| Error::WorktreeRoot {
+        root: root.to_path_buf(),
+        why,
     };
     let abs = absolutize(root, &facts.cwd, facts.home.as_deref())?;
-    let canon = std::fs::canonicalize(&abs).map_err(|e| refuse(crate::policy::io_words(&e)))?;
-    if !canon.is_dir() {
-        return Err(refuse("not a directory".into()));
+    let canon = fs
+        .canonicalize(&abs)
+        .map_err(|e| refuse(crate::policy::io_words(&e)))?;
+    if !fs.is_dir(&canon) {
+        return Err(refuse("not a directory".into()).into());
     }
-    if std::fs::symlink_metadata(canon.join(".git")).is_err() {
-        return Err(refuse("not a git worktree (no .git at its top)".into()));
+    if !fs.exists_nofollow(&canon.join(".git")) {
+        return Err(refuse("not a git worktree (no .git at its top)".into()).into());
     }
     Ok(canon)
 }
@@ -381,16 +417,13 @@ pub fn absolutize(p: &Path, base: &Path, home: Option<&Path>) -> Result<PathBuf>
     if let Some(Component::Normal(first)) = comps.clone().next() {
         if first == "~" {
             comps.next();
-            let home = home.ok_or_else(|| {
-                Refusal::policy(format!("`{}` uses ~ but HOME is not set", p.display()))
+            let home = home.ok_or_else(|| Error::HomeUnset {
+                what: format!("`{}`", p.display()),
             })?;
             return Ok(home.join(comps.as_path()));
         }
         if first.to_string_lossy().starts_with('~') {
-            return Err(Refusal::policy(format!(
-                "`{}`: only `~` and `~/…` are understood, not `~user`",
-                p.display()
-            )));
+            return Err(Error::TildeUser(p.to_path_buf()).into());
         }
     }
     Ok(if p.is_absolute() {
@@ -400,57 +433,24 @@ pub fn absolutize(p: &Path, base: &Path, home: Option<&Path>) -> Result<PathBuf>
     })
 }
 
-/// Canonical form of a path that may not exist: the longest existing
-/// ancestor is canonicalized (symlinks first), the rest is normalized
-/// lexically. Never fails: on a symlink loop the lexical form is kept, which
-/// for a deny rule still covers what the caller wrote.
-pub fn resolve_lenient(p: &Path) -> PathBuf {
-    if let Ok(c) = std::fs::canonicalize(p) {
-        return c;
-    }
-    let mut rest = Vec::new();
-    let mut cur = p.to_path_buf();
-    loop {
-        match cur.file_name() {
-            Some(name) => {
-                rest.push(name.to_os_string());
-                cur.pop();
-                if let Ok(c) = std::fs::canonicalize(&cur) {
-                    let mut out = c;
-                    for n in rest.iter().rev() {
-                        push_normal(&mut out, Path::new(n));
-                    }
-                    return out;
-                }
-            }
-            None => return lexical(p),
-        }
-    }
-}
+pub use crate::paths::resolve_lenient;
 
-fn push_normal(out: &mut PathBuf, p: &Path) {
-    for c in p.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other.as_os_str()),
-        }
-    }
-}
-
-fn lexical(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    push_normal(&mut out, p);
-    out
+/// `resolve_lenient` on `fs`.
+pub fn resolve_lenient_in(fs: &dyn Fs, p: &Path) -> PathBuf {
+    crate::paths::resolve_lenient_with(|p| fs.canonicalize(p), p)
 }
 
 fn is_glob(s: &str) -> bool {
     s.contains(['*', '?', '[', '{'])
 }
 
-fn rules(list: &[PathBuf], base: &Path, home: Option<&Path>, key: &str) -> Result<Vec<PathRule>> {
+fn rules(
+    list: &[PathBuf],
+    base: &Path,
+    home: Option<&Path>,
+    key: &str,
+    fs: &dyn Fs,
+) -> Result<Vec<PathRule>> {
     let mut out = Vec::with_capacity(list.len());
     for p in list {
         let s = p.to_string_lossy();
@@ -459,8 +459,8 @@ fn rules(list: &[PathBuf], base: &Path, home: Option<&Path>, key: &str) -> Resul
             let pattern = if s.starts_with("**") || s.starts_with('/') {
                 s.clone()
             } else if let Some(rest) = s.strip_prefix("~/") {
-                let home = home.ok_or_else(|| {
-                    Refusal::policy(format!("`{key}`: `{s}` uses ~ but HOME is not set"))
+                let home = home.ok_or_else(|| Error::HomeUnset {
+                    what: format!("`{key}`: `{s}`"),
                 })?;
                 format!("{}/{rest}", globset::escape(&home.to_string_lossy()))
             } else {
@@ -470,7 +470,11 @@ fn rules(list: &[PathBuf], base: &Path, home: Option<&Path>, key: &str) -> Resul
                 .literal_separator(true)
                 .backslash_escape(true)
                 .build()
-                .map_err(|e| Refusal::policy(format!("`{key}`: bad glob `{s}`: {}", e.kind())))?
+                .map_err(|e| Error::BadGlob {
+                    key: key.to_string(),
+                    glob: s.clone(),
+                    why: e.kind().to_string(),
+                })?
                 .compile_matcher();
             out.push(PathRule::Glob(Glob {
                 pattern,
@@ -478,9 +482,10 @@ fn rules(list: &[PathBuf], base: &Path, home: Option<&Path>, key: &str) -> Resul
                 matcher,
             }));
         } else {
-            out.push(PathRule::Literal(resolve_lenient(&absolutize(
-                p, base, home,
-            )?)));
+            out.push(PathRule::Literal(resolve_lenient_in(
+                fs,
+                &absolutize(p, base, home)?,
+            )));
         }
     }
     Ok(out)
@@ -489,23 +494,25 @@ fn rules(list: &[PathBuf], base: &Path, home: Option<&Path>, key: &str) -> Resul
 /// For a `.git` file (`gitdir: X`), the git dir it names and that dir's
 /// `commondir`; empty when `.git` is a directory or absent.
 pub fn git_dirs(dotgit: &Path) -> Vec<PathBuf> {
+    git_dirs_in(&RealFs, dotgit)
+}
+
+/// `git_dirs` on `fs`.
+pub fn git_dirs_in(fs: &dyn Fs, dotgit: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    let Ok(meta) = std::fs::symlink_metadata(dotgit) else {
-        return out;
-    };
-    if !meta.is_file() {
+    if !fs.is_file_nofollow(dotgit) {
         return out;
     }
-    let Ok(text) = std::fs::read_to_string(dotgit) else {
+    let Ok(text) = fs.read_text(dotgit) else {
         return out;
     };
     let Some(target) = text.lines().next().and_then(|l| l.strip_prefix("gitdir:")) else {
         return out;
     };
     let parent = dotgit.parent().unwrap_or(Path::new("/"));
-    let gitdir = resolve_lenient(&parent.join(target.trim()));
-    if let Ok(common) = std::fs::read_to_string(gitdir.join("commondir")) {
-        let common = resolve_lenient(&gitdir.join(common.trim()));
+    let gitdir = resolve_lenient_in(fs, &parent.join(target.trim()));
+    if let Ok(common) = fs.read_text(&gitdir.join("commondir")) {
+        let common = resolve_lenient_in(fs, &gitdir.join(common.trim()));
         out.push(gitdir);
         out.push(common);
     } else {
@@ -516,7 +523,7 @@ pub fn git_dirs(dotgit: &Path) -> Vec<PathBuf> {
 
 fn parse_domains(list: &[String]) -> Result<Vec<DomainRule>> {
     list.iter()
-        .map(|d| DomainRule::parse(d).map_err(Refusal::policy))
+        .map(|d| DomainRule::parse(d).map_err(|e| Error::Domain(e).into()))
         .collect()
 }
 

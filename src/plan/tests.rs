@@ -1,0 +1,182 @@
+//! `plan::build` on an in-memory filesystem: these run on every OS and
+//! touch nothing on the machine.
+
+use super::*;
+use crate::error::{Gate, Reason};
+use crate::protected::Collected;
+
+fn facts(cwd: &str) -> Facts {
+    Facts {
+        cwd: PathBuf::from(cwd),
+        home: Some(PathBuf::from("/home/u")),
+        tmpdir: None,
+        exe: None,
+    }
+}
+
+fn policy(mode: SandboxMode) -> Policy {
+    let mut p = Policy::default();
+    p.sandbox.enabled = true;
+    p.sandbox.mode = mode;
+    p
+}
+
+fn build_on(fs: &MemFs, p: &Policy, f: &Facts) -> Result<Plan> {
+    build_in(p, vec!["true".into()], f, &HostEnv::default(), fs)
+}
+
+fn paths(v: &[&str]) -> Vec<PathBuf> {
+    v.iter().map(PathBuf::from).collect()
+}
+
+#[test]
+fn a_read_only_plan_writes_nothing_and_runs_in_the_cwd() {
+    let fs = MemFs::new().dir("/home/u/ws").dir("/tmp");
+    let plan = build_on(&fs, &policy(SandboxMode::ReadOnly), &facts("/home/u/ws")).unwrap();
+    assert!(plan.fs.writable.is_empty());
+    assert_eq!(plan.cwd, PathBuf::from("/home/u/ws"));
+    assert_eq!(plan.workspace, PathBuf::from("/home/u/ws"));
+    assert!(plan.fs.protected.is_empty());
+}
+
+#[test]
+fn workspace_write_roots_are_canonical_and_a_missing_extra_root_grants_nothing() {
+    let fs = MemFs::new()
+        .dir("/real/ws")
+        .symlink("/home/u/ws", "/real/ws")
+        .dir("/real/tmp")
+        .symlink("/tmp", "real/tmp")
+        .dir("/data/out")
+        .symlink("/home/u/out", "/data/out");
+    let mut p = policy(SandboxMode::WorkspaceWrite);
+    p.sandbox.workspace = Some(PathBuf::from("~/ws"));
+    p.sandbox.filesystem.allow_write = paths(&["~/out", "/nowhere", "/tmp"]);
+    let plan = build_on(&fs, &p, &facts("/")).unwrap();
+    assert_eq!(plan.workspace, PathBuf::from("/real/ws"));
+    assert_eq!(
+        plan.fs.writable,
+        paths(&["/real/ws", "/data/out", "/real/tmp"]),
+        "symlinks resolved, /nowhere skipped, /tmp once"
+    );
+}
+
+#[test]
+fn a_read_call_is_held_to_read_only_with_no_network() {
+    let fs = MemFs::new().dir("/ws").dir("/tmp");
+    let mut p = policy(SandboxMode::WorkspaceWrite);
+    p.tool = Tool::Read;
+    p.sandbox.network.mode = NetMode::Full;
+    let plan = build_on(&fs, &p, &facts("/ws")).unwrap();
+    assert_eq!(plan.fs.access, SandboxMode::ReadOnly);
+    assert!(plan.fs.writable.is_empty());
+    assert_eq!(plan.net.mode, NetMode::None);
+}
+
+#[test]
+fn the_worktree_gate_needs_a_directory_with_a_git_entry() {
+    let fs = MemFs::new()
+        .dir("/repo/.git")
+        .dir("/plain")
+        .file("/afile", "")
+        .file("/linked/.git", "gitdir: /repo/.git/worktrees/linked\n");
+    let with_root = |root: &str| {
+        let mut p = policy(SandboxMode::ReadOnly);
+        p.worktree.root = Some(PathBuf::from(root));
+        build_on(&fs, &p, &facts("/"))
+    };
+    for (root, why) in [
+        ("/plain", "no .git at its top"),
+        ("/afile", "not a directory"),
+        ("/missing", "No such file"),
+    ] {
+        let r = with_root(root).unwrap_err();
+        assert_eq!(r.reason, Reason::PolicyError, "{root}");
+        assert_eq!(r.gate, Some(Gate::Worktree), "{root}");
+        assert!(r.message.contains(why), "{root}: {}", r.message);
+    }
+    let plan = with_root("/linked").unwrap();
+    assert_eq!(plan.cwd, PathBuf::from("/linked"));
+    assert_eq!(plan.worktree, Some(PathBuf::from("/linked")));
+}
+
+#[test]
+fn relative_rules_start_at_the_worktree_and_missing_paths_resolve_leniently() {
+    let fs = MemFs::new()
+        .dir("/repo/.git")
+        .dir("/repo/real-secrets")
+        .symlink("/repo/secrets", "real-secrets");
+    let mut p = policy(SandboxMode::ReadOnly);
+    p.worktree.root = Some(PathBuf::from("/repo"));
+    p.sandbox.filesystem.deny_read = paths(&["secrets/key", "gone/../x/y", "*.pem"]);
+    let plan = build_on(&fs, &p, &facts("/elsewhere")).unwrap();
+    let got: Vec<String> = plan
+        .fs
+        .deny_read
+        .iter()
+        .map(|r| match r {
+            PathRule::Literal(l) => l.display().to_string(),
+            PathRule::Glob(g) => g.pattern.clone(),
+        })
+        .collect();
+    assert_eq!(got, ["/repo/real-secrets/key", "/repo/x/y", "/repo/*.pem"]);
+}
+
+#[test]
+fn the_policy_file_and_the_plan_card_inside_a_writable_root_are_protected() {
+    let fs = MemFs::new().dir("/ws/.dcjail").file("/ws/p.toml", "");
+    let mut p = policy(SandboxMode::WorkspaceWrite);
+    p.source = Some(PathBuf::from("p.toml"));
+    p.plan.card = Some(PathBuf::from(".dcjail/card.jsonl"));
+    let plan = build_on(&fs, &p, &facts("/ws")).unwrap();
+    assert_eq!(plan.fs.writable, paths(&["/ws"]), "no /tmp on this fs");
+    assert_eq!(
+        plan.fs.protected,
+        paths(&["/ws/p.toml", "/ws/.dcjail/card.jsonl"])
+    );
+    assert!(!plan.writable(Path::new("/ws/p.toml")));
+    assert!(plan.writable(Path::new("/ws/src/main.rs")));
+}
+
+#[test]
+fn the_audit_adds_its_grants_to_the_writable_roots_and_its_paths_to_the_protected() {
+    let mut fs = MemFs::new().dir("/ws").dir("/repo/.git");
+    fs.audit = Some(Collected {
+        protected: paths(&["/ws/.git/hooks"]),
+        grants: paths(&["/repo/.git", "/ws"]),
+    });
+    let plan = build_on(&fs, &policy(SandboxMode::WorkspaceWrite), &facts("/ws")).unwrap();
+    assert_eq!(plan.fs.writable, paths(&["/ws", "/repo/.git"]));
+    assert_eq!(plan.fs.protected, paths(&["/ws/.git/hooks"]));
+}
+
+#[test]
+fn a_declared_path_the_tool_cannot_use_is_refused_by_the_sandbox_gate() {
+    let fs = MemFs::new().dir("/ws").dir("/etc");
+    let mut p = policy(SandboxMode::WorkspaceWrite);
+    p.tool = Tool::Edit;
+    p.paths = paths(&["/etc/passwd"]);
+    let r = build_on(&fs, &p, &facts("/ws")).unwrap_err();
+    assert_eq!(r.reason, Reason::SandboxDenied);
+    assert_eq!(r.gate, Some(Gate::Sandbox));
+    assert!(r.message.contains("is not writable"), "{}", r.message);
+    p.paths = paths(&["notes.txt"]);
+    assert!(build_on(&fs, &p, &facts("/ws")).is_ok());
+    // With the sandbox off nothing is pre-checked.
+    p.paths = paths(&["/etc/passwd"]);
+    p.sandbox.enabled = false;
+    assert!(build_on(&fs, &p, &facts("/ws")).is_ok());
+}
+
+#[test]
+fn a_linked_worktree_names_its_git_dir_and_common_dir() {
+    let fs = MemFs::new()
+        .file("/wt/.git", "gitdir: /repo/.git/worktrees/wt\n")
+        .file("/repo/.git/worktrees/wt/commondir", "../..\n")
+        .dir("/sub/.git");
+    assert_eq!(
+        git_dirs_in(&fs, Path::new("/wt/.git")),
+        paths(&["/repo/.git/worktrees/wt", "/repo/.git"])
+    );
+    assert!(git_dirs_in(&fs, Path::new("/sub/.git")).is_empty());
+    assert!(git_dirs_in(&fs, Path::new("/none/.git")).is_empty());
+}

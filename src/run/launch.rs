@@ -1,0 +1,127 @@
+//! Starting the command under the chosen backend: a loop over backend
+//! candidates. When a backend fails to start (bwrap cannot make its
+//! namespaces, say), the backend says which candidate comes next and the
+//! loop tries it; a candidate that cannot enforce the whole plan ends the
+//! loop with a refusal, never a weaker launch.
+
+use crate::backend::{self, Choice, Kind, Launch};
+use crate::error::{Error, Refusal};
+use crate::plan::Plan;
+use std::ffi::CString;
+
+/// How one attempt ended.
+enum Attempt {
+    /// The command ran (or a refusal was said): its exit status.
+    Done(i32),
+    /// This backend could not start the command; the next candidate may.
+    Failed(Kind, String),
+}
+
+/// Starts the command as the chosen backend says; returns only on failure
+/// or, when supervising, with the command's status and the destinations
+/// the allowlist proxy refused.
+pub(super) fn launch(plan: &Plan, mut choice: Choice, keep_parent: bool) -> (i32, Vec<String>) {
+    let argv = match crate::exec::c_argv(&plan.argv) {
+        Ok(a) => a,
+        Err(e) => return (say(&Error::CommandArg(e).into()), Vec::new()),
+    };
+    if let Err(e) = crate::exec::enter_cwd(&plan.cwd) {
+        return (say(&Error::StartDir(e).into()), Vec::new());
+    }
+    let mut denied = Vec::new();
+    loop {
+        let net = match crate::exec::start_net(plan, &mut choice.launch) {
+            Ok(n) => n,
+            Err(e) => return (say(&Error::Network(e).into()), denied),
+        };
+        let envp = crate::net::strip_internal(
+            crate::exec::environment(plan, choice.backend_name(), &net.env),
+            &net,
+        );
+        let globs = choice.globs.take();
+        let attempt = attempt(plan, choice.launch, &argv, &envp, keep_parent);
+        denied.append(&mut net.finish());
+        match attempt {
+            Attempt::Done(status) => return (status, denied),
+            Attempt::Failed(kind, why) => match backend::fallback(plan, globs, kind, why) {
+                Ok(next) => choice = next,
+                Err(r) => return (say(&r), denied),
+            },
+        }
+    }
+}
+
+/// One backend's launch of the command.
+fn attempt(
+    plan: &Plan,
+    launch: Launch,
+    argv: &[CString],
+    envp: &[CString],
+    keep_parent: bool,
+) -> Attempt {
+    let path_var = std::env::var_os("PATH");
+    let status = match launch {
+        Launch::Unsandboxed if plan.timeout.is_none() && !keep_parent => {
+            crate::exec::exec_command(argv, envp, path_var.as_deref())
+        }
+        Launch::Unsandboxed => crate::exec::supervise(plan.timeout, || {
+            crate::exec::exec_command(argv, envp, path_var.as_deref())
+        }),
+        #[cfg(target_os = "linux")]
+        Launch::Bwrap(l) => match crate::exec::bwrap::launch(plan, &l, argv, envp) {
+            Ok(status) => status,
+            Err(e) => return Attempt::Failed(Kind::Bwrap, e.into()),
+        },
+        #[cfg(not(target_os = "linux"))]
+        Launch::Bwrap(_) => say(&Error::NotOnThisOs {
+            backend: "bwrap",
+            os: "Linux",
+        }
+        .into()),
+        #[cfg(target_os = "linux")]
+        Launch::Landlock(spec) => landlock(plan, &spec, argv, envp),
+        Launch::Seatbelt(r) => crate::exec::seatbelt::launch(plan, &r, envp, keep_parent),
+    };
+    Attempt::Done(status)
+}
+
+/// The landlock launch: the ruleset applied in the child, supervised, with
+/// the broker's program when the rules need one.
+#[cfg(target_os = "linux")]
+fn landlock(
+    plan: &Plan,
+    spec: &crate::backend::landlock::LayerSpec,
+    argv: &[CString],
+    envp: &[CString],
+) -> i32 {
+    let path_var = std::env::var_os("PATH");
+    // The broker's program: the same rules, for the same checks.
+    let program = if spec.fs.brokered() {
+        match crate::backend::program::encode(spec, &[]) {
+            Ok(p) => Some(p),
+            Err(e) => return say(&Error::BrokerProgram(e).into()),
+        }
+    } else {
+        None
+    };
+    let apply = |keep: Option<i32>| {
+        let mut s = spec.clone();
+        s.keep_fds.extend(keep);
+        s.apply()
+    };
+    let exec = || crate::exec::exec_command(argv, envp, path_var.as_deref());
+    crate::exec::supervise_watched(
+        plan.timeout,
+        crate::exec::WatchedStart {
+            apply: &apply,
+            exec: &exec,
+        },
+        program.as_deref(),
+    )
+}
+
+/// The refusal's one line on stderr; its exit status.
+fn say(r: &Refusal) -> i32 {
+    eprintln!("{}", r.line());
+    r.exit_code()
+}
