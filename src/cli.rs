@@ -102,6 +102,9 @@ pub struct PolicyArgs {
     /// Write the run's JSON report to FILE
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
+    /// Stream each denial as one JSON line to descriptor FD while the command runs
+    #[arg(long, value_name = "FD")]
+    pub events: Option<i32>,
 }
 
 impl PolicyArgs {
@@ -172,7 +175,15 @@ pub struct RunCli {
 pub struct ExplainCli {
     #[command(flatten)]
     pub policy: PolicyArgs,
-    #[arg(value_name = "COMMAND", trailing_var_arg = true, required = true, num_args = 1..)]
+    /// Print the smallest policy change that would have let the run of REPORT (a --report file) through
+    #[arg(long, value_name = "REPORT", value_hint = clap::ValueHint::FilePath)]
+    pub denials: Option<PathBuf>,
+    #[arg(
+        value_name = "COMMAND",
+        trailing_var_arg = true,
+        required_unless_present = "denials",
+        num_args = 1..
+    )]
     pub command: Vec<OsString>,
 }
 
@@ -409,10 +420,15 @@ fn run_main(args: Vec<OsString>) -> i32 {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let plan = match decide_and_plan(&cli.policy, cli.command) {
+    let events = match cli.policy.events.map(crate::denials::events_fd).transpose() {
+        Ok(e) => e,
+        Err(e) => return refuse(&Refusal::usage(e), cli.policy.report.as_deref()),
+    };
+    let mut plan = match decide_and_plan(&cli.policy, cli.command) {
         Ok(p) => p,
         Err(r) => return refuse(&r, cli.policy.report.as_deref()),
     };
+    plan.observe = plan.sandboxed && crate::denials::wanted(cli.policy.report.is_some(), events);
     let choice = match backend::select(&plan) {
         Ok(c) => c,
         Err(r) => return refuse(&r, cli.policy.report.as_deref()),
@@ -424,14 +440,39 @@ fn run_main(args: Vec<OsString>) -> i32 {
     let run_value = report
         .as_ref()
         .map(|_| crate::explain::run_json(&plan, &choice));
+    let session = match observed(&plan, &choice, events) {
+        Ok(s) => s,
+        Err(r) => return refuse(&r, report.as_deref()),
+    };
+    let obs = session.as_ref().map(crate::denials::Session::fd);
     // A report is written after the command exits, so it needs a parent.
-    let (status, denied) = launch(&plan, choice, report.is_some());
+    let (status, denied) = launch(&plan, choice, report.is_some(), obs);
+    let log = session
+        .map(crate::denials::Session::finish)
+        .unwrap_or_default();
+    crate::denials::after_run(&log);
     if let (Some(path), Some(mut v)) = (report, run_value) {
         v["exit_status"] = status.into();
         v["network_denied"] = denied.into();
+        crate::denials::into_report(&log, &mut v);
         crate::explain::write_report(&path, &v);
     }
     status
+}
+
+/// The denial recording of a run, when it is wanted and the backend has a
+/// broker to record with (the Linux ones).
+fn observed(
+    plan: &Plan,
+    choice: &Choice,
+    events: Option<i32>,
+) -> Result<Option<crate::denials::Session>, Refusal> {
+    if !plan.observe || !matches!(choice.launch, Launch::Bwrap(_) | Launch::Landlock(_)) {
+        return Ok(None);
+    }
+    crate::denials::Session::start(plan, events)
+        .map(Some)
+        .map_err(Refusal::unavailable)
 }
 
 fn refuse(r: &Refusal, report: Option<&std::path::Path>) -> i32 {
@@ -445,7 +486,12 @@ fn refuse(r: &Refusal, report: Option<&std::path::Path>) -> i32 {
 /// Starts the command as the chosen backend says; returns only on failure
 /// or, when supervising, with the command's status and the destinations
 /// the allowlist proxy refused.
-fn launch(plan: &Plan, mut choice: Choice, keep_parent: bool) -> (i32, Vec<String>) {
+fn launch(
+    plan: &Plan,
+    mut choice: Choice,
+    keep_parent: bool,
+    obs: Option<i32>,
+) -> (i32, Vec<String>) {
     let argv = match crate::exec::c_argv(&plan.argv) {
         Ok(a) => a,
         Err(e) => return (refuse(&Refusal::usage(e), None), Vec::new()),
@@ -458,7 +504,7 @@ fn launch(plan: &Plan, mut choice: Choice, keep_parent: bool) -> (i32, Vec<Strin
         Err(e) => return (refuse(&Refusal::unavailable(e), None), Vec::new()),
     };
     let envp = crate::net::strip_internal(crate::exec::environment(plan, &choice, &net.env), &net);
-    let (status, mut later) = launch_with(plan, choice, argv, envp, keep_parent);
+    let (status, mut later) = launch_with(plan, choice, argv, envp, keep_parent, obs);
     let mut denied = net.finish();
     denied.append(&mut later);
     (status, denied)
@@ -470,6 +516,7 @@ fn launch_with(
     argv: Vec<std::ffi::CString>,
     envp: Vec<std::ffi::CString>,
     keep_parent: bool,
+    obs: Option<i32>,
 ) -> (i32, Vec<String>) {
     let path_var = std::env::var_os("PATH");
     // Only a fallback to another backend (its own proxy) adds denials here.
@@ -481,13 +528,18 @@ fn launch_with(
             crate::exec::exec_command(&argv, &envp, path_var.as_deref())
         }),
         #[cfg(target_os = "linux")]
-        Launch::Bwrap(l) => match crate::backend::bwrap::launch(plan, &l, &argv, &envp) {
-            Ok(status) => status,
-            Err(e) => match backend::fallback(plan, choice.globs, backend::Kind::Bwrap, e) {
-                Ok(next) => return launch(plan, next, keep_parent),
-                Err(r) => refuse(&r, None),
-            },
-        },
+        Launch::Bwrap(mut l) => {
+            if let Some(fd) = obs {
+                crate::backend::stub_format::set_report_fd(&mut l.program, fd);
+            }
+            match crate::backend::bwrap::launch(plan, &l, &argv, &envp) {
+                Ok(status) => status,
+                Err(e) => match backend::fallback(plan, choice.globs, backend::Kind::Bwrap, e) {
+                    Ok(next) => return launch(plan, next, keep_parent, obs),
+                    Err(r) => refuse(&r, None),
+                },
+            }
+        }
         #[cfg(not(target_os = "linux"))]
         Launch::Bwrap(_) => refuse(&Refusal::unavailable("bwrap exists only on Linux"), None),
         #[cfg(target_os = "linux")]
@@ -495,7 +547,12 @@ fn launch_with(
             // The broker's program: the same rules, for the same checks.
             let program = if spec.fs.brokered() {
                 match crate::backend::bwrap::stub_program(&spec, &[]) {
-                    Ok(p) => Some(p),
+                    Ok(mut p) => {
+                        if let Some(fd) = obs {
+                            crate::backend::stub_format::set_report_fd(&mut p, fd);
+                        }
+                        Some(p)
+                    }
                     Err(e) => return (refuse(&Refusal::unavailable(e), None), Vec::new()),
                 }
             } else {
@@ -528,6 +585,9 @@ fn explain_main(args: &[OsString]) -> i32 {
         Ok(c) => c,
         Err(code) => return code,
     };
+    if let Some(report) = &cli.denials {
+        return crate::denials::advice::explain(report);
+    }
     crate::explain::explain(&cli.policy, cli.command, decide_and_plan_sourced)
 }
 

@@ -145,6 +145,9 @@ pub struct Plan {
     pub net: NetPlan,
     pub timeout: Option<Duration>,
     pub policy_file: Option<PathBuf>,
+    /// Denials are recorded for a report (`crate::denials`): set by the
+    /// caller of `build`, before a backend renders the plan.
+    pub observe: bool,
 }
 
 impl Plan {
@@ -322,6 +325,7 @@ pub fn build_with(
         net,
         timeout: (!policy.sandbox.timeout.is_zero()).then_some(policy.sandbox.timeout),
         policy_file: policy.source.clone(),
+        observe: false,
     };
     if plan.sandboxed {
         precheck(&plan, policy, &base, home)?;

@@ -36,6 +36,9 @@
 use super::stub_format::Program;
 use super::sys::{self, nr, Fd};
 
+#[path = "broker_observe.rs"]
+mod observe;
+
 #[cfg(target_arch = "x86_64")]
 mod o {
     pub const DIRECTORY: usize = 0o200000;
@@ -824,6 +827,10 @@ pub fn handle_one(listener: i32, prog: &Program<'_>) -> Result<(), i32> {
         req,
         prog,
     };
+    if prog.report_fd >= 0 {
+        observe::handle(&ctx);
+        return Ok(());
+    }
     let reply = dispatch(&ctx);
     answer(&ctx, reply);
     Ok(())

@@ -794,6 +794,8 @@ pub fn stub_program(
         o.extend_from_slice(&u32_of(name.len(), "bytes")?.to_le_bytes());
         o.extend_from_slice(name);
     }
+    // No denial report until the launch sets one (`set_report_fd`).
+    o.extend_from_slice(&(-1i32).to_le_bytes());
     Program::parse(&o).map_err(|e| format!("the second stage's program: {e}"))?;
     Ok(o)
 }
@@ -1557,6 +1559,7 @@ mod tests {
             },
             timeout: None,
             policy_file: None,
+            observe: false,
         }
     }
 
@@ -1952,6 +1955,7 @@ mod tests {
             fs: FsRules {
                 meta: Meta::Broker,
                 create: true,
+                observe: false,
             },
             abi: 6,
             handled_fs: access::READ | access::WRITE,
