@@ -616,9 +616,9 @@ fn a_symlink_swapped_under_the_named_path_cannot_turn_a_denial_into_an_allow() {
 }
 
 /// Strace counts the pipes and threads dcjail makes: none for the report
-/// when nothing asks for one.
+/// when nothing asks for one, and a thread only for `--events`.
 #[test]
-fn with_reporting_off_no_pipe_and_no_thread_are_made() {
+fn with_reporting_off_no_pipe_and_no_thread_are_made_and_only_events_start_a_thread() {
     if Command::new("strace").arg("-V").output().is_err() {
         eprintln!("note: no strace; skipped");
         return;
@@ -640,8 +640,15 @@ fn with_reporting_off_no_pipe_and_no_thread_are_made() {
     let off = trace(&[]);
     assert!(!off.contains("O_NONBLOCK"), "{off}");
     assert!(!off.contains("CLONE_THREAD"), "{off}");
+    // A report is read once the command is done: a pipe, no thread.
     let rep = t.report().display().to_string();
     let on = trace(&["--report", &rep]);
     assert!(on.contains("O_NONBLOCK"), "{on}");
-    assert!(on.contains("CLONE_THREAD"), "{on}");
+    assert!(!on.contains("CLONE_THREAD"), "{on}");
+    // Events stream while it runs: a thread reads them.
+    let on = trace(&["--events", "2"]);
+    assert!(
+        on.contains("O_NONBLOCK") && on.contains("CLONE_THREAD"),
+        "{on}"
+    );
 }

@@ -1,9 +1,10 @@
 //! The denial report: what the sandbox refused while the command ran, and
 //! what would have allowed it. The broker (`backend::broker_observe`)
-//! sends raw facts over a pipe (`backend::denial_wire`); a thread here
-//! reads them, judges each against the plan (`classify`), streams it to
-//! `--events FD`, and keeps a bounded log (`summary`) for `--report` and
-//! the terminal's summary line. `advice` turns a report into the smallest
+//! sends raw facts over a pipe (`backend::denial_wire`); dcjail reads them
+//! (a thread while the command runs for `--events FD`, else once it is
+//! done), judges each against the plan (`classify`), streams it to the
+//! events descriptor, and keeps a bounded log (`summary`) for `--report`
+//! and the terminal's summary line. `advice` turns a report into the smallest
 //! policy change (`dcjail explain --denials`).
 //!
 //! It owns nothing the sandbox enforces: it only reads what the broker
@@ -18,8 +19,6 @@ use crate::backend::denial_wire as wire;
 use crate::plan::Plan;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::thread::JoinHandle;
 
 pub use summary::Log;
@@ -36,12 +35,21 @@ pub fn stderr_is_terminal() -> bool {
     unsafe { libc::isatty(2) == 1 }
 }
 
-/// The recording of one run: the pipe the broker writes to and the thread
-/// that reads it.
+/// The recording of one run: the pipe the broker writes to, and who
+/// reads it.
 pub struct Session {
     write: OwnedFd,
-    stop: Arc<AtomicBool>,
-    reader: JoinHandle<Log>,
+    /// Written to tell the reader that the run is over.
+    stop: OwnedFd,
+    reader: Reader,
+}
+
+enum Reader {
+    /// `--events`: a thread judges and streams each denial as it comes.
+    Thread(JoinHandle<Log>),
+    /// Otherwise the pipe (1 MiB, thousands of records) is read once the
+    /// command is done: no thread on the launch path.
+    AtExit(Box<(Plan, OwnedFd, OwnedFd)>),
 }
 
 fn home() -> Option<PathBuf> {
@@ -52,28 +60,27 @@ fn home() -> Option<PathBuf> {
 }
 
 impl Session {
-    /// Makes the pipe and starts the reader. The write end is inherited by
-    /// the second stage (it must survive bwrap's exec) and never reaches
-    /// the command: the layer closes every descriptor it does not keep.
+    /// Makes the pipe and, for `--events`, starts the reader. The write end
+    /// is inherited by the second stage (it must survive bwrap's exec) and
+    /// never reaches the command: the layer closes every descriptor it
+    /// does not keep.
     pub fn start(plan: &Plan, events: Option<RawFd>) -> Result<Session, String> {
-        let mut fds = [0i32; 2];
-        // SAFETY: an array of two ints.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
-            return Err(format!(
-                "cannot make the denial report's pipe: {}",
-                std::io::Error::last_os_error()
-            ));
-        }
-        // SAFETY: two fresh descriptors, ours.
-        let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        let (read, write) = pipe()?;
+        let (stop_r, stop) = pipe()?;
         // SAFETY: fcntl on our own descriptors. A larger pipe drops less
         // when many denials come at once; its size is best effort.
         unsafe {
             libc::fcntl(write.as_raw_fd(), libc::F_SETFD, 0);
             libc::fcntl(write.as_raw_fd(), libc::F_SETPIPE_SZ, 1 << 20);
         }
-        let stop = Arc::new(AtomicBool::new(false));
-        let (plan, flag) = (plan.clone(), stop.clone());
+        let plan = plan.clone();
+        let Some(events) = events else {
+            return Ok(Session {
+                write,
+                stop,
+                reader: Reader::AtExit(Box::new((plan, read, stop_r))),
+            });
+        };
         // The reader gets no signal: dcjail's supervisor takes them all.
         // SAFETY: a full set, applied and restored around the spawn.
         let mut all: libc::sigset_t = unsafe { std::mem::zeroed() };
@@ -84,14 +91,14 @@ impl Session {
         }
         let reader = std::thread::Builder::new()
             .name("dcjail-denials".into())
-            .spawn(move || read_loop(&plan, &read, events, &flag));
+            .spawn(move || read_loop(&plan, &read, Some(events), &stop_r));
         // SAFETY: restoring the mask saved above.
         unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
         let reader = reader.map_err(|e| format!("cannot start the denial reader: {e}"))?;
         Ok(Session {
             write,
             stop,
-            reader,
+            reader: Reader::Thread(reader),
         })
     }
 
@@ -103,25 +110,45 @@ impl Session {
     /// Reads what is left and returns the run's log.
     pub fn finish(self) -> Log {
         drop(self.write);
-        self.stop.store(true, Ordering::SeqCst);
-        self.reader.join().unwrap_or_default()
+        // A byte, not the close: a fork of dcjail (the landlock watcher)
+        // may still hold this end.
+        // SAFETY: one byte from a valid buffer.
+        unsafe { libc::write(self.stop.as_raw_fd(), [1u8].as_ptr().cast(), 1) };
+        match self.reader {
+            Reader::Thread(t) => t.join().unwrap_or_default(),
+            Reader::AtExit(b) => read_loop(&b.0, &b.1, None, &b.2),
+        }
     }
 }
 
-fn read_loop(plan: &Plan, read: &OwnedFd, events: Option<RawFd>, stop: &AtomicBool) -> Log {
+fn pipe() -> Result<(OwnedFd, OwnedFd), String> {
+    let mut fds = [0i32; 2];
+    // SAFETY: an array of two ints.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
+        return Err(format!(
+            "cannot make the denial report's pipe: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    // SAFETY: two fresh descriptors, ours.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+fn read_loop(plan: &Plan, read: &OwnedFd, events: Option<RawFd>, stop: &OwnedFd) -> Log {
     let home = home();
     let mut log = Log::default();
     let mut buf: Vec<u8> = Vec::with_capacity(1 << 16);
     let mut chunk = vec![0u8; 1 << 16];
     loop {
-        let mut pfd = libc::pollfd {
-            fd: read.as_raw_fd(),
+        let mut pfd = [read, stop].map(|f| libc::pollfd {
+            fd: f.as_raw_fd(),
             events: libc::POLLIN,
             revents: 0,
-        };
-        // SAFETY: one valid pollfd.
-        unsafe { libc::poll(&mut pfd, 1, 50) };
-        let stopping = stop.load(Ordering::SeqCst);
+        });
+        // SAFETY: two valid pollfds.
+        unsafe { libc::poll(pfd.as_mut_ptr(), 2, -1) };
+        // The run is over: what the broker wrote before is in the pipe.
+        let stopping = pfd[1].revents != 0;
         loop {
             // SAFETY: a buffer of chunk.len() bytes.
             let n = unsafe { libc::read(read.as_raw_fd(), chunk.as_mut_ptr().cast(), chunk.len()) };
@@ -199,8 +226,7 @@ pub fn into_report(log: &Log, v: &mut serde_json::Value) {
     v["denials_dropped"] = log.dropped.into();
 }
 
-/// Checks an `--events` descriptor: open for writing, and kept from the
-/// command.
+/// Checks an `--events` descriptor: open for writing.
 pub fn events_fd(fd: RawFd) -> Result<RawFd, String> {
     // SAFETY: fcntl queries and sets flags of a descriptor number.
     let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
@@ -210,7 +236,11 @@ pub fn events_fd(fd: RawFd) -> Result<RawFd, String> {
     if fl & libc::O_ACCMODE == libc::O_RDONLY {
         return Err(format!("--events {fd}: not open for writing"));
     }
-    // SAFETY: as above.
-    unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    // Nothing else dcjail starts gets it (the layers close it for the
+    // command anyway); a standard descriptor stays the command's own.
+    if fd > 2 {
+        // SAFETY: as above.
+        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    }
     Ok(fd)
 }

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# The cost of the denial report, side by side in one run: each workload under
+# each Linux backend with reporting off (no --report, no --events, stderr not
+# a terminal) and on (`--events 2`: everything the report needs is observed,
+# nothing is written when nothing is denied). Usage: scripts/bench-denials.sh
+# (RUNS=N for the launch, GIT_RUNS=N, CARGO_RUNS=N). Needs hyperfine, git,
+# python3, cargo; measures the binary `cargo build --release` makes.
+#
+#  1. launch: `dcjail -- /bin/true`
+#  2. `git status` over a generated repository of 100k files (read-only)
+#  3. `cargo build --offline` of a copy of regex-syntax from ~/.cargo/registry
+#     (workspace-write; a clean target before every run)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --quiet --locked --bin dcjail
+D="$(ls -d "$PWD"/target/*/release/dcjail | head -1)"
+RUNS="${RUNS:-200}"
+GIT_RUNS="${GIT_RUNS:-15}"
+CARGO_RUNS="${CARGO_RUNS:-3}"
+# Not under /tmp (a writable root): the checkout's target directory.
+work="$PWD/target/bench-denials"
+rm -rf --one-file-system "$work"
+mkdir -p "$work"
+trap 'rm -rf --one-file-system "$work"' EXIT
+exec 2>&1 </dev/null
+
+echo "== machine: $(uname -srm); $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
+
+pair() { # name, hyperfine options..., -- off-command on-command
+  local name="$1"; shift
+  local opts=()
+  while [ "$1" != "--" ]; do opts+=("$1"); shift; done
+  shift
+  hyperfine -N "${opts[@]}" --export-json "$work/h.json" -n off "$1" -n on "$2" >/dev/null
+  python3 - "$name" "$work/h.json" <<'EOF'
+import json, sys
+r = {x["command"]: x for x in json.load(open(sys.argv[2]))["results"]}
+off, on = r["off"], r["on"]
+ratio = on["median"] / off["median"]
+print(f"{sys.argv[1]:<44} off {off['median']*1000:9.2f} ms ±{off['stddev']*1000:6.2f}   "
+      f"on {on['median']*1000:9.2f} ms ±{on['stddev']*1000:6.2f}   on/off {ratio:5.3f}")
+EOF
+}
+
+echo "== launch (/bin/true), median of $RUNS"
+for be in bwrap landlock; do
+  pair "launch $be" --warmup 20 --runs "$RUNS" -- \
+    "$D --backend $be -- /bin/true" "$D --backend $be --events 2 -- /bin/true"
+done
+
+echo "== git status, 100k files, median of $GIT_RUNS"
+repo="$work/repo"
+python3 - "$repo" <<'EOF'
+import os, sys
+root = sys.argv[1]
+for d in range(1000):
+    p = os.path.join(root, f"d{d:03}")
+    os.makedirs(p)
+    for f in range(100):
+        with open(os.path.join(p, f"f{f:02}.txt"), "w") as fh:
+            fh.write(f"{d} {f}\n")
+EOF
+git -C "$repo" init -q
+git -C "$repo" -c user.name=b -c user.email=b@b add -A
+git -C "$repo" -c user.name=b -c user.email=b@b commit -qm init
+git -C "$repo" status >/dev/null
+for be in bwrap landlock; do
+  pair "git status $be" --warmup 2 --runs "$GIT_RUNS" -- \
+    "$D --backend $be --workspace $repo -- git -C $repo status --porcelain" \
+    "$D --backend $be --workspace $repo --events 2 -- git -C $repo status --porcelain"
+done
+
+echo "== cargo build --offline (regex-syntax), median of $CARGO_RUNS"
+src="$(ls -d "$HOME"/.cargo/registry/src/*/regex-syntax-0.8.* | head -1)"
+crate="$work/crate"
+cp -r "$src" "$crate"
+# Its one dependency is optional and not unpacked here: without it the
+# crate resolves offline.
+python3 - "$crate/Cargo.toml" <<'EOF'
+import re, sys
+p = sys.argv[1]
+t = open(p).read()
+t = t.replace('arbitrary = ["dep:arbitrary"]\n', '')
+t = re.sub(r'\[dependencies\.arbitrary\]\n(?:[^\[\n][^\n]*\n)*', '', t)
+open(p, 'w').write(t)
+EOF
+CARGO="$(rustup which cargo 2>/dev/null || command -v cargo)"
+RUSTC="$(rustup which rustc 2>/dev/null || command -v rustc)"
+(cd "$crate" && RUSTC="$RUSTC" "$CARGO" generate-lockfile --offline -q)
+for be in bwrap landlock; do
+  extra=""
+  [ "$be" = landlock ] && extra="--no-protect-defaults"
+  run="env RUSTC=$RUSTC CARGO_TARGET_DIR=$crate/target $CARGO build --offline -q --manifest-path $crate/Cargo.toml"
+  pair "cargo build $be" --warmup 1 --runs "$CARGO_RUNS" --prepare "rm -rf $crate/target" -- \
+    "$D --backend $be --sandbox-mode workspace-write $extra --workspace $crate -- $run" \
+    "$D --backend $be --sandbox-mode workspace-write $extra --workspace $crate --events 2 -- $run"
+done
