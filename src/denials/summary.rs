@@ -115,7 +115,10 @@ fn item_text(d: &Denial, home: Option<&Path>) -> String {
             }
             s
         }
-        (None, Some(m)) => format!("{m}: no option allows it"),
+        (None, Some(m)) if d.rule == "protected" => {
+            format!("protected: {m}; see the report's why_not")
+        }
+        (None, Some(m)) => format!("{} {m}", d.rule),
         (None, None) => "no option allows it".into(),
     };
     format!("{what} ({how})")
