@@ -467,7 +467,14 @@ fn observed(
     choice: &Choice,
     events: Option<i32>,
 ) -> Result<Option<crate::denials::Session>, Refusal> {
-    if !plan.observe || !matches!(choice.launch, Launch::Bwrap(_) | Launch::Landlock(_)) {
+    #[cfg(target_os = "linux")]
+    let brokered = matches!(choice.launch, Launch::Bwrap(_) | Launch::Landlock(_));
+    #[cfg(not(target_os = "linux"))]
+    let brokered = {
+        let _ = (choice, events);
+        false
+    };
+    if !plan.observe || !brokered {
         return Ok(None);
     }
     crate::denials::Session::start(plan, events)
@@ -518,6 +525,8 @@ fn launch_with(
     keep_parent: bool,
     obs: Option<i32>,
 ) -> (i32, Vec<String>) {
+    #[cfg(not(target_os = "linux"))]
+    let _ = obs;
     let path_var = std::env::var_os("PATH");
     // Only a fallback to another backend (its own proxy) adds denials here.
     let status = match choice.launch {

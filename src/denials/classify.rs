@@ -247,6 +247,12 @@ fn errno_name(e: i32) -> &'static str {
     }
 }
 
+#[cfg(not(target_os = "linux"))]
+pub fn op_name(_nr: i32) -> &'static str {
+    "syscall"
+}
+
+#[cfg(target_os = "linux")]
 pub fn op_name(nr: i32) -> &'static str {
     use libc::*;
     #[cfg(target_arch = "x86_64")]

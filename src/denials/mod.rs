@@ -17,7 +17,7 @@ pub mod summary;
 
 use crate::backend::denial_wire as wire;
 use crate::plan::Plan;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::PathBuf;
 use std::thread::JoinHandle;
 
@@ -71,6 +71,7 @@ impl Session {
         // when many denials come at once; its size is best effort.
         unsafe {
             libc::fcntl(write.as_raw_fd(), libc::F_SETFD, 0);
+            #[cfg(target_os = "linux")]
             libc::fcntl(write.as_raw_fd(), libc::F_SETPIPE_SZ, 1 << 20);
         }
         let plan = plan.clone();
@@ -121,6 +122,12 @@ impl Session {
     }
 }
 
+#[cfg(not(target_os = "linux"))]
+fn pipe() -> Result<(OwnedFd, OwnedFd), String> {
+    Err("denials are recorded on Linux only".into())
+}
+
+#[cfg(target_os = "linux")]
 fn pipe() -> Result<(OwnedFd, OwnedFd), String> {
     let mut fds = [0i32; 2];
     // SAFETY: an array of two ints.
@@ -130,6 +137,7 @@ fn pipe() -> Result<(OwnedFd, OwnedFd), String> {
             std::io::Error::last_os_error()
         ));
     }
+    use std::os::fd::FromRawFd;
     // SAFETY: two fresh descriptors, ours.
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
