@@ -65,6 +65,10 @@ impl Drop for Tree {
 
 /// dcjail OPTS -- sh -c SCRIPT in the workspace, as the tree's user.
 fn run(t: &Tree, opts: &[&str], script: &str) -> Output {
+    run_env(t, opts, script, &[])
+}
+
+fn run_env(t: &Tree, opts: &[&str], script: &str, env: &[(&str, &Path)]) -> Output {
     let mut c = if t.uid == 0 {
         Command::new(scratch::exe())
     } else {
@@ -80,6 +84,9 @@ fn run(t: &Tree, opts: &[&str], script: &str) -> Output {
         ]);
         c
     };
+    for (k, v) in env {
+        c.env(k, v);
+    }
     c.current_dir(t.ws())
         .arg("--workspace")
         .arg(t.ws())
@@ -340,12 +347,18 @@ fn deny_write_is_recorded_with_the_pattern_that_matched() {
 
 #[test]
 fn metadata_changes_outside_the_roots_are_recorded_by_the_filter_and_by_the_broker() {
-    for be in BACKENDS {
-        for mode in ["read-only", "workspace-write"] {
-            let t = Tree::new(&format!("meta-{be}-{mode}"), 0);
+    for (be, mode, uid) in BACKENDS
+        .iter()
+        .flat_map(|b| ["read-only", "workspace-write"].map(|m| (*b, m)))
+        .flat_map(|(b, m)| users().into_iter().map(move |u| (b, m, u)))
+    {
+        {
+            let t = Tree::new(&format!("meta-{be}-{mode}"), uid);
             let f = t.out().join("file");
             std::fs::write(&f, "x").unwrap();
             std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
+            // The command's own file: only the sandbox can refuse the change.
+            t.own();
             let rep = t.report().display().to_string();
             let mut opts = vec!["--backend", be, "--sandbox-mode", mode, "--report", &rep];
             if be == "landlock" {
@@ -362,7 +375,7 @@ fn metadata_changes_outside_the_roots_are_recorded_by_the_filter_and_by_the_brok
                 text(&o)
             );
             let m = std::fs::metadata(&f).unwrap().permissions().mode() & 0o777;
-            assert_eq!(m, 0o644, "{be}/{mode}: the mode changed");
+            assert_eq!(m, 0o644, "{be}/{mode}/{uid}: the mode changed");
             let d = denial_of(&denials(&t), &f);
             assert_eq!(d["kind"], "metadata", "{d}");
             assert_eq!(d["rule"], "outside the writable roots");
@@ -371,7 +384,11 @@ fn metadata_changes_outside_the_roots_are_recorded_by_the_filter_and_by_the_brok
             } else {
                 "broker"
             };
-            assert_eq!(d["seen_by"], by, "{be}/{mode}: {d}");
+            assert_eq!(d["seen_by"], by, "{be}/{mode}/{uid}: {d}");
+            // Control: without the sandbox the same user changes the mode.
+            run(&t, &["--no-sandbox"], &format!("chmod 600 {}", f.display()));
+            let m = std::fs::metadata(&f).unwrap().permissions().mode() & 0o777;
+            assert_eq!(m, 0o600, "{be}/{mode}/{uid}: the control run failed");
         }
     }
 }
@@ -589,9 +606,13 @@ fn a_symlink_swapped_under_the_named_path_cannot_turn_a_denial_into_an_allow() {
         landed > 0,
         "the swap never won without the sandbox: the test cannot fail"
     );
-    for be in BACKENDS {
-        for mode in ["read-only", "workspace-write"] {
-            let t = Tree::new(&format!("race-{be}-{mode}"), 0);
+    for (be, mode, uid) in BACKENDS
+        .iter()
+        .flat_map(|b| ["read-only", "workspace-write"].map(|m| (*b, m)))
+        .flat_map(|(b, m)| users().into_iter().map(move |u| (b, m, u)))
+    {
+        {
+            let t = Tree::new(&format!("race-{be}-{mode}"), uid);
             let s = script.replace("OUT", &t.out().display().to_string());
             let rep = t.report().display().to_string();
             let mut opts = vec!["--backend", be, "--sandbox-mode", mode, "--report", &rep];
@@ -609,7 +630,10 @@ fn a_symlink_swapped_under_the_named_path_cannot_turn_a_denial_into_an_allow() {
                 .flatten()
                 .map(|e| e.file_name())
                 .collect();
-            assert!(got.is_empty(), "{be}/{mode}: written outside: {got:?}");
+            assert!(
+                got.is_empty(),
+                "{be}/{mode}/{uid}: written outside: {got:?}"
+            );
             assert!(report(&t)["denials_total"].as_u64().unwrap() > 0);
         }
     }
@@ -651,4 +675,48 @@ fn with_reporting_off_no_pipe_and_no_thread_are_made_and_only_events_start_a_thr
         on.contains("O_NONBLOCK") && on.contains("CLONE_THREAD"),
         "{on}"
     );
+}
+
+#[test]
+fn under_home_the_suggestion_is_its_top_level_directory_and_a_missing_one_is_made_first() {
+    for be in BACKENDS {
+        let t = Tree::new(&format!("home-{be}"), 0);
+        let home = t.root.join("home");
+        std::fs::create_dir_all(home.join(".npm/_cacache")).unwrap();
+        let (cached, fresh) = (home.join(".npm/_cacache/x"), home.join(".newcache/y"));
+        let script = format!(
+            "echo x > {}; mkdir -p {}; echo marker",
+            cached.display(),
+            fresh.parent().unwrap().display()
+        );
+        let rep = t.report().display().to_string();
+        let mut opts = vec!["--backend", be, "--sandbox-mode", "workspace-write"];
+        if be == "landlock" {
+            opts.push("--no-protect-defaults");
+        }
+        let mut with_report = opts.clone();
+        with_report.extend(["--report", &rep]);
+        let o = run_env(&t, &with_report, &script, &[("HOME", &home)]);
+        assert!(
+            String::from_utf8_lossy(&o.stdout).contains("marker"),
+            "{}",
+            text(&o)
+        );
+        let list = denials(&t);
+        let d = denial_of(&list, &cached);
+        assert_eq!(d["allow"], "--allow-write ~/.npm", "{d}");
+        assert_eq!(d["shown_as"], "~/.npm/_cacache/x");
+        let d = denial_of(&list, &home.join(".newcache"));
+        assert_eq!(d["fix"]["mkdir_first"], "~/.newcache", "{d}");
+        assert_eq!(d["allow"], "--allow-write ~/.newcache");
+        // What the report says, done: the directory made, both roots added.
+        std::fs::create_dir(home.join(".newcache")).unwrap();
+        opts.extend(["--allow-write", "~/.npm", "--allow-write", "~/.newcache"]);
+        let o = run_env(&t, &opts, &script, &[("HOME", &home)]);
+        assert!(
+            cached.exists() && home.join(".newcache").is_dir(),
+            "{}",
+            text(&o)
+        );
+    }
 }
