@@ -447,10 +447,14 @@ fn run_main(args: Vec<OsString>) -> i32 {
     let obs = session.as_ref().map(crate::denials::Session::fd);
     // A report is written after the command exits, so it needs a parent.
     let (status, denied) = launch(&plan, choice, report.is_some(), obs);
-    let log = session
-        .map(crate::denials::Session::finish)
-        .unwrap_or_default();
-    crate::denials::after_run(&log);
+    let log = match session {
+        Some(s) => {
+            let log = s.finish();
+            crate::denials::after_run(&log);
+            log
+        }
+        None => crate::denials::Log::default(),
+    };
     if let (Some(path), Some(mut v)) = (report, run_value) {
         v["exit_status"] = status.into();
         v["network_denied"] = denied.into();
