@@ -12,7 +12,7 @@ use std::process::Command;
 fn main() {
     println!("cargo:rerun-if-changed=stub/main.rs");
     // The stub includes these files of dcjail's own (one source for both).
-    for f in ["stub_format", "sys", "stage2"] {
+    for f in ["stub_format", "sys", "stage2", "denial_wire"] {
         println!("cargo:rerun-if-changed=src/backend/{f}.rs");
     }
     println!("cargo:rerun-if-changed=src/backend/broker");

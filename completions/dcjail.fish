@@ -30,7 +30,7 @@ function __dcjail_state
             continue
         end
         switch "$node:$w"
-            case 'dcjail:--policy' 'dcjail:--policy-fd' 'dcjail:--policy-format' 'dcjail:--mode' 'dcjail:--tool' 'dcjail:--permission' 'dcjail:--rule' 'dcjail:--approval' 'dcjail:--classifier' 'dcjail:--path' 'dcjail:--worktree' 'dcjail:--plan-card' 'dcjail:--sandbox-mode' 'dcjail:--backend' 'dcjail:--workspace' 'dcjail:--allow-read' 'dcjail:--deny-read' 'dcjail:--allow-write' 'dcjail:--deny-write' 'dcjail:--net' 'dcjail:--allow-domain' 'dcjail:--deny-domain' 'dcjail:--timeout' 'dcjail:--report' 'explain:--policy' 'explain:--policy-fd' 'explain:--policy-format' 'explain:--mode' 'explain:--tool' 'explain:--permission' 'explain:--rule' 'explain:--approval' 'explain:--classifier' 'explain:--path' 'explain:--worktree' 'explain:--plan-card' 'explain:--sandbox-mode' 'explain:--backend' 'explain:--workspace' 'explain:--allow-read' 'explain:--deny-read' 'explain:--allow-write' 'explain:--deny-write' 'explain:--net' 'explain:--allow-domain' 'explain:--deny-domain' 'explain:--timeout' 'explain:--report' 'worktree_enter:--base' 'worktree_enter:--policy' 'worktree_enter:--mode' 'worktree_enter:--plan-card' 'hook:--policy' 'hook:--policy-format'
+            case 'dcjail:--policy' 'dcjail:--policy-fd' 'dcjail:--policy-format' 'dcjail:--mode' 'dcjail:--tool' 'dcjail:--permission' 'dcjail:--rule' 'dcjail:--approval' 'dcjail:--classifier' 'dcjail:--path' 'dcjail:--worktree' 'dcjail:--plan-card' 'dcjail:--sandbox-mode' 'dcjail:--backend' 'dcjail:--workspace' 'dcjail:--allow-read' 'dcjail:--deny-read' 'dcjail:--allow-write' 'dcjail:--deny-write' 'dcjail:--net' 'dcjail:--allow-domain' 'dcjail:--deny-domain' 'dcjail:--timeout' 'dcjail:--report' 'dcjail:--events' 'explain:--policy' 'explain:--policy-fd' 'explain:--policy-format' 'explain:--mode' 'explain:--tool' 'explain:--permission' 'explain:--rule' 'explain:--approval' 'explain:--classifier' 'explain:--path' 'explain:--worktree' 'explain:--plan-card' 'explain:--sandbox-mode' 'explain:--backend' 'explain:--workspace' 'explain:--allow-read' 'explain:--deny-read' 'explain:--allow-write' 'explain:--deny-write' 'explain:--net' 'explain:--allow-domain' 'explain:--deny-domain' 'explain:--timeout' 'explain:--report' 'explain:--events' 'explain:--denials' 'worktree_enter:--base' 'worktree_enter:--policy' 'worktree_enter:--mode' 'worktree_enter:--plan-card' 'hook:--policy' 'hook:--policy-format'
                 set value $w
                 continue
             case '*:-*'
@@ -203,6 +203,7 @@ complete -c dcjail -n '__dcjail_is dcjail' -l deny-domain -x -d 'Deny this domai
 complete -c dcjail -n '__dcjail_is dcjail' -l allow-unix-sockets -d 'Let the command create unix sockets (ssh-agent, gpg-agent...): any socket file it sees is reachable'
 complete -c dcjail -n '__dcjail_is dcjail' -l timeout -x -d 'Kill the whole command tree after DURATION (exit 124): 1.5, 90s, 5m, 1h, 2d; 0 = none'
 complete -c dcjail -n '__dcjail_is dcjail' -l report -r -F -d 'Write the run\'s JSON report to FILE'
+complete -c dcjail -n '__dcjail_is dcjail' -l events -x -d 'Stream each denial as one JSON line to descriptor FD while the command runs'
 complete -c dcjail -n '__dcjail_is dcjail' -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c dcjail -n '__dcjail_is dcjail' -s V -l version -d 'Print version'
 
@@ -235,6 +236,8 @@ complete -c dcjail -n '__dcjail_is explain' -l deny-domain -x -d 'Deny this doma
 complete -c dcjail -n '__dcjail_is explain' -l allow-unix-sockets -d 'Let the command create unix sockets (ssh-agent, gpg-agent...): any socket file it sees is reachable'
 complete -c dcjail -n '__dcjail_is explain' -l timeout -x -d 'Kill the whole command tree after DURATION (exit 124): 1.5, 90s, 5m, 1h, 2d; 0 = none'
 complete -c dcjail -n '__dcjail_is explain' -l report -r -F -d 'Write the run\'s JSON report to FILE'
+complete -c dcjail -n '__dcjail_is explain' -l events -x -d 'Stream each denial as one JSON line to descriptor FD while the command runs'
+complete -c dcjail -n '__dcjail_is explain' -l denials -r -F -d 'Print the smallest policy change that would have let the run of REPORT (a --report file) through'
 complete -c dcjail -n '__dcjail_is explain' -s h -l help -d 'Print help'
 
 # doctor

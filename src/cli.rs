@@ -18,6 +18,9 @@ pub struct PolicyArgs {
     /// Write the run's JSON report to FILE
     #[arg(long, value_name = "FILE", display_order = crate::policy::NEXT_DISPLAY_ORDER)]
     pub report: Option<PathBuf>,
+    /// Stream each denial as one JSON line to descriptor FD while the command runs
+    #[arg(long, value_name = "FD", display_order = crate::policy::NEXT_DISPLAY_ORDER + 1)]
+    pub events: Option<i32>,
 }
 
 /// dcjail — run a command inside an OS sandbox chosen from a resolved policy.
@@ -56,7 +59,15 @@ pub struct RunCli {
 pub struct ExplainCli {
     #[command(flatten)]
     pub policy: PolicyArgs,
-    #[arg(value_name = "COMMAND", trailing_var_arg = true, required = true, num_args = 1..)]
+    /// Print the smallest policy change that would have let the run of REPORT (a --report file) through
+    #[arg(long, value_name = "REPORT", value_hint = clap::ValueHint::FilePath, display_order = crate::policy::NEXT_DISPLAY_ORDER + 2)]
+    pub denials: Option<PathBuf>,
+    #[arg(
+        value_name = "COMMAND",
+        trailing_var_arg = true,
+        required_unless_present = "denials",
+        num_args = 1..
+    )]
     pub command: Vec<OsString>,
 }
 
@@ -144,7 +155,12 @@ fn run_main(args: Vec<OsString>) -> i32 {
         Ok(c) => c,
         Err(code) => return code,
     };
-    crate::run::run(&cli.policy.overrides, cli.policy.report, cli.command)
+    crate::run::run(
+        &cli.policy.overrides,
+        cli.policy.report,
+        cli.policy.events,
+        cli.command,
+    )
 }
 
 fn explain_main(args: &[OsString]) -> i32 {
@@ -154,6 +170,9 @@ fn explain_main(args: &[OsString]) -> i32 {
         Ok(c) => c,
         Err(code) => return code,
     };
+    if let Some(report) = &cli.denials {
+        return crate::denials::advice::explain(report);
+    }
     crate::run::explain(&cli.policy.overrides, cli.command)
 }
 

@@ -7,6 +7,7 @@ pub mod card;
 pub mod cli;
 pub mod completions;
 pub mod decide;
+pub mod denials;
 pub mod doctor;
 pub mod duration;
 pub mod error;

@@ -55,6 +55,8 @@ global_asm!(
 
 #[path = "../src/backend/broker/mod.rs"]
 mod broker;
+#[path = "../src/backend/denial_wire.rs"]
+mod denial_wire;
 #[path = "../src/backend/stage2.rs"]
 mod stage2;
 #[path = "../src/backend/sys.rs"]

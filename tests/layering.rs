@@ -32,6 +32,9 @@ const RANKS: &[(&str, u32)] = &[
     ("walk", 4),
     ("backend", 5),
     ("net", 6),
+    // Judges the broker's raw denial records (backend::denial_wire) against
+    // the plan, after or beside a run.
+    ("denials", 6),
     ("exec", 7),
     ("run", 8),
     ("worktree", 8),

@@ -91,6 +91,7 @@ fn base_plan() -> Plan {
         },
         timeout: None,
         policy_file: None,
+        observe: false,
     }
 }
 

@@ -237,6 +237,7 @@ pub fn layer_spec_with(plan: &Plan, subtraction: WriteSubtraction) -> Result<Lay
                 crate::policy::SandboxMode::DangerFullAccess => Meta::Allow,
             },
             create: false,
+            observe: plan.observe,
         },
         keep_fds: Vec::new(),
     })

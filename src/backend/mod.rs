@@ -4,6 +4,7 @@
 //! machine happens only here, after the gate chain has said run.
 
 pub mod bwrap;
+pub mod denial_wire;
 pub mod host;
 
 use crate::error::{Refusal, Result};

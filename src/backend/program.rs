@@ -80,6 +80,8 @@ pub fn encode(
         o.extend_from_slice(&u32_of(name.len(), "bytes")?.to_le_bytes());
         o.extend_from_slice(name);
     }
+    // No denial report until the launch sets one (`set_report_fd`).
+    o.extend_from_slice(&(-1i32).to_le_bytes());
     Program::parse(&o).map_err(|e| format!("the second stage's program: {e}"))?;
     Ok(o)
 }
@@ -112,6 +114,7 @@ mod tests {
             fs: FsRules {
                 meta: Meta::Broker,
                 create: true,
+                observe: false,
             },
             abi: 6,
             handled_fs: access::READ | access::WRITE,

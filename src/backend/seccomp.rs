@@ -10,6 +10,15 @@
 //! socket families are allowed) and refuses to build for any other
 //! architecture rather than install a filter with the wrong numbers.
 
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+mod observe;
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+mod observe {
+    pub fn action_name(_t: u16) -> &'static str {
+        "observed"
+    }
+}
+
 /// Which `socket()` calls the command may make.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SocketRules {
@@ -49,6 +58,9 @@ enum Action {
     /// Handed to the broker (SECCOMP_RET_USER_NOTIF), which performs it or
     /// answers with an error.
     Broker,
+    /// Handed to the broker with a `denial_wire` tag: observed for the
+    /// denial report, answered as the tag says (`observe`).
+    Notify(u16),
 }
 
 /// One syscall with rules: `rules` are tried in order (each an AND of
@@ -84,6 +96,9 @@ pub struct FsRules {
     /// Every call that creates a name is handed to the broker (which keeps
     /// missing protected names uncreatable).
     pub create: bool,
+    /// Denials are recorded: write-intent calls go to the broker, which
+    /// lets the kernel run them or refuses what the filter refuses (`observe`).
+    pub observe: bool,
 }
 
 impl FsRules {
@@ -91,11 +106,12 @@ impl FsRules {
     pub const OPEN: FsRules = FsRules {
         meta: Meta::Allow,
         create: false,
+        observe: false,
     };
 
     /// Whether anything is handed to a broker.
     pub fn brokered(&self) -> bool {
-        self.create || self.meta == Meta::Broker
+        self.create || self.meta == Meta::Broker || self.observe
     }
 }
 
@@ -280,6 +296,9 @@ fn table(sockets: SocketRules, fs: FsRules) -> Vec<Entry> {
         t.push(e);
     }
     t.extend(fs_table(fs));
+    if fs.observe {
+        observe::apply(&mut t);
+    }
     t
 }
 
@@ -516,6 +535,7 @@ fn action_name(a: Action) -> &'static str {
         Action::Errno(libc::EROFS) => "EROFS",
         Action::Errno(_) => "EPERM",
         Action::Broker => "broker",
+        Action::Notify(t) => observe::action_name(t),
     }
 }
 
@@ -688,6 +708,7 @@ fn ret(a: Action) -> u32 {
         Action::Allow => RET_ALLOW,
         Action::Errno(e) => RET_ERRNO | (e as u32 & 0xffff),
         Action::Broker => RET_USER_NOTIF,
+        Action::Notify(tag) => RET_USER_NOTIF | u32::from(tag),
     }
 }
 

@@ -19,10 +19,12 @@
 //!                                              notifications are served
 //! u32 n  { u64 dev  u64 ino  u32 len  name }   names that cannot be created
 //!                                              in the directory (dev, ino)
+//! i32 report_fd                                where the broker writes denial
+//!                                              records (`denial_wire`); -1: none
 //! ```
 
 /// First bytes of a program; the version is the last byte.
-pub const MAGIC: &[u8; 12] = b"DCJAIL-STUB\x02";
+pub const MAGIC: &[u8; 12] = b"DCJAIL-STUB\x03";
 
 /// Longest rule path the stub accepts (Linux PATH_MAX, NUL excluded).
 pub const MAX_PATH: usize = 4095;
@@ -84,6 +86,16 @@ pub const NOT_FOUND_STATUS: i32 = 127;
 /// A command killed by signal N exits 128 + N.
 pub const SIGNAL_STATUS_BASE: i32 = 128;
 
+/// Sets where the broker of an encoded program records denials: the
+/// program's last field, written as -1 when it is made.
+// The stub only reads programs.
+#[allow(dead_code)]
+pub fn set_report_fd(program: &mut [u8], fd: i32) {
+    if let Some(at) = program.len().checked_sub(4) {
+        program[at..].copy_from_slice(&fd.to_le_bytes());
+    }
+}
+
 /// A program checked whole by `parse`: the iterators below re-read parts
 /// already known to be well formed.
 pub struct Program<'a> {
@@ -96,6 +108,8 @@ pub struct Program<'a> {
     filters: List<'a>,
     pub flags: u32,
     guards: List<'a>,
+    /// Where the broker records denials, or -1.
+    pub report_fd: i32,
 }
 
 #[derive(Clone, Copy)]
@@ -206,6 +220,10 @@ impl<'a> Program<'a> {
             }
             Ok(())
         })?;
+        let report_fd = r.u32()? as i32;
+        if report_fd < -1 || (report_fd >= 0 && flags & BROKER == 0) {
+            return Err("a denial report needs a broker and a descriptor");
+        }
         if !r.b.is_empty() {
             return Err("trailing bytes after the program");
         }
@@ -219,6 +237,7 @@ impl<'a> Program<'a> {
             filters,
             flags,
             guards,
+            report_fd,
         })
     }
 

@@ -142,6 +142,9 @@ pub struct Plan {
     pub net: NetPlan,
     pub timeout: Option<Duration>,
     pub policy_file: Option<PathBuf>,
+    /// Denials are recorded for a report (`crate::denials`): set by the
+    /// caller of `build`, before a backend renders the plan.
+    pub observe: bool,
 }
 
 impl Plan {
@@ -248,6 +251,7 @@ pub fn build_in(
         net,
         timeout: (!policy.sandbox.timeout.is_zero()).then_some(policy.sandbox.timeout),
         policy_file: policy.source.clone(),
+        observe: false,
     };
     if plan.sandboxed {
         precheck(&plan, policy, &at.base, home, fs)?;

@@ -20,7 +20,12 @@ enum Attempt {
 /// Starts the command as the chosen backend says; returns only on failure
 /// or, when supervising, with the command's status and the destinations
 /// the allowlist proxy refused.
-pub(super) fn launch(plan: &Plan, mut choice: Choice, keep_parent: bool) -> (i32, Vec<String>) {
+pub(super) fn launch(
+    plan: &Plan,
+    mut choice: Choice,
+    keep_parent: bool,
+    obs: Option<i32>,
+) -> (i32, Vec<String>) {
     let argv = match crate::exec::c_argv(&plan.argv) {
         Ok(a) => a,
         Err(e) => return (say(&Error::CommandArg(e).into()), Vec::new()),
@@ -39,7 +44,7 @@ pub(super) fn launch(plan: &Plan, mut choice: Choice, keep_parent: bool) -> (i32
             &net,
         );
         let globs = choice.globs.take();
-        let attempt = attempt(plan, choice.launch, &argv, &envp, keep_parent);
+        let attempt = attempt(plan, choice.launch, &argv, &envp, keep_parent, obs);
         denied.append(&mut net.finish());
         match attempt {
             Attempt::Done(status) => return (status, denied),
@@ -58,7 +63,10 @@ fn attempt(
     argv: &[CString],
     envp: &[CString],
     keep_parent: bool,
+    obs: Option<i32>,
 ) -> Attempt {
+    #[cfg(not(target_os = "linux"))]
+    let _ = obs;
     let path_var = std::env::var_os("PATH");
     let status = match launch {
         Launch::Unsandboxed if plan.timeout.is_none() && !keep_parent => {
@@ -68,10 +76,15 @@ fn attempt(
             crate::exec::exec_command(argv, envp, path_var.as_deref())
         }),
         #[cfg(target_os = "linux")]
-        Launch::Bwrap(l) => match crate::exec::bwrap::launch(plan, &l, argv, envp) {
-            Ok(status) => status,
-            Err(e) => return Attempt::Failed(Kind::Bwrap, e.into()),
-        },
+        Launch::Bwrap(mut l) => {
+            if let Some(fd) = obs {
+                crate::backend::stub_format::set_report_fd(&mut l.program, fd);
+            }
+            match crate::exec::bwrap::launch(plan, &l, argv, envp) {
+                Ok(status) => status,
+                Err(e) => return Attempt::Failed(Kind::Bwrap, e.into()),
+            }
+        }
         #[cfg(not(target_os = "linux"))]
         Launch::Bwrap(_) => say(&Error::NotOnThisOs {
             backend: "bwrap",
@@ -79,7 +92,7 @@ fn attempt(
         }
         .into()),
         #[cfg(target_os = "linux")]
-        Launch::Landlock(spec) => landlock(plan, &spec, argv, envp),
+        Launch::Landlock(spec) => landlock(plan, &spec, argv, envp, obs),
         Launch::Seatbelt(r) => crate::exec::seatbelt::launch(plan, &r, envp, keep_parent),
     };
     Attempt::Done(status)
@@ -93,12 +106,18 @@ fn landlock(
     spec: &crate::backend::landlock::LayerSpec,
     argv: &[CString],
     envp: &[CString],
+    obs: Option<i32>,
 ) -> i32 {
     let path_var = std::env::var_os("PATH");
     // The broker's program: the same rules, for the same checks.
     let program = if spec.fs.brokered() {
         match crate::backend::program::encode(spec, &[]) {
-            Ok(p) => Some(p),
+            Ok(mut p) => {
+                if let Some(fd) = obs {
+                    crate::backend::stub_format::set_report_fd(&mut p, fd);
+                }
+                Some(p)
+            }
             Err(e) => return say(&Error::BrokerProgram(e).into()),
         }
     } else {

@@ -82,11 +82,21 @@ pub fn select(plan: &Plan) -> Result<Choice> {
 
 /// A run: the command's exit status, or the refusal's. With `report`, the
 /// run's JSON report is written there when it is over.
-pub fn run(o: &Overrides, report: Option<PathBuf>, command: Vec<OsString>) -> i32 {
-    let plan = match decide_and_plan(o, command) {
+pub fn run(
+    o: &Overrides,
+    report: Option<PathBuf>,
+    events: Option<i32>,
+    command: Vec<OsString>,
+) -> i32 {
+    let events = match events.map(crate::denials::events_fd).transpose() {
+        Ok(e) => e,
+        Err(e) => return refuse(&Refusal::usage(e), report.as_deref()),
+    };
+    let mut plan = match decide_and_plan(o, command) {
         Ok(p) => p,
         Err(r) => return refuse(&r, report.as_deref()),
     };
+    plan.observe = plan.sandboxed && crate::denials::wanted(report.is_some(), events);
     let choice = match select(&plan) {
         Ok(c) => c,
         Err(r) => return refuse(&r, report.as_deref()),
@@ -97,14 +107,53 @@ pub fn run(o: &Overrides, report: Option<PathBuf>, command: Vec<OsString>) -> i3
     let run_value = report
         .as_ref()
         .map(|_| crate::explain::run_json(&plan, &choice));
+    let session = match observed(&plan, &choice, events) {
+        Ok(s) => s,
+        Err(r) => return refuse(&r, report.as_deref()),
+    };
+    let obs = session.as_ref().map(crate::denials::Session::fd);
     // A report is written after the command exits, so it needs a parent.
-    let (status, denied) = launch::launch(&plan, choice, report.is_some());
+    let (status, denied) = launch::launch(&plan, choice, report.is_some(), obs);
+    let log = match session {
+        Some(s) => {
+            let log = s.finish();
+            crate::denials::after_run(&log);
+            log
+        }
+        None => crate::denials::Log::default(),
+    };
     if let (Some(path), Some(mut v)) = (report, run_value) {
         v["exit_status"] = status.into();
         v["network_denied"] = denied.into();
+        crate::denials::into_report(&log, &mut v);
         crate::explain::write_report(&path, &v);
     }
     status
+}
+
+/// The denial recording of a run, when it is wanted and the backend has a
+/// broker to record with (the Linux ones).
+fn observed(
+    plan: &Plan,
+    choice: &Choice,
+    events: Option<i32>,
+) -> Result<Option<crate::denials::Session>> {
+    #[cfg(target_os = "linux")]
+    let brokered = matches!(
+        choice.launch,
+        crate::backend::Launch::Bwrap(_) | crate::backend::Launch::Landlock(_)
+    );
+    #[cfg(not(target_os = "linux"))]
+    let brokered = {
+        let _ = (choice, events);
+        false
+    };
+    if !plan.observe || !brokered {
+        return Ok(None);
+    }
+    crate::denials::Session::start(plan, events)
+        .map(Some)
+        .map_err(Refusal::unavailable)
 }
 
 /// The refusal's one line on stderr (and in the report); its exit status.

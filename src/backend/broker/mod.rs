@@ -35,6 +35,7 @@
 
 mod create;
 mod meta;
+mod observe;
 mod resolve;
 
 use super::stub_format::Program;
@@ -304,6 +305,10 @@ pub fn handle_one(listener: i32, prog: &Program<'_>) -> Result<(), i32> {
         req,
         prog,
     };
+    if prog.report_fd >= 0 {
+        observe::handle(&ctx);
+        return Ok(());
+    }
     let reply = dispatch(&ctx);
     answer(&ctx, reply);
     Ok(())

@@ -50,6 +50,7 @@ fn plan(access: SandboxMode, writable: &[&str], protected: &[&str]) -> Plan {
         },
         timeout: None,
         policy_file: None,
+        observe: false,
     }
 }
 

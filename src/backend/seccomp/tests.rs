@@ -89,6 +89,7 @@ const NONE: SocketRules = SocketRules {
 const BROKERED: FsRules = FsRules {
     meta: Meta::Broker,
     create: true,
+    observe: false,
 };
 
 #[test]
@@ -396,7 +397,11 @@ fn the_filter_answers_every_rule_as_the_table_means_it() {
     };
     for meta in [Meta::Allow, Meta::Refuse, Meta::Broker] {
         for create in [false, true] {
-            let fs = FsRules { meta, create };
+            let fs = FsRules {
+                meta,
+                create,
+                observe: false,
+            };
             for s in [
                 NONE,
                 SocketRules {
@@ -441,7 +446,15 @@ fn modes_with_setuid_or_setgid_are_refused_in_every_mode() {
     let eperm = RET_ERRNO | libc::EPERM as u32;
     for meta in [Meta::Allow, Meta::Refuse, Meta::Broker] {
         for create in [false, true] {
-            let p = compile(NONE, FsRules { meta, create }).unwrap();
+            let p = compile(
+                NONE,
+                FsRules {
+                    meta,
+                    create,
+                    observe: false,
+                },
+            )
+            .unwrap();
             let at = |nr: i64, args: [u64; 6]| run(&p.0[0], nr as u32, native, args).0;
             for mode in [0o4755u64, 0o2755, 0o6755] {
                 assert_eq!(at(libc::SYS_fchmod, [3, mode, 0, 0, 0, 0]), eperm);
@@ -478,10 +491,12 @@ fn metadata_and_creation_go_where_the_mode_says() {
     let ro = FsRules {
         meta: Meta::Refuse,
         create: false,
+        observe: false,
     };
     let ww = FsRules {
         meta: Meta::Broker,
         create: true,
+        observe: false,
     };
     assert_eq!(go(ro, libc::SYS_fchmodat, [3, 0, 0o644, 0, 0, 0]), erofs);
     assert_eq!(go(ro, libc::SYS_utimensat, [3, 0, 0, 0, 0, 0]), erofs);

@@ -1,0 +1,306 @@
+//! What refused a recorded call, judged against the plan, and the smallest
+//! option that would allow it — or why nothing can. Pure: it reads the
+//! filesystem only to find which directories exist (for the suggestion).
+
+use crate::backend::denial_wire::{Fact, LEXICAL, SOURCE_BROKER, SOURCE_FILTER};
+use crate::plan::Plan;
+use crate::policy::SandboxMode;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path, PathBuf};
+
+/// What a policy change would be, field by field (merged by `advice`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Fix {
+    pub workspace_write: bool,
+    /// `~/x` or an absolute path.
+    pub allow_write: Option<String>,
+    /// A directory to make before the run (an allow_write root must exist).
+    pub mkdir: Option<String>,
+    pub allow_unix_sockets: bool,
+}
+
+impl Fix {
+    /// The options, as a caller types them.
+    pub fn flags(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        if self.workspace_write {
+            v.extend(["--sandbox-mode".into(), "workspace-write".into()]);
+        }
+        if let Some(p) = &self.allow_write {
+            v.extend(["--allow-write".into(), p.clone()]);
+        }
+        if self.allow_unix_sockets {
+            v.push("--allow-unix-sockets".into());
+        }
+        v
+    }
+}
+
+/// One denial, judged.
+#[derive(Clone, Debug)]
+pub struct Denial {
+    /// write | metadata | unix_socket | socket | setuid
+    pub kind: &'static str,
+    pub op: &'static str,
+    pub path: Option<String>,
+    pub resolved: Option<PathBuf>,
+    pub pid: u32,
+    pub program: String,
+    pub errno: &'static str,
+    /// Who saw it: broker (it answered), filter (seccomp refuses it),
+    /// predicted (the kernel layer refuses it, as the rules say).
+    pub seen_by: &'static str,
+    /// outside the writable roots | protected | deny_write | device |
+    /// setuid | unix sockets off | network | refused
+    pub rule: &'static str,
+    /// The protected entry or deny_write pattern that matched.
+    pub matched: Option<String>,
+    pub fix: Option<Fix>,
+    /// Why no option allows it, when none does.
+    pub why_not: Option<String>,
+}
+
+pub fn classify(plan: &Plan, f: &Fact<'_>, home: Option<&Path>) -> Denial {
+    let op = op_name(f.nr);
+    let named = (!f.named.is_empty()).then(|| String::from_utf8_lossy(f.named).into_owned());
+    let resolved = (!f.resolved.is_empty())
+        .then(|| host_path(Path::new(OsStr::from_bytes(f.resolved)), f.flags));
+    let mut d = Denial {
+        kind: "write",
+        op,
+        path: named,
+        resolved: resolved.clone(),
+        pid: f.pid,
+        program: String::from_utf8_lossy(f.program).into_owned(),
+        errno: errno_name(f.errno),
+        seen_by: match f.source {
+            SOURCE_BROKER => "broker",
+            SOURCE_FILTER => "filter",
+            _ => "predicted",
+        },
+        rule: "refused",
+        matched: None,
+        fix: None,
+        why_not: None,
+    };
+    if op == "socket" {
+        return socket(plan, f, d);
+    }
+    if is_meta(op) {
+        d.kind = "metadata";
+    }
+    let mode_arg = matches!(op, "chmod" | "fchmod" | "fchmodat" | "fchmodat2")
+        || (matches!(op, "open" | "openat" | "creat" | "mknod" | "mknodat")
+            && f.errno == libc::EPERM);
+    if f.source == SOURCE_FILTER && f.errno == libc::EPERM && mode_arg && f.arg & 0o6000 != 0 {
+        d.kind = "setuid";
+        d.rule = "setuid";
+        d.why_not = Some(
+            "no file the command creates or changes may carry a setuid or setgid bit; no option allows it".into(),
+        );
+        return d;
+    }
+    let Some(p) = resolved else {
+        return d;
+    };
+    path_rule(plan, &p, home, d)
+}
+
+fn path_rule(plan: &Plan, p: &Path, home: Option<&Path>, mut d: Denial) -> Denial {
+    if let Some(q) = plan.fs.protected.iter().find(|q| p.starts_with(q)) {
+        use crate::protected::Origin;
+        d.rule = "protected";
+        d.matched = Some(display(q, home));
+        let origin = Origin::of(q, plan.policy_file.as_deref());
+        let lift = match origin {
+            Origin::PolicyFile | Origin::OwnBinary => "nothing lifts it".to_string(),
+            _ => "only --no-protect-defaults lifts it, for every protected path at once".into(),
+        };
+        d.why_not = Some(format!(
+            "{} stays read-only in every writable root and cannot be created ({}); {lift}",
+            display(q, home),
+            origin.describe()
+        ));
+        return d;
+    }
+    if let Some(r) = plan.fs.deny_write.iter().find(|r| r.covers(p)) {
+        d.rule = "deny_write";
+        d.matched = Some(match r {
+            crate::plan::PathRule::Literal(l) => display(l, home),
+            crate::plan::PathRule::Glob(g) => g.written.clone(),
+        });
+        d.why_not = Some(
+            "deny_write beats allow_write: only removing the entry from the policy allows it"
+                .into(),
+        );
+        return d;
+    }
+    if d.kind == "metadata" && d.errno == "EPERM" && p.starts_with("/dev") {
+        d.rule = "device";
+        d.why_not = Some("the metadata of a device node never changes in the sandbox".into());
+        return d;
+    }
+    if plan.writable(p) {
+        return d;
+    }
+    d.rule = "outside the writable roots";
+    match suggest(plan, p, home) {
+        Ok(fix) => d.fix = Some(fix),
+        Err(why) => d.why_not = Some(why),
+    }
+    d
+}
+
+/// The option that makes `p` writable: workspace-write when it lies in a
+/// root that mode grants, else an existing directory to add as a root.
+fn suggest(plan: &Plan, p: &Path, home: Option<&Path>) -> Result<Fix, String> {
+    let mut fix = Fix {
+        workspace_write: plan.fs.access == SandboxMode::ReadOnly,
+        ..Fix::default()
+    };
+    if fix.workspace_write {
+        let granted = [plan.workspace.as_path(), Path::new("/tmp")];
+        if granted.iter().any(|r| p.starts_with(r))
+            || plan.worktree.as_ref().is_some_and(|w| p.starts_with(w))
+        {
+            return Ok(fix);
+        }
+    }
+    let root = match home.and_then(|h| p.strip_prefix(h).ok().map(|rest| (h, rest))) {
+        // Under the home directory: its top-level entry (~/.npm), never ~.
+        Some((h, rest)) => match rest.components().next() {
+            Some(Component::Normal(first)) => h.join(first),
+            _ => return Err("writing the home directory itself needs danger-full-access".into()),
+        },
+        None => match p.parent() {
+            Some(parent) => parent.to_path_buf(),
+            None => return Err("writing / needs danger-full-access".into()),
+        },
+    };
+    // A root that does not exist grants nothing: it is made first.
+    if !root.exists() {
+        fix.mkdir = Some(display(&root, home));
+    }
+    fix.allow_write = Some(display(&root, home));
+    Ok(fix)
+}
+
+fn socket(plan: &Plan, f: &Fact<'_>, mut d: Denial) -> Denial {
+    d.path = None;
+    d.resolved = None;
+    if f.arg & 0xffff_ffff == libc::AF_UNIX as u64 {
+        d.kind = "unix_socket";
+        d.rule = "unix sockets off";
+        d.fix = Some(Fix {
+            allow_unix_sockets: true,
+            ..Fix::default()
+        });
+    } else {
+        d.kind = "socket";
+        d.rule = "network";
+        d.why_not = Some(format!(
+            "the network is `{}`: only connections through dcjail's proxy (--net allowlist --allow-domain D) or --net full allow this socket",
+            plan.net.mode.word()
+        ));
+    }
+    d
+}
+
+/// The path as the host names it: `..` and `.` taken out of a path that
+/// was only joined, not resolved.
+fn host_path(p: &Path, flags: u8) -> PathBuf {
+    if flags & LEXICAL == 0 {
+        return p.to_path_buf();
+    }
+    let mut out = PathBuf::from("/");
+    for c in p.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(n) => out.push(n),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// `~/x` for a path under the home directory.
+pub fn display(p: &Path, home: Option<&Path>) -> String {
+    match home.and_then(|h| p.strip_prefix(h).ok()) {
+        Some(rest) if !rest.as_os_str().is_empty() => format!("~/{}", rest.display()),
+        _ => p.display().to_string(),
+    }
+}
+
+fn is_meta(op: &str) -> bool {
+    op.contains("chmod") || op.contains("chown") || op.contains("utime") || op.contains("xattr")
+}
+
+fn errno_name(e: i32) -> &'static str {
+    match e {
+        libc::EPERM => "EPERM",
+        libc::EACCES => "EACCES",
+        libc::EROFS => "EROFS",
+        _ => "other",
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn op_name(_nr: i32) -> &'static str {
+    "syscall"
+}
+
+#[cfg(target_os = "linux")]
+pub fn op_name(nr: i32) -> &'static str {
+    use libc::*;
+    #[cfg(target_arch = "x86_64")]
+    const X86: &[(i64, &str)] = &[
+        (SYS_open, "open"),
+        (SYS_creat, "creat"),
+        (SYS_mkdir, "mkdir"),
+        (SYS_mknod, "mknod"),
+        (SYS_symlink, "symlink"),
+        (SYS_link, "link"),
+        (SYS_rename, "rename"),
+        (SYS_renameat, "renameat"),
+        (SYS_unlink, "unlink"),
+        (SYS_rmdir, "rmdir"),
+        (SYS_chmod, "chmod"),
+        (SYS_chown, "chown"),
+        (SYS_lchown, "lchown"),
+        (SYS_utime, "utime"),
+        (SYS_utimes, "utimes"),
+        (SYS_futimesat, "futimesat"),
+    ];
+    #[cfg(not(target_arch = "x86_64"))]
+    const X86: &[(i64, &str)] = &[];
+    const ALL: &[(i64, &str)] = &[
+        (SYS_openat, "openat"),
+        (SYS_mkdirat, "mkdirat"),
+        (SYS_mknodat, "mknodat"),
+        (SYS_symlinkat, "symlinkat"),
+        (SYS_linkat, "linkat"),
+        (SYS_renameat2, "renameat2"),
+        (SYS_unlinkat, "unlinkat"),
+        (SYS_truncate, "truncate"),
+        (SYS_fchmod, "fchmod"),
+        (SYS_fchmodat, "fchmodat"),
+        (SYS_fchmodat2, "fchmodat2"),
+        (SYS_fchown, "fchown"),
+        (SYS_fchownat, "fchownat"),
+        (SYS_utimensat, "utimensat"),
+        (SYS_setxattr, "setxattr"),
+        (SYS_lsetxattr, "lsetxattr"),
+        (SYS_fsetxattr, "fsetxattr"),
+        (SYS_removexattr, "removexattr"),
+        (SYS_lremovexattr, "lremovexattr"),
+        (SYS_fremovexattr, "fremovexattr"),
+        (SYS_socket, "socket"),
+    ];
+    X86.iter()
+        .chain(ALL)
+        .find(|(n, _)| *n == i64::from(nr))
+        .map_or("syscall", |(_, name)| name)
+}

@@ -1,0 +1,153 @@
+//! The denials of one run, bounded: the first `LISTED` distinct ones (by
+//! kind, rule and path) with a count each, and counts of the rest, so that
+//! a loop cannot fill a disk. Their JSON (the report's `denials`, one
+//! `--events` line) and the one-line summary for a terminal.
+
+use super::classify::{display, Denial};
+use serde_json::{json, Value};
+use std::path::Path;
+
+/// Distinct denials listed in full.
+pub const LISTED: usize = 64;
+
+#[derive(Default)]
+pub struct Log {
+    pub listed: Vec<(Denial, u64)>,
+    /// Denials not listed (beyond `LISTED` distinct ones).
+    pub unlisted: u64,
+    /// Records the broker could not send (the pipe was full).
+    pub dropped: u64,
+}
+
+fn same(a: &Denial, b: &Denial) -> bool {
+    a.kind == b.kind && a.rule == b.rule && a.resolved == b.resolved && a.op == b.op
+}
+
+impl Log {
+    pub fn add(&mut self, d: Denial) {
+        if let Some((_, n)) = self.listed.iter_mut().find(|(e, _)| same(e, &d)) {
+            *n += 1;
+        } else if self.listed.len() < LISTED {
+            self.listed.push((d, 1));
+        } else {
+            self.unlisted += 1;
+        }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.listed.iter().map(|(_, n)| n).sum::<u64>() + self.unlisted
+    }
+
+    pub fn json(&self, home: Option<&Path>) -> Value {
+        Value::Array(
+            self.listed
+                .iter()
+                .map(|(d, n)| denial_json(d, *n, home))
+                .collect(),
+        )
+    }
+
+    /// One line for a terminal, or `None` when nothing was denied.
+    pub fn line(&self, home: Option<&Path>) -> Option<String> {
+        if self.total() == 0 && self.dropped == 0 {
+            return None;
+        }
+        let mut groups: Vec<(String, u64, Vec<String>)> = Vec::new();
+        for (d, n) in &self.listed {
+            let head = group_name(d);
+            let item = item_text(d, home);
+            match groups.iter_mut().find(|g| g.0 == head) {
+                Some(g) => {
+                    g.1 += n;
+                    if !g.2.contains(&item) {
+                        g.2.push(item);
+                    }
+                }
+                None => groups.push((head, *n, vec![item])),
+            }
+        }
+        let parts: Vec<String> = groups
+            .iter()
+            .map(|(head, n, items)| {
+                let shown: Vec<&str> = items.iter().take(3).map(String::as_str).collect();
+                let more = if items.len() > 3 { ", …" } else { "" };
+                let what = if *n == 1 { "call" } else { "calls" };
+                format!("{n} {what} blocked {head}: {}{more}", shown.join(", "))
+            })
+            .collect();
+        let mut line = format!("dcjail: {}", parts.join("; "));
+        if self.unlisted > 0 {
+            line.push_str(&format!("; {} more not listed", self.unlisted));
+        }
+        if self.dropped > 0 {
+            line.push_str(&format!(
+                "; {} not recorded (too many at once)",
+                self.dropped
+            ));
+        }
+        Some(line)
+    }
+}
+
+fn group_name(d: &Denial) -> String {
+    match d.rule {
+        "outside the writable roots" => "outside the writable roots".into(),
+        "protected" => "on protected paths".into(),
+        "deny_write" => "by deny_write".into(),
+        "unix sockets off" => "(unix sockets)".into(),
+        "network" => "(network sockets)".into(),
+        "setuid" => "(setuid or setgid bits)".into(),
+        "device" => "(device metadata)".into(),
+        other => format!("({other})"),
+    }
+}
+
+fn item_text(d: &Denial, home: Option<&Path>) -> String {
+    let what = match &d.resolved {
+        Some(p) => display(p, home),
+        None => d.op.to_string(),
+    };
+    let how = match (&d.fix, &d.matched) {
+        (Some(f), _) => {
+            let mut s = f.flags().join(" ");
+            if let Some(m) = &f.mkdir {
+                s = format!("mkdir {m}, then {s}");
+            }
+            s
+        }
+        (None, Some(m)) if d.rule == "protected" => {
+            format!("protected: {m}; see the report's why_not")
+        }
+        (None, Some(m)) => format!("{} {m}", d.rule),
+        (None, None) => "no option allows it".into(),
+    };
+    format!("{what} ({how})")
+}
+
+pub fn denial_json(d: &Denial, count: u64, home: Option<&Path>) -> Value {
+    let fix = d.fix.as_ref().map(|f| {
+        json!({
+            "sandbox_mode": f.workspace_write.then_some("workspace-write"),
+            "allow_write": f.allow_write,
+            "mkdir_first": f.mkdir,
+            "allow_unix_sockets": f.allow_unix_sockets,
+        })
+    });
+    json!({
+        "kind": d.kind,
+        "op": d.op,
+        "path": d.path,
+        "resolved": d.resolved.as_ref().map(|p| p.display().to_string()),
+        "shown_as": d.resolved.as_ref().map(|p| display(p, home)),
+        "pid": d.pid,
+        "program": d.program,
+        "errno": d.errno,
+        "seen_by": d.seen_by,
+        "rule": d.rule,
+        "matched": d.matched,
+        "allow": d.fix.as_ref().map(|f| f.flags().join(" ")),
+        "fix": fix,
+        "why_not": d.why_not,
+        "count": count,
+    })
+}
