@@ -35,6 +35,7 @@ const AT_SYMLINK_NOFOLLOW: usize = 0x100;
 const S_IFMT: u32 = 0o170000;
 const S_IFDIR: u32 = 0o040000;
 const EPERM: i32 = 1;
+const EINVAL: i32 = 22;
 
 /// `parts` joined, with a NUL, in `buf`; None when it does not fit.
 pub fn c_path<'b>(buf: &'b mut [u8], parts: &[&[u8]]) -> Option<&'b [u8]> {
@@ -105,29 +106,42 @@ pub fn build_ruleset<'a>(p: &Program<'a>) -> Result<i32, Fail<'a>> {
                 });
             }
         };
-        let mut bits = access;
-        if sys::stat(fd.raw(), b"\0", AT_EMPTY_PATH).map(|s| s.mode & S_IFMT) != Ok(S_IFDIR) {
-            bits &= FILE;
-        }
-        if bits != 0 {
+        let add = |bits: u64| {
             let rule = PathBeneath {
                 allowed: bits,
                 parent: fd.0,
             };
             // SAFETY: a valid rule of type LANDLOCK_RULE_PATH_BENEATH.
-            if let Err(e) = unsafe {
+            unsafe {
                 sys::call(
                     sys::LANDLOCK_ADD_RULE,
                     &[rs as usize, 1, &rule as *const PathBeneath as usize],
                 )
-            } {
-                sys::close(rs);
-                return Err(Fail {
-                    what: b"landlock: cannot add the rule for ",
-                    path: Some(path),
-                    errno: Some(e),
-                });
             }
+        };
+        // Rights that only mean something on a directory are dropped for a
+        // non-directory; the kernel says when they do not fit (EINVAL), so
+        // only then is the file looked at.
+        let added = match add(access) {
+            Err(EINVAL)
+                if access & !FILE != 0
+                    && sys::stat(fd.raw(), b"\0", AT_EMPTY_PATH).map(|s| s.mode & S_IFMT)
+                        != Ok(S_IFDIR) =>
+            {
+                match access & FILE {
+                    0 => Ok(0),
+                    bits => add(bits),
+                }
+            }
+            r => r,
+        };
+        if let Err(e) = added {
+            sys::close(rs);
+            return Err(Fail {
+                what: b"landlock: cannot add the rule for ",
+                path: Some(path),
+                errno: Some(e),
+            });
         }
     }
     for port in p.ports() {
@@ -157,23 +171,22 @@ fn prctl(op: usize, a: usize) -> Result<usize, i32> {
 /// Empties every capability set (landlock.rs drop_capabilities): the
 /// bounding set only where the caller may shrink it.
 pub fn drop_capabilities<'a>() -> Result<(), Fail<'a>> {
-    const PR_CAPBSET_READ: usize = 23;
     const PR_CAPBSET_DROP: usize = 24;
     const PR_CAP_AMBIENT: usize = 47;
     const PR_CAP_AMBIENT_CLEAR_ALL: usize = 4;
+    // Dropping a capability the set lacks succeeds, so none is read first;
+    // EINVAL marks the kernel's last capability, EPERM a caller without
+    // CAP_SETPCAP (bwrap's `--cap-drop ALL`), for whom no drop can succeed.
     for cap in 0..64 {
-        match prctl(PR_CAPBSET_READ, cap) {
-            Err(_) => break,
-            Ok(1) => match prctl(PR_CAPBSET_DROP, cap) {
-                Ok(_) | Err(EPERM) => {}
-                Err(e) => {
-                    return Err(fail(
-                        b"cannot drop a capability from the bounding set",
-                        Some(e),
-                    ))
-                }
-            },
+        match prctl(PR_CAPBSET_DROP, cap) {
             Ok(_) => {}
+            Err(EINVAL) | Err(EPERM) => break,
+            Err(e) => {
+                return Err(fail(
+                    b"cannot drop a capability from the bounding set",
+                    Some(e),
+                ))
+            }
         }
     }
     // SAFETY: integer arguments only.
