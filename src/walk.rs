@@ -45,6 +45,7 @@
 //! `links`.
 
 mod links;
+mod pool;
 
 pub use links::{hard_links, Linked, Links};
 
@@ -56,6 +57,7 @@ use std::ffi::OsStr;
 use std::io::ErrorKind;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Default bound on directory entries examined per launch.
 pub const DEFAULT_LIMIT: usize = 1_000_000;
@@ -341,9 +343,49 @@ pub fn expand(globs: &[&Glob], roots: &[PathBuf], limit: usize) -> Result<Vec<Pa
     Ok(all.into_iter().collect())
 }
 
+/// What `expand_on` found and left out.
+#[doc(hidden)]
+#[derive(Debug, PartialEq)]
+pub struct Expansion {
+    pub paths: Vec<PathBuf>,
+    pub entries: usize,
+    pub skipped: Skipped,
+}
+
+/// `expand` on at most `threads` threads (1: the calling thread alone,
+/// what the walk does when no thread can be started), with its account of
+/// what it left out: for the tests that hold the parallel walk to the
+/// sequential one, and for the bench.
+#[doc(hidden)]
+pub fn expand_on(
+    globs: &[&Glob],
+    roots: &[PathBuf],
+    limit: usize,
+    threads: usize,
+) -> Result<Expansion, String> {
+    let tagged: Vec<(&Glob, List)> = globs.iter().map(|g| (*g, List::DenyRead)).collect();
+    let w = run_on(&tagged, roots, limit, threads)?;
+    let all: BTreeSet<PathBuf> = w.found.into_iter().flatten().collect();
+    Ok(Expansion {
+        paths: all.into_iter().collect(),
+        entries: w.entries,
+        skipped: w.skipped,
+    })
+}
+
 /// The one walk behind `expand` and `expand_plan`: the matches of each glob
 /// (same order) and the number of entries examined.
 fn run(globs: &[(&Glob, List)], roots: &[PathBuf], limit: usize) -> Result<Walked, String> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS));
+    run_on(globs, roots, limit, threads)
+}
+
+fn run_on(
+    globs: &[(&Glob, List)],
+    roots: &[PathBuf],
+    limit: usize,
+    threads: usize,
+) -> Result<Walked, String> {
     let mut found: Vec<BTreeSet<PathBuf>> = vec![BTreeSet::new(); globs.len()];
     if globs.is_empty() {
         return Ok(Walked {
@@ -405,17 +447,51 @@ fn run(globs: &[(&Glob, List)], roots: &[PathBuf], limit: usize) -> Result<Walke
         .build()
         .map_err(|e| format!("cannot compile the globs: {e}"))?;
 
-    let mut budget = Budget { left: limit, limit };
-    let mut skipped = Skipped::default();
-    for job in &jobs {
-        walk(job, globs, &set, &mut budget, &mut found, &mut skipped)?;
+    let budget = Budget {
+        left: AtomicUsize::new(limit),
+        limit,
+    };
+    let w = Walk {
+        jobs: &jobs,
+        globs,
+        set: &set,
+        budget: &budget,
+        me: euid(),
+    };
+    // Each job's start is looked at here; its directories are read by the
+    // pool, several at once.
+    let mut first = Out::new(globs.len());
+    let mut dirs = Vec::new();
+    for j in 0..jobs.len() {
+        w.start(j, &mut first, &mut dirs);
     }
+    let outs = pool::run(
+        dirs,
+        threads,
+        || Out::new(globs.len()),
+        |d, out, more| w.read(d, out, more),
+        || "glob expansion: a walking thread died".to_string(),
+    )?;
+    let mut skipped = Skipped::default();
+    for out in std::iter::once(first).chain(outs) {
+        for (all, mine) in found.iter_mut().zip(out.found) {
+            all.extend(mine);
+        }
+        skipped.unlisted.extend(out.skipped.unlisted);
+        skipped.foreign += out.skipped.foreign;
+    }
+    // Threads finish in any order; what they report does not.
+    skipped.unlisted.sort();
     Ok(Walked {
         found,
-        entries: limit - budget.left,
+        entries: limit - budget.left.load(Ordering::Relaxed),
         skipped,
     })
 }
+
+/// Threads reading directories at most: the kernel's readdir dominates,
+/// and more threads than cores only contend.
+const MAX_THREADS: usize = 4;
 
 /// What one walk found: each glob's matches (same order), the entries it
 /// read, and what it left out.
@@ -455,122 +531,204 @@ fn fold(mut jobs: Vec<Job>) -> Vec<Job> {
     out
 }
 
+/// The bound on entries, shared by the walking threads. Each accounts for
+/// what it examined in batches of at most `BATCH` entries, so the walk
+/// refuses exactly when the directories it visits hold more than `limit`
+/// entries, having examined at most `BATCH` more per thread.
 struct Budget {
-    left: usize,
+    left: AtomicUsize,
     limit: usize,
 }
 
-fn walk(
-    job: &Job,
-    globs: &[(&Glob, List)],
-    set: &GlobSet,
-    budget: &mut Budget,
-    found: &mut [BTreeSet<PathBuf>],
-    skipped: &mut Skipped,
-) -> Result<(), String> {
-    let lists: u8 = job.wants.iter().fold(0, |m, &i| m | globs[i].1.bit());
-    let mut hits: Vec<usize> = Vec::new();
-    // Tests `p` against the job's globs whose list does not already cover
-    // it (a matched ancestor); returns the lists covering `p` from now on.
-    let mut test = |p: &Path, covered: u8| -> u8 {
+const BATCH: usize = 64;
+
+impl Budget {
+    /// Accounts for `n` more entries examined under `start`; an error once
+    /// the bound is passed.
+    fn spend(&self, n: usize, start: &Path) -> Result<(), String> {
+        let took = self
+            .left
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |l| l.checked_sub(n));
+        took.map(drop).map_err(|_| {
+            format!(
+                "glob expansion stopped after {} directory entries (under {}); narrow the glob or the writable roots, or raise {LIMIT_ENV}",
+                self.limit,
+                start.display()
+            )
+        })
+    }
+}
+
+/// A directory to read: which job it belongs to, its depth below the
+/// job's start, the lists already covering it (a matched ancestor), and
+/// whether anyone may write to it.
+struct Dir {
+    job: usize,
+    path: PathBuf,
+    depth: usize,
+    covered: u8,
+    shared: bool,
+}
+
+/// What one thread found.
+struct Out {
+    found: Vec<BTreeSet<PathBuf>>,
+    skipped: Skipped,
+    hits: Vec<usize>,
+}
+
+impl Out {
+    fn new(globs: usize) -> Out {
+        Out {
+            found: vec![BTreeSet::new(); globs],
+            skipped: Skipped::default(),
+            hits: Vec::new(),
+        }
+    }
+}
+
+/// Everything the walking threads share, read-only but for the budget.
+struct Walk<'a> {
+    jobs: &'a [Job],
+    globs: &'a [(&'a Glob, List)],
+    set: &'a GlobSet,
+    budget: &'a Budget,
+    me: u32,
+}
+
+impl Walk<'_> {
+    /// The lists job `j` looks for.
+    fn lists(&self, j: usize) -> u8 {
+        self.jobs[j]
+            .wants
+            .iter()
+            .fold(0, |m, &i| m | self.globs[i].1.bit())
+    }
+
+    /// Tests `p` against job `j`'s globs whose list does not already cover
+    /// it; returns the lists covering `p` from now on.
+    fn test(&self, j: usize, p: &Path, covered: u8, out: &mut Out) -> u8 {
         let mut now = covered;
-        set.matches_candidate_into(&Candidate::new(p), &mut hits);
-        for &i in &hits {
-            let bit = globs[i].1.bit();
-            if covered & bit == 0 && job.wants.contains(&i) {
-                found[i].insert(p.to_path_buf());
+        self.set
+            .matches_candidate_into(&Candidate::new(p), &mut out.hits);
+        for &i in &out.hits {
+            let bit = self.globs[i].1.bit();
+            if covered & bit == 0 && self.jobs[j].wants.contains(&i) {
+                out.found[i].insert(p.to_path_buf());
                 now |= bit;
             }
         }
         now
-    };
-    // The literal last component of each glob (`.env` of `**/.env`): looked
-    // up by name in a directory that can be entered but not listed.
-    let tails: Vec<std::ffi::OsString> = job
-        .wants
+    }
+
+    /// Job `j`'s start, reached the way the command would reach it: through
+    /// symlinks in the prefix (only entries met during the walk are not
+    /// followed). Pushes it as the first directory to read, unless it
+    /// matched already or is not one.
+    fn start(&self, j: usize, out: &mut Out, dirs: &mut Vec<Dir>) {
+        let job = &self.jobs[j];
+        let Ok(meta) = std::fs::metadata(&job.start) else {
+            return;
+        };
+        let covered = self.test(j, &job.start, 0, out);
+        if covered == self.lists(j) || !meta.is_dir() || job.depth == Some(0) {
+            return;
+        }
+        dirs.push(Dir {
+            job: j,
+            path: job.start.clone(),
+            depth: 0,
+            covered,
+            shared: is_shared(&meta),
+        });
+    }
+
+    /// Reads one directory: tests its entries, pushes its subdirectories to
+    /// `more`.
+    fn read(&self, d: Dir, out: &mut Out, more: &mut Vec<Dir>) -> Result<(), String> {
+        let job = &self.jobs[d.job];
+        let lists = self.lists(d.job);
+        let entries = match std::fs::read_dir(&d.path) {
+            Ok(e) => e,
+            Err(e) => {
+                match unlistable(&d.path, &e) {
+                    Unlistable::Gone => {}
+                    Unlistable::ByName => {
+                        for t in tails(job, self.globs) {
+                            let p = d.path.join(t);
+                            if std::fs::symlink_metadata(&p).is_ok() {
+                                self.test(d.job, &p, d.covered, out);
+                            }
+                        }
+                        out.skipped.unlisted.push(d.path);
+                    }
+                    Unlistable::Error(why) => return Err(why),
+                }
+                return Ok(());
+            }
+        };
+        let mut unpaid = 0usize;
+        for entry in entries {
+            let entry = match entry {
+                Ok(e) => e,
+                Err(e) => match unlistable(&d.path, &e) {
+                    Unlistable::Error(why) => return Err(why),
+                    _ => break,
+                },
+            };
+            unpaid += 1;
+            if unpaid == BATCH {
+                self.budget.spend(unpaid, &job.start)?;
+                unpaid = 0;
+            }
+            // `file_type` comes from getdents: a symlink is never a dir here.
+            let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
+            // Another user's entry in /tmp is not this user's secret: it is
+            // neither matched nor walked, so it can never make a run refuse.
+            let m = if d.shared || is_dir {
+                entry.metadata().ok()
+            } else {
+                None
+            };
+            if d.shared && m.as_ref().is_none_or(|m| m.uid() != self.me) {
+                out.skipped.foreign += 1;
+                continue;
+            }
+            let path = entry.path();
+            let now = self.test(d.job, &path, d.covered, out);
+            if now == lists {
+                continue;
+            }
+            let child_depth = d.depth + 1;
+            if job.depth.is_some_and(|max| child_depth >= max) {
+                continue;
+            }
+            if is_dir && !PSEUDO.iter().any(|p| path == Path::new(p)) {
+                let shared = m.as_ref().is_some_and(is_shared);
+                more.push(Dir {
+                    job: d.job,
+                    path,
+                    depth: child_depth,
+                    covered: now,
+                    shared,
+                });
+            }
+        }
+        self.budget.spend(unpaid, &job.start)
+    }
+}
+
+/// The literal last component of each of the job's globs (`.env` of
+/// `**/.env`): looked up by name in a directory that can be entered but not
+/// listed.
+fn tails(job: &Job, globs: &[(&Glob, List)]) -> Vec<std::ffi::OsString> {
+    job.wants
         .iter()
         .filter_map(|&i| globs[i].0.pattern.rsplit('/').next())
         .filter_map(unescape_literal)
         .filter(|t| !t.is_empty() && t != "." && t != "..")
         .map(std::ffi::OsString::from)
-        .collect();
-    // The start is reached the way the command would reach it: through
-    // symlinks in the prefix. Only entries met during the walk are not followed.
-    let Ok(meta) = std::fs::metadata(&job.start) else {
-        return Ok(());
-    };
-    let me = euid();
-    let covered = test(&job.start, 0);
-    if covered == lists || !meta.is_dir() || job.depth == Some(0) {
-        return Ok(());
-    }
-    let mut stack: Vec<(PathBuf, usize, u8, bool)> =
-        vec![(job.start.clone(), 0, covered, is_shared(&meta))];
-    while let Some((dir, depth, covered, shared)) = stack.pop() {
-        let entries = match std::fs::read_dir(&dir) {
-            Ok(e) => e,
-            Err(e) => {
-                match unlistable(&dir, &e) {
-                    Unlistable::Gone => {}
-                    Unlistable::ByName => {
-                        for t in &tails {
-                            let p = dir.join(t);
-                            if std::fs::symlink_metadata(&p).is_ok() {
-                                test(&p, covered);
-                            }
-                        }
-                        skipped.unlisted.push(dir);
-                    }
-                    Unlistable::Error(why) => return Err(why),
-                }
-                continue;
-            }
-        };
-        for entry in entries {
-            let entry = match entry {
-                Ok(e) => e,
-                Err(e) => match unlistable(&dir, &e) {
-                    Unlistable::Error(why) => return Err(why),
-                    _ => break,
-                },
-            };
-            if budget.left == 0 {
-                return Err(format!(
-                    "glob expansion stopped after {} directory entries (under {}); narrow the glob or the writable roots, or raise {LIMIT_ENV}",
-                    budget.limit,
-                    job.start.display()
-                ));
-            }
-            budget.left -= 1;
-            // `file_type` comes from getdents: a symlink is never a dir here.
-            let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
-            // Another user's entry in /tmp is not this user's secret: it is
-            // neither matched nor walked, so it can never make a run refuse.
-            let m = if shared || is_dir {
-                entry.metadata().ok()
-            } else {
-                None
-            };
-            if shared && m.as_ref().is_none_or(|m| m.uid() != me) {
-                skipped.foreign += 1;
-                continue;
-            }
-            let path = entry.path();
-            let now = test(&path, covered);
-            if now == lists {
-                continue;
-            }
-            let child_depth = depth + 1;
-            if job.depth.is_some_and(|max| child_depth >= max) {
-                continue;
-            }
-            if is_dir && !PSEUDO.iter().any(|p| path == Path::new(p)) {
-                let child_shared = m.as_ref().is_some_and(is_shared);
-                stack.push((path, child_depth, now, child_shared));
-            }
-        }
-    }
-    Ok(())
+        .collect()
 }
 
 fn euid() -> u32 {
