@@ -6,7 +6,10 @@
 //! candidate (Seatbelt matches globs itself, as regexes).
 //!
 //! The walk is bounded and fast: it reads directories with `getdents` only
-//! (no `stat` per entry), walks every glob of the plan in one pass, starts an
+//! (no `stat` per entry), several at once (`pool`), and a directory with no
+//! subdirectory not at all when every glob ends in a literal name (the
+//! name is looked up instead, `Walk::look_up`); it walks every glob of the
+//! plan in one pass, starts an
 //! anchored glob at its literal prefix and stops at the depth the glob can
 //! reach, walks the policy's roots only for unanchored `**/…` globs, never
 //! descends into a symlink (so loops cost nothing) nor into `/proc`, `/sys`
@@ -451,12 +454,14 @@ fn run_on(
         left: AtomicUsize::new(limit),
         limit,
     };
+    let by_name = jobs.iter().map(|j| leaf_names(j, globs)).collect();
     let w = Walk {
         jobs: &jobs,
         globs,
         set: &set,
         budget: &budget,
         me: euid(),
+        by_name,
     };
     // Each job's start is looked at here; its directories are read by the
     // pool, several at once.
@@ -568,6 +573,8 @@ struct Dir {
     depth: usize,
     covered: u8,
     shared: bool,
+    /// It holds no directory: its link count says so (`keeps_links`).
+    leaf: bool,
 }
 
 /// What one thread found.
@@ -575,6 +582,8 @@ struct Out {
     found: Vec<BTreeSet<PathBuf>>,
     skipped: Skipped,
     hits: Vec<usize>,
+    /// Filesystems (by device) seen so far, and whether they keep links.
+    fs: Vec<(u64, bool)>,
 }
 
 impl Out {
@@ -583,6 +592,7 @@ impl Out {
             found: vec![BTreeSet::new(); globs],
             skipped: Skipped::default(),
             hits: Vec::new(),
+            fs: Vec::new(),
         }
     }
 }
@@ -594,6 +604,9 @@ struct Walk<'a> {
     set: &'a GlobSet,
     budget: &'a Budget,
     me: u32,
+    /// Per job: the names its globs spell out, when every one of them ends
+    /// in a literal name (`leaf_names`).
+    by_name: Vec<Option<Vec<std::ffi::OsString>>>,
 }
 
 impl Walk<'_> {
@@ -634,12 +647,14 @@ impl Walk<'_> {
         if covered == self.lists(j) || !meta.is_dir() || job.depth == Some(0) {
             return;
         }
+        let leaf = is_leaf(&meta, &job.start, out);
         dirs.push(Dir {
             job: j,
             path: job.start.clone(),
             depth: 0,
             covered,
             shared: is_shared(&meta),
+            leaf,
         });
     }
 
@@ -647,6 +662,9 @@ impl Walk<'_> {
     /// `more`.
     fn read(&self, d: Dir, out: &mut Out, more: &mut Vec<Dir>) -> Result<(), String> {
         let job = &self.jobs[d.job];
+        if let (true, false, Some(names)) = (d.leaf, d.shared, &self.by_name[d.job]) {
+            return self.look_up(d, names, out);
+        }
         let lists = self.lists(d.job);
         let entries = match std::fs::read_dir(&d.path) {
             Ok(e) => e,
@@ -705,17 +723,90 @@ impl Walk<'_> {
             }
             if is_dir && !PSEUDO.iter().any(|p| path == Path::new(p)) {
                 let shared = m.as_ref().is_some_and(is_shared);
+                let leaf = m.as_ref().is_some_and(|m| is_leaf(m, &path, out));
                 more.push(Dir {
                     job: d.job,
                     path,
                     depth: child_depth,
                     covered: now,
                     shared,
+                    leaf,
                 });
             }
         }
         self.budget.spend(unpaid, &job.start)
     }
+
+    /// A directory with no subdirectory, whose matches can only bear the
+    /// names the job's globs spell out: those are looked up, instead of
+    /// reading every name in it (which, on ext4, the kernel hashes and
+    /// sorts). What it finds is what reading it would: every match is one
+    /// of its entries, and there is nothing below it to walk. Whether it
+    /// could be listed is still asked, so `skipped` says the same.
+    fn look_up(&self, d: Dir, names: &[std::ffi::OsString], out: &mut Out) -> Result<(), String> {
+        if !can(&d.path, libc::R_OK) {
+            match unlistable(&d.path, &std::io::Error::last_os_error()) {
+                Unlistable::Gone => return Ok(()),
+                Unlistable::ByName => out.skipped.unlisted.push(d.path.clone()),
+                Unlistable::Error(why) => return Err(why),
+            }
+        }
+        for t in names {
+            let p = d.path.join(t);
+            if std::fs::symlink_metadata(&p).is_ok() {
+                self.test(d.job, &p, d.covered, out);
+            }
+        }
+        self.budget.spend(names.len(), &self.jobs[d.job].start)
+    }
+}
+
+/// The names `look_up` tries for job `j`: `None` unless every glob of the
+/// job ends in a literal name, since otherwise a match can bear any name.
+fn leaf_names(job: &Job, globs: &[(&Glob, List)]) -> Option<Vec<std::ffi::OsString>> {
+    let names = tails(job, globs);
+    (names.len() == job.wants.len()).then_some(names)
+}
+
+/// Whether the directory `m` (of `path`) holds no directory: a link count
+/// of 2 (its name and its `.`), on a filesystem known to count a
+/// subdirectory's `..` in it. Others (btrfs, overlayfs, network and FUSE
+/// filesystems) give 1 or a guess, and are read whole.
+fn is_leaf(m: &std::fs::Metadata, path: &Path, out: &mut Out) -> bool {
+    if m.nlink() != 2 {
+        return false;
+    }
+    let dev = m.dev();
+    if let Some(&(_, keeps)) = out.fs.iter().find(|(d, _)| *d == dev) {
+        return keeps;
+    }
+    let keeps = keeps_links(path);
+    out.fs.push((dev, keeps));
+    keeps
+}
+
+fn keeps_links(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: `c` is a valid NUL-terminated string and `st` a buffer of the
+    // right type for the duration of the call.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
+        return false;
+    }
+    // ext2, ext3 and ext4 share one magic number. (`f_type`'s integer type
+    // differs between targets, hence the casts.)
+    #[allow(clippy::unnecessary_cast)]
+    let known = [
+        libc::EXT4_SUPER_MAGIC as i64,
+        libc::XFS_SUPER_MAGIC as i64,
+        libc::TMPFS_MAGIC as i64,
+    ];
+    #[allow(clippy::unnecessary_cast)]
+    let t = st.f_type as i64;
+    known.contains(&t)
 }
 
 /// The literal last component of each of the job's globs (`.env` of
@@ -775,6 +866,17 @@ fn can_enter(dir: &Path) -> bool {
     };
     // SAFETY: `c` is a valid NUL-terminated string for the duration of the call.
     unsafe { libc::access(c.as_ptr(), libc::X_OK) == 0 }
+}
+
+/// Whether this process may `mode` (`R_OK`...) `path`, by its effective
+/// ids, as opening it would be judged; on `false` errno says why.
+fn can(path: &Path, mode: libc::c_int) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: `c` is a valid NUL-terminated string for the duration of the call.
+    unsafe { libc::faccessat(libc::AT_FDCWD, c.as_ptr(), mode, libc::AT_EACCESS) == 0 }
 }
 
 /// The roots with every root that lies inside another one dropped.
@@ -934,6 +1036,9 @@ mod tests {
         let t = Tmp::new("bound");
         for i in 0..100 {
             touch(&t.0.join(format!("d{}/f{i}", i % 10)));
+            // A subdirectory, so each d* is read (a directory without one
+            // is only looked up by name).
+            fs::create_dir_all(t.0.join(format!("d{}/sub", i % 10))).unwrap();
         }
         touch(&t.0.join("d9/.env"));
         let g = compile("**/.env").unwrap();
@@ -975,6 +1080,33 @@ mod tests {
         let g = compile("**/secrets").unwrap();
         let got = expand(&[&g], std::slice::from_ref(&t.0), 3).unwrap();
         assert_eq!(got, vec![t.0.join("secrets")]);
+    }
+
+    #[test]
+    fn a_directory_without_subdirectories_is_looked_up_by_name() {
+        let t = Tmp::new("leaf");
+        for i in 0..200 {
+            touch(&t.0.join(format!("flat/f{i}")));
+        }
+        touch(&t.0.join("flat/.env"));
+        let literal = compile("**/.env").unwrap();
+        let tagged = [(&literal, List::DenyRead)];
+        let w = run(&tagged, std::slice::from_ref(&t.0), 1000).unwrap();
+        // `flat` (no subdirectory) costs one lookup, not its 201 names.
+        assert_eq!(w.entries, 2);
+        assert_eq!(w.found[0], BTreeSet::from([t.0.join("flat/.env")]));
+        // A glob whose last component is no literal name reads it whole,
+        // and finds the same.
+        let class = compile("**/.e[n]v").unwrap();
+        let tagged = [(&class, List::DenyRead)];
+        let w = run(&tagged, std::slice::from_ref(&t.0), 1000).unwrap();
+        assert_eq!(w.entries, 202);
+        assert_eq!(w.found[0], BTreeSet::from([t.0.join("flat/.env")]));
+        // With a subdirectory, the directory is read.
+        fs::create_dir(t.0.join("flat/sub")).unwrap();
+        let tagged = [(&literal, List::DenyRead)];
+        let w = run(&tagged, std::slice::from_ref(&t.0), 1000).unwrap();
+        assert_eq!(w.entries, 1 + 202 + 1);
     }
 
     #[test]
@@ -1149,6 +1281,8 @@ mod tests {
         for i in 0..20 {
             touch(&t.0.join(format!("f{i}")));
         }
+        // A subdirectory, so the workspace is read, not looked up by name.
+        fs::create_dir(t.0.join("sub")).unwrap();
         let plan = plan_with(&t.0, &["**/.env"]);
         let r = expand_plan(&plan, 10).unwrap_err();
         assert_eq!(r.reason, crate::error::Reason::SandboxUnavailable);

@@ -152,6 +152,18 @@ fn the_parallel_walk_finds_what_the_sequential_one_does() {
             assert_eq!(walk(&t.root, threads).unwrap(), seq, "{threads} threads");
         }
     }
+    // A glob of the same meaning whose last component is no literal name
+    // reads every directory whole (none is only looked up by name), and
+    // finds the same.
+    let class = compile("**/.e[n]v").unwrap();
+    let whole = expand_on(&[&class], std::slice::from_ref(&t.root), 1_000_000, 4).unwrap();
+    assert_eq!(whole.paths, seq.paths);
+    assert!(
+        whole.entries > seq.entries,
+        "{} {}",
+        whole.entries,
+        seq.entries
+    );
     // The control: the walk does see a change in the tree.
     touch(&t.root.join("wide/s399/sub/.env"));
     assert_ne!(walk(&t.root, 4).unwrap().paths, seq.paths);
@@ -171,7 +183,17 @@ fn the_parallel_walk_finds_what_the_sequential_one_does() {
             if par != seq {
                 return 5;
             }
-            0
+            let Ok(class) = compile("**/.e[n]v") else {
+                return 6;
+            };
+            // Such a glob spells no name out to look up in the directories
+            // this user may enter but not list.
+            let mut by_name: Vec<PathBuf> = seq.paths.clone();
+            by_name.retain(|p| !seq.skipped.unlisted.iter().any(|u| p.parent() == Some(u)));
+            match expand_on(&[&class], std::slice::from_ref(&root), 1_000_000, 4) {
+                Ok(w) if w.paths == by_name && w.skipped == seq.skipped => 0,
+                _ => 7,
+            }
         });
         assert_eq!(code, 0, "as uid 65534");
     } else {
