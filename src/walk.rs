@@ -379,8 +379,32 @@ pub fn expand_on(
 /// The one walk behind `expand` and `expand_plan`: the matches of each glob
 /// (same order) and the number of entries examined.
 fn run(globs: &[(&Glob, List)], roots: &[PathBuf], limit: usize) -> Result<Walked, String> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS));
+    let threads = if globs.is_empty() {
+        1
+    } else {
+        cores().min(MAX_THREADS)
+    };
     run_on(globs, roots, limit, threads)
+}
+
+/// The cores this process may run on: one `sched_getaffinity`, where
+/// `available_parallelism` also reads the cgroup's quota files (~80 µs,
+/// as long as the rest of a small walk).
+#[cfg(target_os = "linux")]
+fn cores() -> usize {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set, filled by the call.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return 1;
+        }
+        usize::try_from(libc::CPU_COUNT(&set)).map_or(1, |n| n.max(1))
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 fn run_on(
@@ -785,6 +809,13 @@ fn is_leaf(m: &std::fs::Metadata, path: &Path, out: &mut Out) -> bool {
     keeps
 }
 
+#[cfg(not(target_os = "linux"))]
+fn keeps_links(_: &Path) -> bool {
+    // Seatbelt matches globs itself; elsewhere every directory is read.
+    false
+}
+
+#[cfg(target_os = "linux")]
 fn keeps_links(path: &Path) -> bool {
     use std::os::unix::ffi::OsStrExt;
     let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
