@@ -32,7 +32,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # Where cargo put the binaries (the build target is set in .cargo/config.toml).
 # DCJAIL=PATH measures that dcjail binary instead (an older build, say), with
-# this checkout's benches.
+# this checkout's benches. OLD=PATH measures an older binary beside it, in
+# the same interleaved rounds (rows old-landlock, old-bwrap, and its curl
+# download): before and after from one run.
 D="$(cargo build --release --quiet --bin dcjail --example proxy_throughput --example walk_bench \
   --example launch_bench --message-format=json-render-diagnostics | python3 -c '
 import json, sys
@@ -73,6 +75,10 @@ cmds=(
   "$raw_bwrap"
   "$D --backend bwrap --net allowlist --allow-domain example.com -- /bin/true"
 )
+if [ -n "${OLD:-}" ]; then
+  names+=(old-landlock old-bwrap)
+  cmds+=("$OLD --backend landlock -- /bin/true" "$OLD --backend bwrap -- /bin/true")
+fi
 
 # Optional peers: NAME then candidate command lines (their forms differ
 # between versions), separated by `|`. The first that runs /bin/true is
@@ -153,9 +159,9 @@ open(p, "w").write(s)
 PY
   rm -f "$work/crate/Cargo.lock"
 fi
-python3 - "$D" "$work" "${ROUNDS:-11}" "${CARGO_ROUNDS:-5}" >"$work/workloads.json" <<'PY'
+python3 - "$D" "$work" "${ROUNDS:-11}" "${CARGO_ROUNDS:-5}" "${OLD:-}" >"$work/workloads.json" <<'PY'
 import json, os, subprocess, sys
-d, work, rounds, cargo_rounds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+d, work, rounds, cargo_rounds, old = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 
 def raw_bwrap(cwd, pol, cmd):
     args = [d, "explain"] + (["--policy", pol] if pol else []) + ["--backend", "bwrap", "--"] + cmd
@@ -171,12 +177,18 @@ def workload(name, cwd, cmd, rounds, policy, **kw):
         raw = raw_bwrap(cwd, pol("bwrap")[1] if policy else None, cmd)
     except Exception as e:
         return {"name": name, "missing": f"dcjail explain failed: {e}"}
-    return dict(name=name, cwd=cwd, rounds=rounds, variants=[
+    variants = [
         ["bare", cmd],
         ["raw-bwrap", raw],
         ["bwrap", [d] + pol("bwrap") + ["--backend", "bwrap", "--"] + cmd],
         ["landlock", [d] + pol("landlock") + ["--backend", "landlock", "--"] + cmd],
-    ], **kw)
+    ]
+    if old:
+        variants += [
+            ["old-bwrap", [old] + pol("bwrap") + ["--backend", "bwrap", "--"] + cmd],
+            ["old-landlock", [old] + pol("landlock") + ["--backend", "landlock", "--"] + cmd],
+        ]
+    return dict(name=name, cwd=cwd, rounds=rounds, variants=variants, **kw)
 
 crate = os.path.join(work, "crate")
 print(json.dumps([
@@ -237,7 +249,8 @@ wl = {}
 for line in open(sys.argv[3]):
     w = line.split()
     # The workload's name may hold a space ("git status").
-    i = next(k for k, x in enumerate(w) if x in ("-", "bare", "raw-bwrap", "bwrap", "landlock"))
+    i = next(k for k, x in enumerate(w)
+             if x in ("-", "bare", "raw-bwrap", "bwrap", "landlock", "old-bwrap", "old-landlock"))
     name, var, rest = " ".join(w[:i]), w[i], w[i + 1:]
     if rest[0] == "failed":
         why = " ".join(rest[1:]).replace("|", "/")
@@ -278,13 +291,16 @@ fmt='%{speed_download}\n'
 direct() { env -u http_proxy -u HTTP_PROXY -u ALL_PROXY -u all_proxy curl -sS -o /dev/null -w "direct $fmt" "http://127.0.0.1:$port/"; }
 jailed() { "$D" --backend bwrap --net allowlist --allow-domain localhost -- \
     curl -sS -o /dev/null -w "allowlist $fmt" "http://localhost:$port/"; }
+old_jailed() { "$OLD" --backend bwrap --net allowlist --allow-domain localhost -- \
+    curl -sS -o /dev/null -w "old-allowlist $fmt" "http://localhost:$port/"; }
 for i in $(seq "${CURL_ROUNDS:-5}"); do
   # Alternate the order, as the in-process measurement does.
   if [ $((i % 2)) = 1 ]; then direct; jailed; else jailed; direct; fi
+  if [ -n "${OLD:-}" ]; then old_jailed; fi
 done >"$work/curl.txt"
 python3 - "$work/curl.txt" <<'PY'
 import statistics, sys
-s = {"direct": [], "allowlist": []}
+s = {"direct": [], "allowlist": [], "old-allowlist": []}
 for line in open(sys.argv[1]):
     k, v = line.split()
     s[k].append(float(v) / 1048576)
@@ -292,4 +308,9 @@ d, a = statistics.median(s["direct"]), statistics.median(s["allowlist"])
 r = [y / x for x, y in zip(s["direct"], s["allowlist"])]
 print(f"direct {d:.0f} MiB/s, inside dcjail --net allowlist {a:.0f} MiB/s, "
       f"ratio {a / d:.2f} (rounds {min(r):.2f}-{max(r):.2f})")
+if s["old-allowlist"]:
+    o = statistics.median(s["old-allowlist"])
+    r = [y / x for x, y in zip(s["direct"], s["old-allowlist"])]
+    print(f"OLD: inside the old dcjail --net allowlist {o:.0f} MiB/s, ratio {o / d:.2f} "
+          f"(rounds {min(r):.2f}-{max(r):.2f})")
 PY

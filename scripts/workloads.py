@@ -27,7 +27,8 @@ import subprocess
 import sys
 import time
 
-REF = {"raw-bwrap": "bare", "bwrap": "raw-bwrap", "landlock": "bare"}
+REF = {"raw-bwrap": "bare", "bwrap": "raw-bwrap", "landlock": "bare",
+       "old-bwrap": "raw-bwrap", "old-landlock": "bare"}
 
 
 def q(xs, f):
