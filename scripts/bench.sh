@@ -10,15 +10,31 @@
 #     with its error, and the rest of the table still prints.
 #     Interleaved (examples/launch_bench.rs): each round runs every command
 #     once, so background noise falls on all of them alike.
-#  2. the glob walk (`**/.env`) over a generated tree of 100k files.
-#  3. proxy throughput: 1 GiB from a loopback server, proxied against direct,
+#  2. workloads (scripts/workloads.py), in the same table: `find /usr -xdev`,
+#     `git status` in a generated repository of 100k files, `cargo build
+#     --offline` of a crate copied from the registry cache (regex-syntax, its
+#     one optional dependency dropped; `cargo clean` before each build), each
+#     bare, under raw bwrap (dcjail's namespaces and mounts for that command,
+#     from `dcjail explain`), under dcjail's bwrap and landlock backends;
+#     paired, interleaved rounds, medians, and the rounds' median ratio to
+#     raw bwrap (bwrap) or bare (landlock). git and cargo run in
+#     workspace-write (landlock: with protect_defaults = false, the policy it
+#     accepts). A tool that is missing or fails is listed as such.
+#  3. the glob walk (`**/.env`) over a generated tree of 100k files.
+#  4. proxy throughput: 1 GiB from a loopback server, proxied against direct,
 #     in one process (examples/proxy_throughput.rs) and as a curl download
 #     inside `dcjail --net allowlist`; paired, interleaved rounds, medians.
 # Measures the binary `cargo build --release` makes (README's build).
-# Needs: python3, bubblewrap, curl.
+# Needs: python3, bubblewrap, curl; git and cargo for their workloads.
+# Takes ~5-8 minutes (ROUNDS=N sets the find and git rounds, CARGO_ROUNDS=N
+# the cargo ones).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Where cargo put the binaries (the build target is set in .cargo/config.toml).
+# DCJAIL=PATH measures that dcjail binary instead (an older build, say), with
+# this checkout's benches. OLD=PATH measures an older binary beside it, in
+# the same interleaved rounds (rows old-landlock, old-bwrap, and its curl
+# download): before and after from one run.
 D="$(cargo build --release --quiet --bin dcjail --example proxy_throughput --example walk_bench \
   --example launch_bench --message-format=json-render-diagnostics | python3 -c '
 import json, sys
@@ -28,12 +44,16 @@ for line in sys.stdin:
         print(m["executable"])
 ')"
 EX="$(dirname "$D")/examples"
+D="${DCJAIL:-$D}"
 RUNS="${RUNS:-300}"
 
-work="$(mktemp -d)"
+# Not under /tmp: a writable root of the sandbox, where dcjail would refuse
+# the workloads' policy files (a policy the command could rewrite).
+work="$(mktemp -d /var/tmp/dcjail-bench.XXXXXX)"
 srv=""
 cleanup() { [ -n "$srv" ] && kill "$srv" 2>/dev/null; rm -rf --one-file-system "$work"; }
 trap cleanup EXIT
+repo="$PWD"
 cd "$work"
 
 echo "== machine"
@@ -55,6 +75,10 @@ cmds=(
   "$raw_bwrap"
   "$D --backend bwrap --net allowlist --allow-domain example.com -- /bin/true"
 )
+if [ -n "${OLD:-}" ]; then
+  names+=(old-landlock old-bwrap)
+  cmds+=("$OLD --backend landlock -- /bin/true" "$OLD --backend bwrap -- /bin/true")
+fi
 
 # Optional peers: NAME then candidate command lines (their forms differ
 # between versions), separated by `|`. The first that runs /bin/true is
@@ -89,7 +113,99 @@ for i in "${!names[@]}"; do
   bench_args+=("${names[$i]}" "${words[@]}")
 done
 "$EX/launch_bench" "$RUNS" 30 "${bench_args[@]}" >"$work/launch.txt"
-python3 - "$work/launch.txt" "$work/failed.txt" <<'PY'
+
+# Workloads: their trees, policies and raw bwrap command lines.
+mkdir -p "$work/pol" "$work/git" "$work/crate"
+# The person asked for the command (an approved call), in workspace-write.
+pol='[permission]\noutcome = "allow"\napproval = "granted"\n[sandbox]\nmode = "workspace-write"\n'
+printf "$pol" >"$work/pol/bwrap.toml"
+printf "$pol"'[sandbox.filesystem]\nprotect_defaults = false\n' >"$work/pol/landlock.toml"
+if command -v git >/dev/null; then
+  echo "(generating a git repository of 100k files)" >&2
+  python3 - "$work/git" <<'PY'
+import os, sys
+root = sys.argv[1]
+for i in range(1000):
+    d = os.path.join(root, f"d{i // 100}", f"e{i // 10 % 10}", f"f{i % 10}")
+    os.makedirs(d, exist_ok=True)
+    for j in range(100):
+        with open(os.path.join(d, f"file{i * 100 + j}.txt"), "w") as f:
+            f.write(f"{i} {j}\n")
+PY
+  (cd "$work/git" && git init -q && git add -A &&
+    git -c user.name=bench -c user.email=bench@localhost -c gc.auto=0 \
+      -c maintenance.auto=false commit -qm tree && git config gc.auto 0 &&
+    git config maintenance.auto false) >/dev/null 2>&1 ||
+    echo "git: cannot build the repository" >"$work/git.failed"
+else
+  echo "git: not installed" >"$work/git.failed"
+fi
+crate="$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/regex-syntax-0.8.* 2>/dev/null | sort -V | tail -1 || true)"
+if ! command -v cargo >/dev/null; then
+  echo "cargo: not installed" >"$work/cargo.failed"
+elif [ -z "$crate" ]; then
+  echo "cargo: no regex-syntax 0.8 in the registry cache" >"$work/cargo.failed"
+else
+  cp -r "$crate/." "$work/crate/"
+  # Its only dependency is optional (arbitrary); dropped, so the offline
+  # build needs nothing that is not there.
+  python3 - "$work/crate/Cargo.toml" <<'PY'
+import re, sys
+p = sys.argv[1]
+s = open(p).read()
+s = re.sub(r'(?m)^arbitrary = \["dep:arbitrary"\]\n', "", s)
+s = re.sub(r'\n\[(?:[^\]\n]*\.)?dependencies\.[^\]\n]+\]\n(?:[^\[\n][^\n]*\n)*', "\n", s)
+open(p, "w").write(s)
+PY
+  rm -f "$work/crate/Cargo.lock"
+fi
+python3 - "$D" "$work" "${ROUNDS:-11}" "${CARGO_ROUNDS:-5}" "${OLD:-}" >"$work/workloads.json" <<'PY'
+import json, os, subprocess, sys
+d, work, rounds, cargo_rounds, old = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+
+def raw_bwrap(cwd, pol, cmd):
+    args = [d, "explain"] + (["--policy", pol] if pol else []) + ["--backend", "bwrap", "--"] + cmd
+    l = json.loads(subprocess.run(args, cwd=cwd, capture_output=True, check=True).stdout)["launch"]
+    return [l["bwrap"]] + l["argv"] + ["--"] + cmd
+
+def workload(name, cwd, cmd, rounds, policy, **kw):
+    failed = os.path.join(work, name.split()[0] + ".failed")
+    if os.path.exists(failed):
+        return {"name": name, "missing": open(failed).read().strip()}
+    pol = lambda b: ["--policy", os.path.join(work, "pol", b + ".toml")] if policy else []
+    try:
+        raw = raw_bwrap(cwd, pol("bwrap")[1] if policy else None, cmd)
+    except Exception as e:
+        return {"name": name, "missing": f"dcjail explain failed: {e}"}
+    variants = [
+        ["bare", cmd],
+        ["raw-bwrap", raw],
+        ["bwrap", [d] + pol("bwrap") + ["--backend", "bwrap", "--"] + cmd],
+        ["landlock", [d] + pol("landlock") + ["--backend", "landlock", "--"] + cmd],
+    ]
+    if old:
+        variants += [
+            ["old-bwrap", [old] + pol("bwrap") + ["--backend", "bwrap", "--"] + cmd],
+            ["old-landlock", [old] + pol("landlock") + ["--backend", "landlock", "--"] + cmd],
+        ]
+    return dict(name=name, cwd=cwd, rounds=rounds, variants=variants, **kw)
+
+crate = os.path.join(work, "crate")
+print(json.dumps([
+    # find exits 1 where a directory cannot be read (dcjail drops every
+    # capability: root's unreadable directories are unreadable there).
+    workload("find", work, ["find", "/usr", "-xdev"], rounds, False, ok=[0, 1]),
+    workload("git status", os.path.join(work, "git"), ["git", "status", "--porcelain"], rounds, True),
+    workload("cargo build", crate, ["cargo", "build", "--offline", "--quiet"], cargo_rounds, True,
+             env={"CARGO_TARGET_DIR": os.path.join(crate, "target")},
+             prep=["cargo", "clean", "--quiet"]),
+]))
+PY
+echo "(workloads: find, git status, cargo build)" >&2
+python3 "$repo/scripts/workloads.py" "$work/workloads.json" "$work/workloads.txt" 2>&1 | sed 's/^/  /' >&2 ||
+  echo "workloads - failed scripts/workloads.py failed" >"$work/workloads.txt"
+
+python3 - "$work/launch.txt" "$work/failed.txt" "$work/workloads.txt" <<'PY'
 import sys
 med, q, failed = {}, {}, {}
 for line in open(sys.argv[1]):
@@ -127,6 +243,34 @@ for n, m in med.items():
     print(f"| {n} | {m:.2f} | {lo:.2f}–{hi:.2f} | {m / med['bare']:.2f}x | {m - med['bare']:+.2f} | {t} |")
 for n, why in failed.items():
     print(f"| {n} | failed | | | | {why.replace('|', '/')} |")
+# Workload rows: the target is the rounds' median ratio to raw bwrap (dcjail's
+# bwrap backend) or to bare (landlock).
+wl = {}
+for line in open(sys.argv[3]):
+    w = line.split()
+    # The workload's name may hold a space ("git status").
+    i = next(k for k, x in enumerate(w)
+             if x in ("-", "bare", "raw-bwrap", "bwrap", "landlock", "old-bwrap", "old-landlock"))
+    name, var, rest = " ".join(w[:i]), w[i], w[i + 1:]
+    if rest[0] == "failed":
+        why = " ".join(rest[1:]).replace("|", "/")
+        print(f"| {name}: {var} | failed | | | | {why} |" if var != "-" else f"| {name} | failed | | | | {why} |")
+        continue
+    m, lo, hi = map(float, rest[:3])
+    wl[(name, var)] = m
+    bare = wl.get((name, "bare"))
+    vs = f"{m / bare:.3f}x" if bare else ""
+    added = f"{m - bare:+.1f}" if bare else ""
+    t = ""
+    if len(rest) > 3:
+        ref, r, rlo, rhi = rest[3], float(rest[4]), float(rest[5]), float(rest[6])
+        if var == "raw-bwrap":
+            t = f"(paired ratio to bare {r:.3f}, p25–p75 {rlo:.3f}–{rhi:.3f})"
+        else:
+            ok = r <= 1.03
+            t = (("met: " if ok else "MISSED: ") + f"within 3% of {ref.replace('-', ' ')}"
+                 f" (paired ratio {r:.3f}, p25–p75 {rlo:.3f}–{rhi:.3f})")
+    print(f"| {name}: {var} | {m:.1f} | {lo:.1f}–{hi:.1f} | {vs} | {added} | {t} |")
 PY
 
 echo
@@ -147,13 +291,16 @@ fmt='%{speed_download}\n'
 direct() { env -u http_proxy -u HTTP_PROXY -u ALL_PROXY -u all_proxy curl -sS -o /dev/null -w "direct $fmt" "http://127.0.0.1:$port/"; }
 jailed() { "$D" --backend bwrap --net allowlist --allow-domain localhost -- \
     curl -sS -o /dev/null -w "allowlist $fmt" "http://localhost:$port/"; }
+old_jailed() { "$OLD" --backend bwrap --net allowlist --allow-domain localhost -- \
+    curl -sS -o /dev/null -w "old-allowlist $fmt" "http://localhost:$port/"; }
 for i in $(seq "${CURL_ROUNDS:-5}"); do
   # Alternate the order, as the in-process measurement does.
   if [ $((i % 2)) = 1 ]; then direct; jailed; else jailed; direct; fi
+  if [ -n "${OLD:-}" ]; then old_jailed; fi
 done >"$work/curl.txt"
 python3 - "$work/curl.txt" <<'PY'
 import statistics, sys
-s = {"direct": [], "allowlist": []}
+s = {"direct": [], "allowlist": [], "old-allowlist": []}
 for line in open(sys.argv[1]):
     k, v = line.split()
     s[k].append(float(v) / 1048576)
@@ -161,4 +308,9 @@ d, a = statistics.median(s["direct"]), statistics.median(s["allowlist"])
 r = [y / x for x, y in zip(s["direct"], s["allowlist"])]
 print(f"direct {d:.0f} MiB/s, inside dcjail --net allowlist {a:.0f} MiB/s, "
       f"ratio {a / d:.2f} (rounds {min(r):.2f}-{max(r):.2f})")
+if s["old-allowlist"]:
+    o = statistics.median(s["old-allowlist"])
+    r = [y / x for x, y in zip(s["direct"], s["old-allowlist"])]
+    print(f"OLD: inside the old dcjail --net allowlist {o:.0f} MiB/s, ratio {o / d:.2f} "
+          f"(rounds {min(r):.2f}-{max(r):.2f})")
 PY

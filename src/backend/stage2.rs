@@ -35,6 +35,7 @@ const AT_SYMLINK_NOFOLLOW: usize = 0x100;
 const S_IFMT: u32 = 0o170000;
 const S_IFDIR: u32 = 0o040000;
 const EPERM: i32 = 1;
+const EINVAL: i32 = 22;
 
 /// `parts` joined, with a NUL, in `buf`; None when it does not fit.
 pub fn c_path<'b>(buf: &'b mut [u8], parts: &[&[u8]]) -> Option<&'b [u8]> {
@@ -51,6 +52,15 @@ pub fn c_path<'b>(buf: &'b mut [u8], parts: &[&[u8]]) -> Option<&'b [u8]> {
 }
 
 /// The landlock ruleset with every rule added; nothing applied yet.
+#[repr(C, packed)]
+struct PathBeneath {
+    allowed: u64,
+    parent: i32,
+}
+
+// Rights that mean something on a non-directory (landlock::access::FILE).
+const FILE_RIGHTS: u64 = 1 | (1 << 1) | (1 << 2) | (1 << 14) | (1 << 15);
+
 pub fn build_ruleset<'a>(p: &Program<'a>) -> Result<i32, Fail<'a>> {
     #[repr(C)]
     struct Attr {
@@ -58,19 +68,12 @@ pub fn build_ruleset<'a>(p: &Program<'a>) -> Result<i32, Fail<'a>> {
         net: u64,
         scoped: u64,
     }
-    #[repr(C, packed)]
-    struct PathBeneath {
-        allowed: u64,
-        parent: i32,
-    }
     #[repr(C)]
     struct NetPort {
         allowed: u64,
         port: u64,
     }
     const CONNECT_TCP: u64 = 1 << 1;
-    // Rights that mean something on a non-directory (landlock::access::FILE).
-    const FILE: u64 = 1 | (1 << 1) | (1 << 2) | (1 << 14) | (1 << 15);
     let attr = Attr {
         fs: p.handled_fs,
         net: p.handled_net,
@@ -88,46 +91,9 @@ pub fn build_ruleset<'a>(p: &Program<'a>) -> Result<i32, Fail<'a>> {
     };
     let mut buf = [0u8; MAX_PATH + 1];
     for (path, access) in p.fs_rules() {
-        let Some(c) = c_path(&mut buf, &[path]) else {
+        if let Err(f) = add_path_rule(rs, path, access, &mut buf) {
             sys::close(rs);
-            return Err(fail(b"landlock: rule path too long", None));
-        };
-        let fd = match sys::openat(AT_FDCWD, c, O_PATH | O_CLOEXEC, 0) {
-            Ok(fd) => fd,
-            // A grant on a path that is gone only narrows the sandbox.
-            Err(_) if sys::stat(AT_FDCWD, c, AT_SYMLINK_NOFOLLOW).is_err() => continue,
-            Err(e) => {
-                sys::close(rs);
-                return Err(Fail {
-                    what: b"landlock: cannot open ",
-                    path: Some(path),
-                    errno: Some(e),
-                });
-            }
-        };
-        let mut bits = access;
-        if sys::stat(fd.raw(), b"\0", AT_EMPTY_PATH).map(|s| s.mode & S_IFMT) != Ok(S_IFDIR) {
-            bits &= FILE;
-        }
-        if bits != 0 {
-            let rule = PathBeneath {
-                allowed: bits,
-                parent: fd.0,
-            };
-            // SAFETY: a valid rule of type LANDLOCK_RULE_PATH_BENEATH.
-            if let Err(e) = unsafe {
-                sys::call(
-                    sys::LANDLOCK_ADD_RULE,
-                    &[rs as usize, 1, &rule as *const PathBeneath as usize],
-                )
-            } {
-                sys::close(rs);
-                return Err(Fail {
-                    what: b"landlock: cannot add the rule for ",
-                    path: Some(path),
-                    errno: Some(e),
-                });
-            }
+            return Err(f);
         }
     }
     for port in p.ports() {
@@ -149,6 +115,64 @@ pub fn build_ruleset<'a>(p: &Program<'a>) -> Result<i32, Fail<'a>> {
     Ok(rs)
 }
 
+/// One path-beneath rule of the ruleset `rs`; a path that is gone is
+/// skipped (a grant on it only narrows the sandbox).
+fn add_path_rule<'a>(
+    rs: i32,
+    path: &'a [u8],
+    access: u64,
+    buf: &mut [u8; MAX_PATH + 1],
+) -> Result<(), Fail<'a>> {
+    let Some(c) = c_path(buf, &[path]) else {
+        return Err(fail(b"landlock: rule path too long", None));
+    };
+    let fd = match sys::openat(AT_FDCWD, c, O_PATH | O_CLOEXEC, 0) {
+        Ok(fd) => fd,
+        Err(_) if sys::stat(AT_FDCWD, c, AT_SYMLINK_NOFOLLOW).is_err() => return Ok(()),
+        Err(e) => {
+            return Err(Fail {
+                what: b"landlock: cannot open ",
+                path: Some(path),
+                errno: Some(e),
+            })
+        }
+    };
+    let add = |bits: u64| {
+        let rule = PathBeneath {
+            allowed: bits,
+            parent: fd.0,
+        };
+        // SAFETY: a valid rule of type LANDLOCK_RULE_PATH_BENEATH.
+        unsafe {
+            sys::call(
+                sys::LANDLOCK_ADD_RULE,
+                &[rs as usize, 1, &rule as *const PathBeneath as usize],
+            )
+        }
+    };
+    // Rights that only mean something on a directory are dropped for a
+    // non-directory; the kernel says when they do not fit (EINVAL), so
+    // only then is the file looked at.
+    let added = match add(access) {
+        Err(EINVAL)
+            if access & !FILE_RIGHTS != 0
+                && sys::stat(fd.raw(), b"\0", AT_EMPTY_PATH).map(|s| s.mode & S_IFMT)
+                    != Ok(S_IFDIR) =>
+        {
+            match access & FILE_RIGHTS {
+                0 => Ok(0),
+                bits => add(bits),
+            }
+        }
+        r => r,
+    };
+    added.map(|_| ()).map_err(|e| Fail {
+        what: b"landlock: cannot add the rule for ",
+        path: Some(path),
+        errno: Some(e),
+    })
+}
+
 fn prctl(op: usize, a: usize) -> Result<usize, i32> {
     // SAFETY: the prctl operations used here take integers only.
     unsafe { sys::call(nr::PRCTL, &[op, a]) }
@@ -157,23 +181,22 @@ fn prctl(op: usize, a: usize) -> Result<usize, i32> {
 /// Empties every capability set (landlock.rs drop_capabilities): the
 /// bounding set only where the caller may shrink it.
 pub fn drop_capabilities<'a>() -> Result<(), Fail<'a>> {
-    const PR_CAPBSET_READ: usize = 23;
     const PR_CAPBSET_DROP: usize = 24;
     const PR_CAP_AMBIENT: usize = 47;
     const PR_CAP_AMBIENT_CLEAR_ALL: usize = 4;
+    // Dropping a capability the set lacks succeeds, so none is read first;
+    // EINVAL marks the kernel's last capability, EPERM a caller without
+    // CAP_SETPCAP (bwrap's `--cap-drop ALL`), for whom no drop can succeed.
     for cap in 0..64 {
-        match prctl(PR_CAPBSET_READ, cap) {
-            Err(_) => break,
-            Ok(1) => match prctl(PR_CAPBSET_DROP, cap) {
-                Ok(_) | Err(EPERM) => {}
-                Err(e) => {
-                    return Err(fail(
-                        b"cannot drop a capability from the bounding set",
-                        Some(e),
-                    ))
-                }
-            },
+        match prctl(PR_CAPBSET_DROP, cap) {
             Ok(_) => {}
+            Err(EINVAL) | Err(EPERM) => break,
+            Err(e) => {
+                return Err(fail(
+                    b"cannot drop a capability from the bounding set",
+                    Some(e),
+                ))
+            }
         }
     }
     // SAFETY: integer arguments only.

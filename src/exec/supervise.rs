@@ -78,11 +78,11 @@ pub enum Teardown {
     /// The child is bubblewrap: every process of the sandbox lives in its
     /// pid namespace, and its child, that namespace's init, has SIGKILL as
     /// parent-death signal (`--die-with-parent`). Killing the child thus
-    /// kills the whole tree, nothing is waited for (the namespace's
-    /// teardown takes milliseconds), and dcjail is no subreaper: bwrap exits
-    /// as soon as its init reports the command's status, while the init is
-    /// still tearing the namespace down; as our child it would have to be
-    /// looked for in /proc and killed on every run, for nothing.
+    /// kills the whole tree, with no /proc walk. dcjail is a subreaper, so
+    /// the init, orphaned when bwrap exits first, becomes its child: both
+    /// are then reaped before dcjail returns (left to the system's init,
+    /// their zombies could outlive dcjail by seconds). That wait is bounded
+    /// by `TEARDOWN_LIMIT`, past which dcjail returns all the same.
     PidNamespace,
 }
 
@@ -119,17 +119,17 @@ pub fn supervise_with<F: FnOnce() -> i32>(
 ) -> i32 {
     let end = |pid: libc::pid_t, reaped: bool| match teardown {
         Teardown::Reap => kill_tree(),
-        Teardown::PidNamespace if reaped => {}
         Teardown::PidNamespace => {
-            // SAFETY: plain kill of our own, not yet reaped, child.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
+            if !reaped {
+                // SAFETY: plain kill of our own, not yet reaped, child.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+            reap_all(TEARDOWN_LIMIT);
         }
     };
     let mask = supervisor_mask();
     let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
-    if teardown == Teardown::Reap {
-        become_subreaper();
-    }
+    become_subreaper();
     // SAFETY: plain libc call on valid pointers; dcjail is single-threaded here.
     unsafe {
         libc::sigprocmask(libc::SIG_BLOCK, &mask, &mut old);
@@ -231,6 +231,48 @@ pub(super) fn reap(main: libc::pid_t) -> Option<i32> {
         }
     }
 }
+
+/// How long the teardown of a killed pid namespace is waited for: only a
+/// process stuck in the kernel (uninterruptible I/O) takes longer.
+const TEARDOWN_LIMIT: Duration = Duration::from_secs(2);
+
+/// Reaps children until none is left, or `limit` has passed: the killed
+/// child, and what was orphaned to us (we are the subreaper) as it died.
+/// SIGCHLD is blocked: it is waited for, never handled.
+fn reap_all(limit: Duration) {
+    let deadline = Instant::now() + limit;
+    // SAFETY: sigset_t is plain data initialized by sigemptyset.
+    let chld = unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGCHLD);
+        // Bounds the wait on macOS (see `wait_signal`).
+        libc::sigaddset(&mut set, libc::SIGALRM);
+        set
+    };
+    loop {
+        let mut ws = 0;
+        // SAFETY: plain waitpid.
+        let r = unsafe { libc::waitpid(-1, &mut ws, libc::WNOHANG | WALL) };
+        if r > 0 {
+            continue;
+        }
+        if r < 0 && super::errno() != libc::EINTR {
+            return;
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return;
+        }
+        wait_signal(&chld, Some(deadline - now));
+    }
+}
+
+/// Children of every kind (`__WALL`), where the flag exists.
+#[cfg(target_os = "linux")]
+const WALL: libc::c_int = libc::__WALL;
+#[cfg(not(target_os = "linux"))]
+const WALL: libc::c_int = 0;
 
 /// Kills every descendant (we are their subreaper) until none is left.
 pub fn kill_tree() {

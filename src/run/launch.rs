@@ -14,6 +14,8 @@ enum Attempt {
     /// The command ran (or a refusal was said): its exit status.
     Done(i32),
     /// This backend could not start the command; the next candidate may.
+    // Only bwrap (Linux) hands over to a next candidate.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     Failed(Kind, String),
 }
 
