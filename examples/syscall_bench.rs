@@ -81,6 +81,7 @@ fn calls(n: usize) {
 }
 
 /// Installs `prog` in a fresh child and returns the µs the install took.
+#[cfg(target_os = "linux")]
 fn attach_once(install: &dyn Fn() -> Result<(), String>) -> Option<f64> {
     let mut pipe = [0i32; 2];
     // SAFETY: plain pipe/fork/wait; the child only installs, writes, exits.
@@ -108,6 +109,7 @@ fn attach_once(install: &dyn Fn() -> Result<(), String>) -> Option<f64> {
     }
 }
 
+#[cfg(target_os = "linux")]
 fn attach(n: usize) {
     use dcjail::backend::seccomp::{self, FsRules, Inet, Meta, SocketRules};
     let none = SocketRules {
@@ -177,6 +179,7 @@ fn main() {
     let n = |d: usize| args.get(1).and_then(|a| a.parse().ok()).unwrap_or(d);
     match args.first().map(String::as_str) {
         Some("calls") => calls(n(200_000)),
+        #[cfg(target_os = "linux")]
         Some("attach") => attach(n(51)),
         _ => {
             eprintln!("usage: syscall_bench calls [N] | attach [N]");
