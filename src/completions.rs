@@ -319,15 +319,24 @@ _dcjail() {
         .filter(|n| n.runs_command)
         .map(|n| n.id.as_str())
         .collect();
+    bash_scan(&mut s, &all, &runs);
+    bash_values(&mut s, &all);
+    bash_tail(&mut s, &all, &runs);
+    s
+}
+
+/// The loop over the words before the cursor: where the command starts,
+/// which option takes the next word, which subcommand is entered.
+fn bash_scan(s: &mut String, all: &[&Node], runs: &[&str]) {
     let _ = writeln!(
-        s,
+        *s,
         "                {}) cmd=$((i + 1)); break ;;",
         runs.join("|")
     );
     s.push_str("            esac\n            continue\n        fi\n");
     s.push_str("        case \"$node:$w\" in\n");
     let mut takes: Vec<String> = Vec::new();
-    for n in &all {
+    for n in all {
         for o in n.opts.iter().filter(|o| o.value.is_some()) {
             for sp in spellings(o) {
                 takes.push(format!("{}:{sp}", n.id));
@@ -341,7 +350,7 @@ _dcjail() {
     s.push_str(
         "                if (( i == start )); then\n                    case \"$node:$w\" in\n",
     );
-    for n in &all {
+    for n in all {
         for c in &n.children {
             let _ = writeln!(
                 s,
@@ -362,9 +371,13 @@ _dcjail() {
     // next positional (`import TOOL FILE`).
     s.push_str("                pos=$((pos + 1))\n");
     s.push_str("                ;;\n        esac\n    done\n");
+}
+
+/// The value of an option, completed by its kind.
+fn bash_values(s: &mut String, all: &[&Node]) {
     // The value of an option.
     s.push_str("    if [[ -n $value ]]; then\n        case \"$node:$value\" in\n");
-    for n in &all {
+    for n in all {
         for o in &n.opts {
             let Some((_, kind)) = &o.value else { continue };
             let action = match kind {
@@ -381,6 +394,10 @@ _dcjail() {
         }
     }
     s.push_str("        esac\n        return 0\n    fi\n");
+}
+
+/// The command to run, option names, subcommands and positionals.
+fn bash_tail(s: &mut String, all: &[&Node], runs: &[&str]) {
     // Inside the command to run: its own completion when bash-completion
     // is loaded, else file names.
     s.push_str(
@@ -398,7 +415,7 @@ _dcjail() {
         case "$node" in
 "#,
     );
-    for n in &all {
+    for n in all {
         let words: Vec<String> = n.opts.iter().flat_map(spellings).collect();
         if !words.is_empty() {
             let _ = writeln!(
@@ -425,7 +442,7 @@ _dcjail() {
         let _ = writeln!(s, "        {}) _dcjail_commands ;;", runs.join("|"));
     }
     s.push_str("    esac\n    case \"$node:$pos\" in\n");
-    for n in &all {
+    for n in all {
         for (i, (_, kind)) in n.positionals.iter().enumerate() {
             let action = match kind {
                 Kind::Words(w) => format!("_dcjail_add -W '{}'", w.join(" ")),
@@ -437,7 +454,6 @@ _dcjail() {
         }
     }
     s.push_str("    esac\n    return 0\n}\n\ncomplete -F _dcjail dcjail\n");
-    s
 }
 
 /// Escapes text for a zsh single-quoted word inside an `_arguments` spec.

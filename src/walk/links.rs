@@ -128,6 +128,42 @@ fn find(plan: &Plan, extra_roots: &[PathBuf], limit: usize) -> Result<Links, Ref
     let allowed = |p: &Path| allow.iter().any(|a| p.starts_with(a));
     let mut budget = Budget { left: limit, limit };
     let mut out = Links::default();
+    let mut targets = denied_targets(plan, &allowed, &mut budget, &mut out)?;
+    out.entries = limit - budget.left;
+    if targets.is_empty() {
+        return Ok(out);
+    }
+    // Every denied path is a name already known.
+    for d in plan.fs.deny_read.iter().filter_map(|r| r.literal()) {
+        if let Ok(m) = std::fs::symlink_metadata(d) {
+            if let Some(t) = targets.get_mut(&(m.dev(), m.ino())) {
+                record(t, d);
+            }
+        }
+    }
+    let paths: Vec<PathBuf> = targets.values().map(|t| t.path.clone()).collect();
+    for t in targets.values_mut() {
+        let p = t.path.clone();
+        record(t, &p);
+    }
+    out.roots = search_roots(plan, extra_roots, &paths);
+    let inos: HashSet<u64> = targets.keys().map(|k| k.1).collect();
+    for root in &out.roots {
+        search(root, &inos, &mut targets, &mut budget)?;
+    }
+    out.entries = limit - budget.left;
+    out.linked = every_name_found(targets, &out.roots, &allowed)?;
+    Ok(out)
+}
+
+/// The denied files with more than one name, by (dev, ino): the literal
+/// deny_read files and every file under a denied directory.
+fn denied_targets(
+    plan: &Plan,
+    allowed: &dyn Fn(&Path) -> bool,
+    budget: &mut Budget,
+    out: &mut Links,
+) -> Result<HashMap<(u64, u64), Target>, Refusal> {
     let mut targets: HashMap<(u64, u64), Target> = HashMap::new();
     let add = |path: &Path, m: &std::fs::Metadata, targets: &mut HashMap<(u64, u64), Target>| {
         if m.is_file() && m.nlink() > 1 {
@@ -173,29 +209,16 @@ fn find(plan: &Plan, extra_roots: &[PathBuf], limit: usize) -> Result<Links, Ref
             }
         }
     }
-    out.entries = limit - budget.left;
-    if targets.is_empty() {
-        return Ok(out);
-    }
-    // Every denied path is a name already known.
-    for d in plan.fs.deny_read.iter().filter_map(|r| r.literal()) {
-        if let Ok(m) = std::fs::symlink_metadata(d) {
-            if let Some(t) = targets.get_mut(&(m.dev(), m.ino())) {
-                record(t, d);
-            }
-        }
-    }
-    let paths: Vec<PathBuf> = targets.values().map(|t| t.path.clone()).collect();
-    for t in targets.values_mut() {
-        let p = t.path.clone();
-        record(t, &p);
-    }
-    out.roots = search_roots(plan, extra_roots, &paths);
-    let inos: HashSet<u64> = targets.keys().map(|k| k.1).collect();
-    for root in &out.roots {
-        search(root, &inos, &mut targets, &mut budget)?;
-    }
-    out.entries = limit - budget.left;
+    Ok(targets)
+}
+
+/// Each target with all its names found, none inside allow_read; refuses
+/// (122) otherwise.
+fn every_name_found(
+    targets: HashMap<(u64, u64), Target>,
+    roots: &[PathBuf],
+    allowed: &dyn Fn(&Path) -> bool,
+) -> Result<Vec<Linked>, Refusal> {
     let mut linked: Vec<Linked> = Vec::new();
     for t in targets.into_values() {
         let mut names: Vec<PathBuf> = t.names.into_values().collect();
@@ -208,7 +231,7 @@ fn find(plan: &Plan, extra_roots: &[PathBuf], limit: usize) -> Result<Links, Ref
                 t.path.display(),
                 t.nlink,
                 names.len(),
-                out.roots
+                roots
                     .iter()
                     .map(|r| r.display().to_string())
                     .collect::<Vec<_>>()
@@ -230,8 +253,7 @@ fn find(plan: &Plan, extra_roots: &[PathBuf], limit: usize) -> Result<Links, Ref
         });
     }
     linked.sort_by(|a, b| a.path.cmp(&b.path));
-    out.linked = linked;
-    Ok(out)
+    Ok(linked)
 }
 
 /// Records `path` as a name of `t`, identified by its directory's inode.
