@@ -347,16 +347,8 @@ fn exec_bwrap(
     err_w_raw: i32,
     bwrap: &Path,
 ) -> i32 {
-    let argv_p: Vec<*const libc::c_char> = bargv
-        .iter()
-        .map(|a| a.as_ptr())
-        .chain(std::iter::once(std::ptr::null()))
-        .collect();
-    let envp_p: Vec<*const libc::c_char> = envp
-        .iter()
-        .map(|a| a.as_ptr())
-        .chain(std::iter::once(std::ptr::null()))
-        .collect();
+    let argv_p = super::command::pointers(bargv);
+    let envp_p = super::command::pointers(envp);
     // SAFETY: NUL-terminated arrays of live CStrings; SIG_IGN survives
     // execve, which is the point.
     unsafe {

@@ -112,18 +112,18 @@ pub fn exec_command(argv: &[CString], envp: &[CString], path_var: Option<&OsStr>
     }
 }
 
+/// The NULL-terminated pointer array execve takes; valid while `v` lives.
+pub(super) fn pointers(v: &[CString]) -> Vec<*const libc::c_char> {
+    v.iter()
+        .map(|a| a.as_ptr())
+        .chain(std::iter::once(std::ptr::null()))
+        .collect()
+}
+
 /// One execve; ENOEXEC retries through /bin/sh like execvp. Returns errno.
 fn try_exec(path: &CString, argv: &[CString], envp: &[CString]) -> i32 {
-    let argv_p: Vec<*const libc::c_char> = argv
-        .iter()
-        .map(|a| a.as_ptr())
-        .chain(std::iter::once(std::ptr::null()))
-        .collect();
-    let envp_p: Vec<*const libc::c_char> = envp
-        .iter()
-        .map(|a| a.as_ptr())
-        .chain(std::iter::once(std::ptr::null()))
-        .collect();
+    let argv_p = pointers(argv);
+    let envp_p = pointers(envp);
     // SAFETY: both arrays are NUL-terminated and point into CStrings alive here.
     unsafe { libc::execve(path.as_ptr(), argv_p.as_ptr(), envp_p.as_ptr()) };
     let e = errno();

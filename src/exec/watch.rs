@@ -401,29 +401,13 @@ fn serve(
         if let Some(s) = sfd {
             while let Some(sig) = s.take() {
                 if sig == libc::SIGCHLD {
-                    if let Some(st) = reap_cmd(cmd) {
+                    if let Some(st) = super::supervise::reap(cmd) {
                         return st;
                     }
                 }
             }
-        } else if let Some(st) = reap_cmd(cmd) {
+        } else if let Some(st) = super::supervise::reap(cmd) {
             return st;
-        }
-    }
-}
-
-/// Reaps every exited child; the command's status once it exited.
-fn reap_cmd(cmd: libc::pid_t) -> Option<i32> {
-    let mut out = None;
-    loop {
-        let mut ws = 0;
-        // SAFETY: plain waitpid.
-        let r = unsafe { libc::waitpid(-1, &mut ws, libc::WNOHANG) };
-        if r <= 0 {
-            return out;
-        }
-        if r == cmd {
-            out = Some(status_of(ws));
         }
     }
 }
