@@ -25,7 +25,7 @@ use upstream::{fake_upstream, settled};
 const BACKENDS: [&str; 1] = ["bwrap"];
 
 fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_dcjail")
+    scratch::exe()
 }
 
 fn text(b: &[u8]) -> String {

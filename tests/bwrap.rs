@@ -12,7 +12,11 @@ use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_dcjail");
+/// The dcjail the tests run: `scratch::exe` keeps it runnable wherever the
+/// checkout lives (landlock refuses a dcjail inside a writable root).
+fn bin() -> &'static str {
+    scratch::exe()
+}
 const PY: &str = "/usr/bin/python3";
 
 /// A scratch directory outside /tmp (which is a writable root itself),
@@ -76,11 +80,11 @@ fn jail(dir: &Path, opts: &[&str], cmd: &[&str], as_nobody: bool) -> Output {
     let mut c = if as_nobody {
         let mut c = Command::new("setpriv");
         c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
-            .arg(BIN);
+            .arg(bin());
         c.env("HOME", dir);
         c
     } else {
-        Command::new(BIN)
+        Command::new(bin())
     };
     c.arg("--backend").arg("bwrap");
     c.args(opts).arg("--").args(cmd).current_dir(dir);
@@ -544,7 +548,7 @@ fn timeout_kills_the_tree_with_124() {
 #[test]
 fn sigterm_to_dcjail_reaches_the_command() {
     let ws = Scratch::new("sigterm");
-    let mut child = Command::new(BIN)
+    let mut child = Command::new(bin())
         .args(["--backend", "bwrap", "--sandbox-mode", "workspace-write", "--"])
         .args([
             "sh",
@@ -567,7 +571,7 @@ fn sigterm_to_dcjail_reaches_the_command() {
 #[test]
 fn a_killed_run_leaves_nothing_in_the_workspace() {
     let ws = Scratch::new("killed");
-    let mut child = Command::new(BIN)
+    let mut child = Command::new(bin())
         .args([
             "--backend",
             "bwrap",
@@ -604,7 +608,7 @@ fn a_killed_run_leaves_nothing_in_the_workspace() {
 #[test]
 fn concurrent_runs_keep_missing_names_uncreatable() {
     let ws = Scratch::new("concurrent");
-    let long = Command::new(BIN)
+    let long = Command::new(bin())
         .args(["--backend", "bwrap", "--sandbox-mode", "workspace-write", "--"])
         .args([
             "sh",
@@ -632,7 +636,7 @@ fn stage2_cannot_be_invoked_by_hand_with_a_layer_of_ones_own() {
     let ws = Scratch::new("stage2");
     let layer = ws.join("layer");
     std::fs::write(&layer, b"anything").unwrap();
-    let o = Command::new(BIN)
+    let o = Command::new(bin())
         .args(["__stage2", "0", "0", "--", "sh", "-c", "echo RAN"])
         .stdin(std::fs::File::open(&layer).unwrap())
         .output()
@@ -644,7 +648,7 @@ fn stage2_cannot_be_invoked_by_hand_with_a_layer_of_ones_own() {
 #[test]
 fn explain_shows_the_bwrap_argv_and_auto_prefers_bwrap() {
     let ws = Scratch::git("explain");
-    let o = Command::new(BIN)
+    let o = Command::new(bin())
         .args(["explain", "--sandbox-mode", "workspace-write", "--", "true"])
         .current_dir(ws.path())
         .output()
@@ -672,7 +676,7 @@ fn explain_shows_the_bwrap_argv_and_auto_prefers_bwrap() {
 
 #[test]
 fn doctor_json_says_bwrap_works_here() {
-    let o = Command::new(BIN)
+    let o = Command::new(bin())
         .args(["doctor", "--json"])
         .output()
         .unwrap();
@@ -713,7 +717,7 @@ fn auto_falls_back_to_landlock_when_bwrap_cannot_build_the_sandbox() {
     let ws = Scratch::new("fallback");
     std::fs::create_dir(ws.join("sub")).unwrap();
     let deny = ws.path().to_string_lossy().into_owned();
-    let o = Command::new(BIN)
+    let o = Command::new(bin())
         .args([
             "--deny-read",
             &deny,
@@ -731,7 +735,7 @@ fn auto_falls_back_to_landlock_when_bwrap_cannot_build_the_sandbox() {
 #[test]
 fn stage2_starts_when_dcjails_own_directory_is_denied_and_only_stdio_is_inherited() {
     let ws = Scratch::new("hiddenexe");
-    let bin_dir = Path::new(BIN)
+    let bin_dir = Path::new(bin())
         .parent()
         .unwrap()
         .to_string_lossy()
@@ -827,7 +831,7 @@ fn a_gitdir_pointer_file_cannot_be_swapped_for_a_directory_with_hooks() {
 #[test]
 fn explain_says_the_embedded_stub_is_the_second_stage() {
     let ws = Scratch::new("stubexplain");
-    let o = Command::new(BIN)
+    let o = Command::new(bin())
         .args(["explain", "--backend", "bwrap", "--", "true"])
         .current_dir(ws.path())
         .output()
@@ -878,11 +882,12 @@ fn where_memfds_cannot_execute_dcjail_itself_applies_the_same_layer() {
     let script = format!(
         "echo 2 > /proc/sys/vm/memfd_noexec || exit 3\n\
          {PY} '{probe}'\n\
-         cd '{inside}' && '{BIN}' --backend bwrap --sandbox-mode workspace-write -- sh '{inner}'\n\
+         cd '{inside}' && '{dcjail}' --backend bwrap --sandbox-mode workspace-write -- sh '{inner}'\n\
          echo rc=$?\n",
         probe = ws.join("probe.py").display(),
         inside = inside.display(),
         inner = ws.join("inner.sh").display(),
+        dcjail = bin(),
     );
     let o = Command::new("unshare")
         .args(["--pid", "--fork", "--mount-proc", "sh", "-c", &script])
@@ -955,7 +960,7 @@ fn the_second_stage_execs_like_dcjail_does_without_a_sandbox() {
     ];
     for (argv, path) in cases {
         let run = |sandbox: &[&str]| {
-            let mut c = Command::new(BIN);
+            let mut c = Command::new(bin());
             c.args(sandbox).arg("--").args(&argv).current_dir(ws.path());
             c.env_remove("DCJAIL_POLICY").stdin(Stdio::null());
             if let Some(p) = path {
@@ -975,7 +980,7 @@ fn the_second_stage_execs_like_dcjail_does_without_a_sandbox() {
         assert_eq!(jailed.stderr, plain.stderr, "{argv:?}");
     }
     // And what they say is what the cases are about.
-    let o = Command::new(BIN)
+    let o = Command::new(bin())
         .args(["--backend", "bwrap", "--"])
         .arg(OsStr::from_bytes(odd))
         .current_dir(ws.path())

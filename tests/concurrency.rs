@@ -19,7 +19,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_dcjail");
+/// The dcjail the tests run: `scratch::exe` keeps it runnable wherever the
+/// checkout lives (landlock refuses a dcjail inside a writable root).
+fn bin() -> &'static str {
+    scratch::exe()
+}
 const RUNS: usize = 200;
 
 /// The tests here count this process's descriptors and the machine's
@@ -235,7 +239,7 @@ fn two_hundred_runs_at_once_are_correct_and_leave_nothing_behind() {
         };
         let wait = i % 2 == 0;
         let bg = i % 2 == 1 && flavor != Flavor::NoSandbox;
-        let mut c = Command::new(BIN);
+        let mut c = Command::new(bin());
         let (dir, kind) = match flavor {
             Flavor::Bwrap => {
                 c.args(["--backend", "bwrap", "--sandbox-mode", "workspace-write"]);
@@ -417,7 +421,7 @@ fn simultaneous_runs_on_a_fresh_workspace_leave_no_protected_name() {
                 Command::new("flock")
                     .args(["-s", "-o"])
                     .arg(&gate)
-                    .arg(BIN)
+                    .arg(bin())
                     .args(["--backend", "bwrap", "--sandbox-mode", "workspace-write"])
                     .args(["--", "sh", "-c", "echo ok"])
                     .current_dir(&ws)

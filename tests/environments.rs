@@ -25,7 +25,11 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-const BIN: &str = env!("CARGO_BIN_EXE_dcjail");
+/// The dcjail the tests run: `scratch::exe` keeps it runnable wherever the
+/// checkout lives (landlock refuses a dcjail inside a writable root).
+fn bin() -> &'static str {
+    scratch::exe()
+}
 const PY: &str = "/usr/bin/python3";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -191,17 +195,17 @@ fn dcjail(sim: Sim, nobody: bool, dir: &Path, args: &[&str]) -> Output {
             c.arg("-c")
                 .arg(USERNS_LIMIT_ZERO)
                 .arg(if nobody { "nobody" } else { "root" })
-                .arg(BIN);
+                .arg(bin());
             c
         }
         Sim::DockerSeccomp | Sim::LandlockRefused => {
             let mut c = if nobody {
                 let mut c = Command::new("setpriv");
                 c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
-                    .arg(BIN);
+                    .arg(bin());
                 c
             } else {
-                Command::new(BIN)
+                Command::new(bin())
             };
             with_filter(
                 &mut c,
@@ -526,7 +530,7 @@ fn outside_the_simulations_auto_uses_bwrap() {
 }
 
 fn dcjail_plain(args: &[&str]) -> Output {
-    Command::new(BIN)
+    Command::new(bin())
         .args(args)
         .env_remove("DCJAIL_POLICY")
         .stdin(Stdio::null())
@@ -553,7 +557,7 @@ fn in_a_user_namespace_without_root_bwrap_is_named_untrusted_not_missing() {
         Command::new("setpriv")
             .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
             .args(["unshare", "--user", "--map-root-user", "--"])
-            .arg(BIN)
+            .arg(bin())
             .args(args)
             .current_dir(&d.ws)
             .env_remove("DCJAIL_POLICY")

@@ -17,7 +17,11 @@ use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_dcjail");
+/// The dcjail the tests run: `scratch::exe` keeps it runnable wherever the
+/// checkout lives (landlock refuses a dcjail inside a writable root).
+fn bin() -> &'static str {
+    scratch::exe()
+}
 
 fn is_root() -> bool {
     // SAFETY: geteuid never fails.
@@ -106,10 +110,10 @@ impl T {
         let mut c = if self.nobody {
             let mut c = Command::new("setpriv");
             c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
-                .arg(BIN);
+                .arg(bin());
             c
         } else {
-            Command::new(BIN)
+            Command::new(bin())
         };
         c.arg("--policy").arg(policy);
         match backend {
@@ -650,7 +654,7 @@ fn nothing_is_made_in_tmp_whose_protected_names_stay_uncreatable() {
 {bin} {sandbox} --sandbox-mode workspace-write -- sh -c 'for n in .bashrc .profile .mcp.json .gitmodules; do echo x > /tmp/$n; done; mkdir /tmp/.git /tmp/.vscode; echo ran' &&
 setpriv --reuid=65534 --regid=65534 --clear-groups {bin} {sandbox} --sandbox-mode workspace-write -- sh -c 'echo x > /tmp/.zshrc; echo ran' &&
 ls -A /tmp | tr '\n' ' '"#,
-            bin = BIN
+            bin = bin()
         );
         Command::new("unshare")
             .args(["--mount", "--propagation", "private", "sh", "-c", &script])
@@ -707,7 +711,7 @@ wait
 echo "RAN ok=$ok bad=$bad"
 "#,
         victim = victim.display(),
-        bin = BIN
+        bin = bin()
     );
     let o = Command::new("unshare")
         .args(["--mount", "--propagation", "private", "sh", "-c", &script])
@@ -766,10 +770,10 @@ fn a_sigkilled_dcjail_leaves_no_process_behind() {
             let mut c = if nobody {
                 let mut c = Command::new("setpriv");
                 c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
-                    .arg(BIN);
+                    .arg(bin());
                 c
             } else {
-                Command::new(BIN)
+                Command::new(bin())
             };
             c.arg("--policy").arg(&policy);
             match b {

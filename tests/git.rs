@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_dcjail")
+    scratch::exe()
 }
 
 /// A scratch directory outside /tmp (which is writable in workspace-write).

@@ -13,7 +13,11 @@ mod scratch;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-const BIN: &str = env!("CARGO_BIN_EXE_dcjail");
+/// The dcjail the tests run: `scratch::exe` keeps it runnable wherever the
+/// checkout lives (landlock refuses a dcjail inside a writable root).
+fn bin() -> &'static str {
+    scratch::exe()
+}
 
 struct World {
     dir: PathBuf,
@@ -129,7 +133,7 @@ impl World {
     }
 
     fn dcjail(&self, ws: &Path, sandboxed: bool, script: &str) -> Output {
-        let mut c = self.as_user(BIN);
+        let mut c = self.as_user(bin());
         if sandboxed {
             c.args(["--backend", "bwrap", "--sandbox-mode", "workspace-write"]);
         } else {

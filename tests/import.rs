@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_dcjail")
+    scratch::exe()
 }
 
 struct Tree {

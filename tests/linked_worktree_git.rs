@@ -15,7 +15,11 @@ mod scratch;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-const BIN: &str = env!("CARGO_BIN_EXE_dcjail");
+/// The dcjail the tests run: `scratch::exe` keeps it runnable wherever the
+/// checkout lives (landlock refuses a dcjail inside a writable root).
+fn bin() -> &'static str {
+    scratch::exe()
+}
 
 fn as_user(nobody: bool, program: &str, home: &Path) -> Command {
     let mut c = if nobody {
@@ -128,7 +132,7 @@ echo LINKED-DONE
 ";
 
 fn run(s: &Setup, nobody: bool, args: &[&str]) -> Output {
-    as_user(nobody, BIN, &s.home)
+    as_user(nobody, bin(), &s.home)
         .args(args)
         .arg("--workspace")
         .arg(&s.wt)
@@ -261,7 +265,7 @@ fn the_main_checkout_and_the_repository_config_stay_out_of_reach_of_a_linked_wor
         let config = std::fs::read(s.main.join(".git/config")).unwrap();
         let head = std::fs::read(s.main.join(".git/HEAD")).unwrap();
         let index = std::fs::read(s.main.join(".git/index")).unwrap();
-        let o = as_user(nobody, BIN, &s.home)
+        let o = as_user(nobody, bin(), &s.home)
             .args([
                 "--backend",
                 "bwrap",

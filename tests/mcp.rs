@@ -17,7 +17,7 @@ use std::sync::mpsc::{channel, Receiver};
 use std::time::Duration;
 
 fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_dcjail")
+    scratch::exe()
 }
 
 fn server() -> PathBuf {

@@ -16,7 +16,11 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-const BIN: &str = env!("CARGO_BIN_EXE_dcjail");
+/// The dcjail the tests run: `scratch::exe` keeps it runnable wherever the
+/// checkout lives (landlock refuses a dcjail inside a writable root).
+fn bin() -> &'static str {
+    scratch::exe()
+}
 
 /// A directory on PATH inside the workspace: the "PATH directories" row.
 const PATH_DIR: &str = "tools/bin";
@@ -244,11 +248,11 @@ fn dcjail(home: &Path, nobody: bool, args: &[&str], script: &str) -> Output {
             "--regid=65534",
             "--clear-groups",
             "--",
-            BIN,
+            bin(),
         ]);
         c
     } else {
-        Command::new(BIN)
+        Command::new(bin())
     };
     let path = format!(
         "{}:/usr/local/bin:/usr/bin:/bin",
