@@ -475,8 +475,11 @@ impl Far {
 
 impl Drop for Far {
     fn drop(&mut self) {
+        // Outside the scratch base: only the one link the case made, and
+        // the empty directory, are removed; nothing is walked.
         if self.1 {
-            scratch::remove(&self.0);
+            let _ = std::fs::remove_file(self.0.join("hidden"));
+            let _ = std::fs::remove_dir(&self.0);
         }
     }
 }
