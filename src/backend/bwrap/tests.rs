@@ -1,4 +1,5 @@
 //! The renderer against a made-up host, and the trust rules for bwrap.
+#![cfg(test)]
 
 use super::find::{parse_version, trusted, without_symlinks};
 use super::render::*;

@@ -1,5 +1,6 @@
 //! The layer spec from plans over real directories, and the layer applied
 //! in a child.
+#![cfg(test)]
 
 use super::*;
 

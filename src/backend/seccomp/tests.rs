@@ -1,5 +1,6 @@
 //! The filter generator held to seccompiler's build of the same table,
 //! and to what each rule means.
+#![cfg(test)]
 
 use super::*;
 
