@@ -471,49 +471,7 @@ fn send_listener(chan: i32) {
         refuse(b"cannot listen on 127.0.0.1:3128 inside", Some(e));
     }
     // One SCM_RIGHTS message carrying the listener, with the byte "L".
-    #[repr(C)]
-    struct Cmsg {
-        len: usize,
-        level: i32,
-        kind: i32,
-        fd: i32,
-        pad: i32,
-    }
-    #[repr(C)]
-    struct Msghdr {
-        name: usize,
-        namelen: u32,
-        iov: *const [usize; 2],
-        iovlen: usize,
-        control: *const Cmsg,
-        controllen: usize,
-        flags: i32,
-    }
-    let cm = Cmsg {
-        len: core::mem::size_of::<usize>() + 8 + 4,
-        level: 1, // SOL_SOCKET
-        kind: 1,  // SCM_RIGHTS
-        fd: l as i32,
-        pad: 0,
-    };
-    let byte = b"L";
-    let iov = [byte.as_ptr() as usize, 1];
-    let msg = Msghdr {
-        name: 0,
-        namelen: 0,
-        iov: &iov,
-        iovlen: 1,
-        control: &cm,
-        controllen: core::mem::size_of::<Cmsg>(),
-        flags: 0,
-    };
-    // SAFETY: a complete msghdr whose pointers live on this frame.
-    if let Err(e) = unsafe {
-        sys::call(
-            sys::nr::SENDMSG,
-            &[chan as usize, &msg as *const Msghdr as usize],
-        )
-    } {
+    if let Err(e) = stage2::send_fd_tagged(chan, l as i32, b"L") {
         refuse(b"handing the proxy socket out", Some(e));
     }
     sys::close(l as i32);

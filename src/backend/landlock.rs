@@ -43,22 +43,7 @@ use std::path::{Path, PathBuf};
 
 /// Landlock filesystem rights, with their uapi bit values.
 pub mod access {
-    pub const EXECUTE: u64 = 1 << 0;
-    pub const WRITE_FILE: u64 = 1 << 1;
-    pub const READ_FILE: u64 = 1 << 2;
-    pub const READ_DIR: u64 = 1 << 3;
-    pub const REMOVE_DIR: u64 = 1 << 4;
-    pub const REMOVE_FILE: u64 = 1 << 5;
-    pub const MAKE_CHAR: u64 = 1 << 6;
-    pub const MAKE_DIR: u64 = 1 << 7;
-    pub const MAKE_REG: u64 = 1 << 8;
-    pub const MAKE_SOCK: u64 = 1 << 9;
-    pub const MAKE_FIFO: u64 = 1 << 10;
-    pub const MAKE_BLOCK: u64 = 1 << 11;
-    pub const MAKE_SYM: u64 = 1 << 12;
-    pub const REFER: u64 = 1 << 13;
-    pub const TRUNCATE: u64 = 1 << 14;
-    pub const IOCTL_DEV: u64 = 1 << 15;
+    pub use crate::backend::stub_format::access::*;
 
     pub const READ: u64 = EXECUTE | READ_FILE | READ_DIR;
     pub const WRITE: u64 = WRITE_FILE
@@ -76,8 +61,6 @@ pub mod access {
         | IOCTL_DEV;
     /// What a terminal or /dev/null needs beyond reading.
     pub const TERMINAL: u64 = WRITE_FILE | TRUNCATE | IOCTL_DEV;
-    /// Rights that mean something on a non-directory.
-    pub const FILE: u64 = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV;
 
     pub const NAMES: &[(u64, &str)] = &[
         (EXECUTE, "execute"),

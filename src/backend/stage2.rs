@@ -58,9 +58,6 @@ struct PathBeneath {
     parent: i32,
 }
 
-// Rights that mean something on a non-directory (landlock::access::FILE).
-const FILE_RIGHTS: u64 = 1 | (1 << 1) | (1 << 2) | (1 << 14) | (1 << 15);
-
 pub fn build_ruleset<'a>(p: &Program<'a>) -> Result<i32, Fail<'a>> {
     #[repr(C)]
     struct Attr {
@@ -155,11 +152,11 @@ fn add_path_rule<'a>(
     // only then is the file looked at.
     let added = match add(access) {
         Err(EINVAL)
-            if access & !FILE_RIGHTS != 0
+            if access & !super::stub_format::access::FILE != 0
                 && sys::stat(fd.raw(), b"\0", AT_EMPTY_PATH).map(|s| s.mode & S_IFMT)
                     != Ok(S_IFDIR) =>
         {
-            match access & FILE_RIGHTS {
+            match access & super::stub_format::access::FILE {
                 0 => Ok(0),
                 bits => add(bits),
             }
@@ -330,6 +327,11 @@ pub fn apply<'a>(p: &Program<'a>, listener: bool) -> Result<Option<i32>, Fail<'a
 
 /// Sends descriptor `fd` over the unix socket `chan` (SCM_RIGHTS).
 pub fn send_fd(chan: i32, fd: i32) -> Result<(), i32> {
+    send_fd_tagged(chan, fd, b"F")
+}
+
+/// `send_fd`, with the one data byte the message carries.
+pub fn send_fd_tagged(chan: i32, fd: i32, byte: &[u8; 1]) -> Result<(), i32> {
     #[repr(C)]
     struct Cmsg {
         len: usize,
@@ -355,7 +357,6 @@ pub fn send_fd(chan: i32, fd: i32) -> Result<(), i32> {
         fd,
         pad: 0,
     };
-    let byte = b"F";
     let iov = [byte.as_ptr() as usize, 1];
     let msg = Msghdr {
         name: 0,

@@ -96,6 +96,30 @@ pub fn set_report_fd(program: &mut [u8], fd: i32) {
     }
 }
 
+/// Landlock filesystem rights (the uapi bits), as the program's rules carry
+/// them: one list for dcjail, the stub and the broker they share.
+#[allow(dead_code)]
+pub mod access {
+    pub const EXECUTE: u64 = 1 << 0;
+    pub const WRITE_FILE: u64 = 1 << 1;
+    pub const READ_FILE: u64 = 1 << 2;
+    pub const READ_DIR: u64 = 1 << 3;
+    pub const REMOVE_DIR: u64 = 1 << 4;
+    pub const REMOVE_FILE: u64 = 1 << 5;
+    pub const MAKE_CHAR: u64 = 1 << 6;
+    pub const MAKE_DIR: u64 = 1 << 7;
+    pub const MAKE_REG: u64 = 1 << 8;
+    pub const MAKE_SOCK: u64 = 1 << 9;
+    pub const MAKE_FIFO: u64 = 1 << 10;
+    pub const MAKE_BLOCK: u64 = 1 << 11;
+    pub const MAKE_SYM: u64 = 1 << 12;
+    pub const REFER: u64 = 1 << 13;
+    pub const TRUNCATE: u64 = 1 << 14;
+    pub const IOCTL_DEV: u64 = 1 << 15;
+    /// Rights that mean something on a non-directory.
+    pub const FILE: u64 = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV;
+}
+
 /// A program checked whole by `parse`: the iterators below re-read parts
 /// already known to be well formed.
 pub struct Program<'a> {

@@ -106,24 +106,7 @@ const ENOSYS: i32 = 38;
 const ELOOP: i32 = 40;
 const EOPNOTSUPP: i32 = 95;
 
-/// Landlock filesystem rights (landlock::access), as the rules carry them.
-mod right {
-    pub const EXECUTE: u64 = 1 << 0;
-    pub const WRITE_FILE: u64 = 1 << 1;
-    pub const READ_FILE: u64 = 1 << 2;
-    pub const READ_DIR: u64 = 1 << 3;
-    pub const REMOVE_DIR: u64 = 1 << 4;
-    pub const REMOVE_FILE: u64 = 1 << 5;
-    pub const MAKE_CHAR: u64 = 1 << 6;
-    pub const MAKE_DIR: u64 = 1 << 7;
-    pub const MAKE_REG: u64 = 1 << 8;
-    pub const MAKE_SOCK: u64 = 1 << 9;
-    pub const MAKE_FIFO: u64 = 1 << 10;
-    pub const MAKE_BLOCK: u64 = 1 << 11;
-    pub const MAKE_SYM: u64 = 1 << 12;
-    pub const REFER: u64 = 1 << 13;
-    pub const TRUNCATE: u64 = 1 << 14;
-}
+use super::stub_format::access as right;
 
 // The seccomp user-notification interface (include/uapi/linux/seccomp.h).
 pub const IOCTL_RECV: usize = 0xc050_2100;
