@@ -244,7 +244,12 @@ fn sigterm_to_dcjail_reaches_the_mcp_server_and_its_status_passes_through() {
         initialize(&mut s);
         // SAFETY: as above.
         assert_eq!(unsafe { libc::kill(s.child.id() as i32, libc::SIGTERM) }, 0);
+        // The signal alone ends the run: stdin stays open until dcjail has
+        // exited, since a server that saw stdin close first would exit 0
+        // before dcjail's forwarding (a moment later, under load) reached it.
+        let ended = wait(&mut s.child);
         let (status, _, _) = s.shutdown();
+        assert_eq!(status, ended);
         let want = if flags[0] == "--no-sandbox" {
             // dcjail became the server (plain execve): the caller sees the
             // signal itself, as without dcjail.
