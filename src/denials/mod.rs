@@ -90,9 +90,13 @@ impl Session {
             libc::sigfillset(&mut all);
             libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
         }
+        // Read here, not in the thread: dcjail forks (the landlock watcher)
+        // while the thread runs, and a fork taken while it held the
+        // environment's lock would leave that lock held in the child.
+        let home = home();
         let reader = std::thread::Builder::new()
             .name("dcjail-denials".into())
-            .spawn(move || read_loop(&plan, &read, Some(events), &stop_r));
+            .spawn(move || read_loop(&plan, home.as_deref(), &read, Some(events), &stop_r));
         // SAFETY: restoring the mask saved above.
         unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
         let reader = reader.map_err(|e| format!("cannot start the denial reader: {e}"))?;
@@ -110,14 +114,14 @@ impl Session {
 
     /// Reads what is left and returns the run's log.
     pub fn finish(self) -> Log {
-        drop(self.write);
         // A byte, not the close: a fork of dcjail (the landlock watcher)
-        // may still hold this end.
+        // may still hold this end. The byte first: the reader wakes once.
         // SAFETY: one byte from a valid buffer.
         unsafe { libc::write(self.stop.as_raw_fd(), [1u8].as_ptr().cast(), 1) };
+        drop(self.write);
         match self.reader {
             Reader::Thread(t) => t.join().unwrap_or_default(),
-            Reader::AtExit(b) => read_loop(&b.0, &b.1, None, &b.2),
+            Reader::AtExit(b) => read_loop(&b.0, home().as_deref(), &b.1, None, &b.2),
         }
     }
 }
@@ -142,29 +146,45 @@ fn pipe() -> Result<(OwnedFd, OwnedFd), String> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
-fn read_loop(plan: &Plan, read: &OwnedFd, events: Option<RawFd>, stop: &OwnedFd) -> Log {
-    let home = home();
+fn read_loop(
+    plan: &Plan,
+    home: Option<&std::path::Path>,
+    read: &OwnedFd,
+    events: Option<RawFd>,
+    stop: &OwnedFd,
+) -> Log {
     let mut log = Log::default();
     let mut buf: Vec<u8> = Vec::with_capacity(1 << 16);
     let mut chunk = vec![0u8; 1 << 16];
+    // Once every writer is gone the pipe polls readable for ever (its end):
+    // from then on only the stop byte is waited for, or this thread would
+    // spin through its time slice while dcjail's own thread, about to write
+    // that byte, waits for the CPU.
+    let mut open = true;
     loop {
         let mut pfd = [read, stop].map(|f| libc::pollfd {
             fd: f.as_raw_fd(),
             events: libc::POLLIN,
             revents: 0,
         });
-        // SAFETY: two valid pollfds.
+        if !open {
+            pfd[0].fd = -1;
+        }
+        // SAFETY: two valid pollfds (a negative fd is skipped).
         unsafe { libc::poll(pfd.as_mut_ptr(), 2, -1) };
         // The run is over: what the broker wrote before is in the pipe.
         let stopping = pfd[1].revents != 0;
-        loop {
+        while open {
             // SAFETY: a buffer of chunk.len() bytes.
             let n = unsafe { libc::read(read.as_raw_fd(), chunk.as_mut_ptr().cast(), chunk.len()) };
+            if n == 0 {
+                open = false;
+            }
             if n <= 0 {
                 break;
             }
             buf.extend_from_slice(&chunk[..n as usize]);
-            take_records(&mut buf, plan, home.as_deref(), events, &mut log);
+            take_records(&mut buf, plan, home, events, &mut log);
         }
         if stopping {
             return log;
@@ -251,4 +271,53 @@ pub fn events_fd(fd: RawFd) -> Result<RawFd, String> {
         unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
     }
     Ok(fd)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn thread_cpu_ns(t: libc::pthread_t) -> u128 {
+        let mut id: libc::clockid_t = 0;
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: a live thread's clock, read into a local timespec.
+        unsafe {
+            assert_eq!(libc::pthread_getcpuclockid(t, &mut id), 0);
+            assert_eq!(libc::clock_gettime(id, &mut ts), 0);
+        }
+        ts.tv_sec as u128 * 1_000_000_000 + ts.tv_nsec as u128
+    }
+
+    #[test]
+    fn the_reader_sleeps_once_every_writer_is_gone_until_the_stop_byte() {
+        use std::os::unix::thread::JoinHandleExt;
+        let (read, write) = pipe().unwrap();
+        let (stop_r, stop) = pipe().unwrap();
+        // Every writer gone, the stop byte not yet written: the moment at
+        // the end of a run, made long here.
+        drop(write);
+        let facts = crate::plan::Facts {
+            cwd: std::path::PathBuf::from("/"),
+            home: None,
+            tmpdir: None,
+            exe: None,
+        };
+        let policy = crate::policy::Policy::default();
+        let plan = crate::plan::build(&policy, vec!["true".into()], &facts).unwrap();
+        let t = std::thread::spawn(move || read_loop(&plan, None, &read, None, &stop_r));
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let used = thread_cpu_ns(t.as_pthread_t());
+        // Spinning on the pipe's end would take most of the 300 ms.
+        assert!(
+            used < 30_000_000,
+            "the reader used {used} ns of CPU while waiting"
+        );
+        // SAFETY: one byte from a valid buffer.
+        unsafe { libc::write(stop.as_raw_fd(), [1u8].as_ptr().cast(), 1) };
+        let log = t.join().unwrap();
+        assert_eq!(log.total(), 0);
+    }
 }

@@ -97,8 +97,10 @@ pub fn supervise_watched(
     become_subreaper();
     // SAFETY: getpgrp never fails.
     let pgid = unsafe { libc::getpgrp() };
-    // SAFETY: dcjail is single-threaded here (the landlock backend starts
-    // no proxy); the child runs `watcher` and exits.
+    // SAFETY: the child runs `watcher` and exits. The one other thread
+    // dcjail can have here, the `--events` reader, takes no lock the child
+    // uses but the allocator's, which glibc's fork resets (it reads the
+    // environment before it starts; the landlock backend starts no proxy).
     let w = unsafe { libc::fork() };
     if w < 0 {
         // SAFETY: restoring the mask saved above.
