@@ -282,6 +282,75 @@ fn metadata_outside_the_writable_roots_never_changes() {
     }
 }
 
+/// One truncation of `V`, by each call that can do it.
+const TRUNCATE_ATTACKS: &[&str] = &[
+    "truncate -s 0 V",
+    "( : > V )",
+    "python3 -c 'import os,sys; os.truncate(sys.argv[1], 0)' V",
+    "python3 -c 'import os,sys; os.close(os.open(sys.argv[1], os.O_RDONLY | os.O_TRUNC))' V",
+    "python3 -c 'import os,sys; fd=os.open(sys.argv[1], os.O_RDWR); os.ftruncate(fd, 0)' V",
+];
+
+/// Truncation is a write: outside the writable roots, and (bwrap) on a
+/// protected file inside one, the content stays whole, by every call.
+#[test]
+fn nothing_outside_the_writable_roots_or_protected_is_truncated() {
+    for nobody in users() {
+        let t = T::new("trunc", nobody);
+        let outside = t.out.join("victim");
+        let protected = t.ws.join(".bashrc");
+        for attack in TRUNCATE_ATTACKS {
+            for (victim, backends, protect) in [
+                (&outside, backends(), false),
+                (
+                    &protected,
+                    backends().into_iter().filter(|b| *b == "bwrap").collect(),
+                    true,
+                ),
+            ] {
+                let reset = || {
+                    std::fs::write(victim, "whole\n").unwrap();
+                    std::fs::set_permissions(victim, std::fs::Permissions::from_mode(0o666))
+                        .unwrap();
+                    t.own();
+                };
+                let script = format!(
+                    "{}; echo RAN-TRUNC",
+                    attack.replace('V', victim.to_str().unwrap())
+                );
+                // The control: without the sandbox the file is emptied.
+                reset();
+                let o = t.run(None, &t.policy("read-only", protect), &script);
+                assert_eq!(
+                    std::fs::read(victim).unwrap(),
+                    b"",
+                    "control `{attack}`: {}",
+                    text(&o)
+                );
+                for mode in ["read-only", "workspace-write"] {
+                    let policy = t.policy(mode, protect);
+                    for b in &backends {
+                        reset();
+                        let o = t.run(Some(b), &policy, &script);
+                        assert!(
+                            String::from_utf8_lossy(&o.stdout).contains("RAN-TRUNC"),
+                            "{b} {mode} nobody={nobody} `{attack}` did not run: {}",
+                            text(&o)
+                        );
+                        assert_eq!(
+                            std::fs::read(victim).unwrap(),
+                            b"whole\n",
+                            "{b} {mode} nobody={nobody}: `{attack}` truncated {}: {}",
+                            victim.display(),
+                            text(&o)
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn metadata_inside_the_workspace_still_changes() {
     // chmod, touch, xattrs and cp -p are real work: they work where

@@ -67,7 +67,37 @@ fn layer_spec(plan: &Plan) -> Result<crate::backend::landlock::LayerSpec, String
         // The proxy's listener inside the namespace (net::session).
         spec.tcp_connect_ports = vec![super::SANDBOX_PROXY_PORT];
     }
+    trim_to_mounts(&mut spec);
     Ok(spec)
+}
+
+/// Leaves out of the layer the rights it would handle only to grant them
+/// everywhere the mounts let the command use them: a handled right costs a
+/// walk up the path on every open that asks for it, and `find`, `git
+/// status` or a build open files by the hundred thousand.
+/// - Truncation: landlock asks for it on every open, of any kind, so
+///   handling it makes every open walk. Under bwrap nothing outside the
+///   writable roots and devices can be truncated anyway (read-only
+///   mounts: EROFS), and there the layer granted it; writing a file still
+///   needs `write_file`, which stays handled.
+/// - Reading and executing, when the layer grants them at `/` (no
+///   `deny_read` path outside the writable roots: bwrap's mounts mask the
+///   ones inside): the rule would then allow every read it checks.
+fn trim_to_mounts(spec: &mut crate::backend::landlock::LayerSpec) {
+    use crate::backend::landlock::access;
+    let reads_everywhere = spec
+        .fs_rules
+        .iter()
+        .any(|r| r.path == std::path::Path::new("/") && r.access & access::READ == access::READ);
+    let mut unneeded = access::TRUNCATE;
+    if reads_everywhere {
+        unneeded |= access::READ;
+    }
+    spec.handled_fs &= !unneeded;
+    for r in &mut spec.fs_rules {
+        r.access &= spec.handled_fs;
+    }
+    spec.fs_rules.retain(|r| r.access != 0);
 }
 
 /// `layer_spec`, checked against this kernel.
@@ -168,5 +198,52 @@ pub(super) fn stage2_runs() -> String {
              (`exe`) where this system refuses to execute memfds (vm.memfd_noexec = 2)",
             program::STUB.len()
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::landlock::access;
+
+    fn plan_denying(deny: &[&str]) -> Plan {
+        let mut policy = crate::policy::Policy::default();
+        policy.sandbox.filesystem.deny_read = deny.iter().map(std::path::PathBuf::from).collect();
+        let facts = crate::plan::Facts {
+            cwd: std::path::PathBuf::from("/"),
+            home: None,
+            tmpdir: None,
+            exe: None,
+        };
+        crate::plan::build(&policy, vec!["true".into()], &facts).unwrap()
+    }
+
+    fn assert_rules_within_handled(spec: &crate::backend::landlock::LayerSpec) {
+        for r in &spec.fs_rules {
+            assert_eq!(r.access & !spec.handled_fs, 0, "{r:?}");
+            assert_ne!(r.access, 0, "{r:?}");
+        }
+    }
+
+    #[test]
+    fn with_nothing_denied_outside_the_roots_the_layer_handles_writes_only() {
+        let spec = layer_spec(&plan_denying(&[])).unwrap();
+        assert_eq!(spec.handled_fs & (access::READ | access::TRUNCATE), 0);
+        assert_eq!(spec.handled_fs & access::WRITE_FILE, access::WRITE_FILE);
+        assert_eq!(spec.handled_fs & access::MAKE_REG, access::MAKE_REG);
+        assert_rules_within_handled(&spec);
+    }
+
+    #[test]
+    fn a_denied_path_outside_the_roots_keeps_reads_handled() {
+        // /etc is outside every writable root of a read-only plan.
+        let spec = layer_spec(&plan_denying(&["/etc/hostname"])).unwrap();
+        assert_eq!(spec.handled_fs & access::READ, access::READ);
+        assert_eq!(spec.handled_fs & access::TRUNCATE, 0);
+        assert!(!spec
+            .fs_rules
+            .iter()
+            .any(|r| r.path == std::path::Path::new("/") && r.access & access::READ_FILE != 0));
+        assert_rules_within_handled(&spec);
     }
 }
