@@ -806,13 +806,33 @@ fn tagged(tag: &str) -> Vec<i32> {
         .collect()
 }
 
-fn kill_tagged(tag: &str) {
-    for p in tagged(tag) {
-        // SAFETY: plain kill of a process group and a process.
-        unsafe {
-            libc::kill(-p, libc::SIGKILL);
-            libc::kill(p, libc::SIGKILL);
+/// `pid` and every process below it, parents first.
+fn with_descendants(pid: i32, out: &mut Vec<i32>) {
+    if out.contains(&pid) || out.len() > 10_000 {
+        return;
+    }
+    out.push(pid);
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return;
+    };
+    for t in tasks.flatten() {
+        let kids = std::fs::read_to_string(t.path().join("children")).unwrap_or_default();
+        for k in kids.split_whitespace().filter_map(|k| k.parse().ok()) {
+            with_descendants(k, out);
         }
+    }
+}
+
+/// Kills the tagged processes and what they started (the `sleep 300` of a
+/// control run carries no tag, and would be orphaned by killing its shell).
+fn kill_tagged(tag: &str) {
+    let mut all = Vec::new();
+    for p in tagged(tag) {
+        with_descendants(p, &mut all);
+    }
+    for p in all {
+        // SAFETY: plain kill of a process.
+        unsafe { libc::kill(p, libc::SIGKILL) };
     }
 }
 
@@ -859,16 +879,30 @@ fn a_sigkilled_dcjail_leaves_no_process_behind() {
                 .stderr(Stdio::null())
                 .spawn()
                 .unwrap();
+            // The three inner shells themselves (the outer script and
+            // dcjail's own command line carry the tag too).
+            let inner = format!("^sh -c sleep 300; : {tag}$");
             let t0 = Instant::now();
-            while tagged(&tag).len() < 3 && t0.elapsed() < Duration::from_secs(10) {
+            while tagged(&inner).len() < 3 && t0.elapsed() < Duration::from_secs(10) {
                 std::thread::sleep(Duration::from_millis(20));
             }
-            let started = tagged(&tag).len();
+            let started = tagged(&inner).len();
             // SAFETY: SIGKILL to the dcjail we spawned (setpriv execs it).
             unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
             let _ = child.wait();
-            std::thread::sleep(Duration::from_millis(500));
-            let left = tagged(&tag);
+            // The watcher (or the pid namespace's end) kills the tree a
+            // moment after dcjail's death: looked for until it is gone, at
+            // most 5 s (a loaded machine); the control's stay for 300 s.
+            let t1 = Instant::now();
+            let mut left = tagged(&tag);
+            while b.is_some() && !left.is_empty() && t1.elapsed() < Duration::from_secs(5) {
+                std::thread::sleep(Duration::from_millis(50));
+                left = tagged(&tag);
+            }
+            if b.is_none() {
+                std::thread::sleep(Duration::from_millis(500));
+                left = tagged(&tag);
+            }
             kill_tagged(&tag);
             assert!(
                 started >= 3,
