@@ -107,6 +107,11 @@ impl T {
     /// Runs `script` with `sh -c` in the workspace: unsandboxed when
     /// `backend` is None, else under it with `policy`.
     fn run(&self, backend: Option<&str>, policy: &Path, script: &str) -> Output {
+        self.run_with(backend, policy, script, Stdio::null())
+    }
+
+    /// `run` with the command's standard input given by the caller.
+    fn run_with(&self, backend: Option<&str>, policy: &Path, script: &str, stdin: Stdio) -> Output {
         let mut c = if self.nobody {
             let mut c = Command::new("setpriv");
             c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
@@ -125,7 +130,7 @@ impl T {
             .env("HOME", &self.ws)
             .env("TMPDIR", self.root.join("tmpdir"))
             .env_remove("DCJAIL_POLICY")
-            .stdin(Stdio::null());
+            .stdin(stdin);
         let _ = std::fs::create_dir_all(self.root.join("tmpdir"));
         if self.nobody {
             let _ = Command::new("chown")
@@ -292,11 +297,46 @@ const TRUNCATE_ATTACKS: &[&str] = &[
 ];
 
 /// Truncation is a write: outside the writable roots, and (bwrap) on a
-/// protected file inside one, the content stays whole, by every call.
+/// protected file inside one, the content stays whole, by every call; also
+/// through the caller's own descriptor (standard input redirected from the
+/// file outside dcjail), whose magic link reaches the file by the caller's
+/// mount, not the sandbox's read-only one.
 #[test]
 fn nothing_outside_the_writable_roots_or_protected_is_truncated() {
     for nobody in users() {
         let t = T::new("trunc", nobody);
+        let victim = t.out.join("by-stdin");
+        let script = "python3 -c 'import os; os.truncate(\"/proc/self/fd/0\", 0)'; \
+                      python3 -c 'import os; os.close(os.open(\"/proc/self/fd/0\", os.O_RDONLY | os.O_TRUNC))'; \
+                      echo RAN-TRUNC";
+        let stdin = || -> Stdio {
+            std::fs::write(&victim, "whole\n").unwrap();
+            t.own();
+            std::fs::File::open(&victim).unwrap().into()
+        };
+        let o = t.run_with(None, &t.policy("read-only", false), script, stdin());
+        assert_eq!(
+            std::fs::read(&victim).unwrap(),
+            b"",
+            "control: {}",
+            text(&o)
+        );
+        for mode in ["read-only", "workspace-write"] {
+            for b in backends() {
+                let o = t.run_with(Some(b), &t.policy(mode, false), script, stdin());
+                assert!(
+                    String::from_utf8_lossy(&o.stdout).contains("RAN-TRUNC"),
+                    "{b} {mode} nobody={nobody}: did not run: {}",
+                    text(&o)
+                );
+                assert_eq!(
+                    std::fs::read(&victim).unwrap(),
+                    b"whole\n",
+                    "{b} {mode} nobody={nobody}: truncated through the caller's descriptor: {}",
+                    text(&o)
+                );
+            }
+        }
         let outside = t.out.join("victim");
         let protected = t.ws.join(".bashrc");
         for attack in TRUNCATE_ATTACKS {

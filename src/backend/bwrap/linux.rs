@@ -71,29 +71,24 @@ fn layer_spec(plan: &Plan) -> Result<crate::backend::landlock::LayerSpec, String
     Ok(spec)
 }
 
-/// Leaves out of the layer the rights it would handle only to grant them
-/// everywhere the mounts let the command use them: a handled right costs a
-/// walk up the path on every open that asks for it, and `find`, `git
-/// status` or a build open files by the hundred thousand.
-/// - Truncation: landlock asks for it on every open, of any kind, so
-///   handling it makes every open walk. Under bwrap nothing outside the
-///   writable roots and devices can be truncated anyway (read-only
-///   mounts: EROFS), and there the layer granted it; writing a file still
-///   needs `write_file`, which stays handled.
-/// - Reading and executing, when the layer grants them at `/` (no
-///   `deny_read` path outside the writable roots: bwrap's mounts mask the
-///   ones inside): the rule would then allow every read it checks.
+/// Leaves reading and executing out of the layer when it grants them at `/`
+/// (no `deny_read` path outside the writable roots; bwrap's mounts mask the
+/// ones inside): the rule would allow every read it checks, and a handled
+/// right costs a walk up the path on every open that asks for it (`find`,
+/// `git status` and builds open files by the hundred thousand).
+/// Truncation stays handled although landlock asks for it on every open:
+/// the mounts alone would let `truncate("/proc/self/fd/0")` reach a host
+/// file the caller redirected into the command, through the caller's mount.
 fn trim_to_mounts(spec: &mut crate::backend::landlock::LayerSpec) {
     use crate::backend::landlock::access;
     let reads_everywhere = spec
         .fs_rules
         .iter()
         .any(|r| r.path == std::path::Path::new("/") && r.access & access::READ == access::READ);
-    let mut unneeded = access::TRUNCATE;
-    if reads_everywhere {
-        unneeded |= access::READ;
+    if !reads_everywhere {
+        return;
     }
-    spec.handled_fs &= !unneeded;
+    spec.handled_fs &= !access::READ;
     for r in &mut spec.fs_rules {
         r.access &= spec.handled_fs;
     }
@@ -226,9 +221,10 @@ mod tests {
     }
 
     #[test]
-    fn with_nothing_denied_outside_the_roots_the_layer_handles_writes_only() {
+    fn with_nothing_denied_outside_the_roots_the_layer_leaves_reads_to_the_mounts() {
         let spec = layer_spec(&plan_denying(&[])).unwrap();
-        assert_eq!(spec.handled_fs & (access::READ | access::TRUNCATE), 0);
+        assert_eq!(spec.handled_fs & access::READ, 0);
+        assert_eq!(spec.handled_fs & access::TRUNCATE, access::TRUNCATE);
         assert_eq!(spec.handled_fs & access::WRITE_FILE, access::WRITE_FILE);
         assert_eq!(spec.handled_fs & access::MAKE_REG, access::MAKE_REG);
         assert_rules_within_handled(&spec);
@@ -239,7 +235,7 @@ mod tests {
         // /etc is outside every writable root of a read-only plan.
         let spec = layer_spec(&plan_denying(&["/etc/hostname"])).unwrap();
         assert_eq!(spec.handled_fs & access::READ, access::READ);
-        assert_eq!(spec.handled_fs & access::TRUNCATE, 0);
+        assert_eq!(spec.handled_fs & access::TRUNCATE, access::TRUNCATE);
         assert!(!spec
             .fs_rules
             .iter()
