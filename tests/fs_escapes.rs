@@ -391,6 +391,78 @@ fn nothing_outside_the_writable_roots_or_protected_is_truncated() {
     }
 }
 
+/// A descriptor the caller opens names its file by the caller's mount:
+/// standard input on the workspace directory, or on a protected file, would
+/// let the command write the protected file and read a masked one by
+/// `/proc/self/fd/0`, past bwrap's mounts. bwrap refuses such a launch
+/// (and `auto` finds no backend for this policy); an ordinary file still
+/// runs.
+#[test]
+fn the_callers_descriptors_reach_nothing_the_mounts_hold() {
+    if !bwrap_works() {
+        eprintln!("note: bwrap cannot run here: skipped");
+        return;
+    }
+    for nobody in users() {
+        let t = T::new("stdio", nobody);
+        let policy = t.root.join("policy-stdio.toml");
+        std::fs::write(
+            &policy,
+            "[permission]\noutcome = \"allow\"\napproval = \"granted\"\n\
+             [sandbox]\nmode = \"workspace-write\"\n\
+             [sandbox.filesystem]\ndeny_read = [\"**/.env\"]\n",
+        )
+        .unwrap();
+        let bashrc = t.ws.join(".bashrc");
+        let env = t.ws.join(".env");
+        let input = t.ws.join("in.txt");
+        let reset = || {
+            std::fs::write(&bashrc, "# rc\n").unwrap();
+            std::fs::write(&env, "SECRET=1\n").unwrap();
+            std::fs::write(&input, "plain input\n").unwrap();
+            t.own();
+        };
+        let open = |p: &Path| -> Stdio { std::fs::File::open(p).unwrap().into() };
+        let by_dir = "echo pwned >> /proc/self/fd/0/.bashrc; cat /proc/self/fd/0/.env; echo RAN";
+        let by_file = "echo pwned >> /proc/self/fd/0; echo RAN";
+        // The controls: without the sandbox both attacks land.
+        reset();
+        let o = t.run_with(None, &policy, by_dir, open(&t.ws));
+        assert!(text(&o).contains("SECRET=1"), "control: {}", text(&o));
+        assert!(std::fs::read_to_string(&bashrc).unwrap().contains("pwned"));
+        reset();
+        t.run_with(None, &policy, by_file, open(&bashrc));
+        assert!(std::fs::read_to_string(&bashrc).unwrap().contains("pwned"));
+        for b in ["bwrap", "auto"] {
+            for (script, stdin) in [(by_dir, &t.ws), (by_file, &bashrc)] {
+                reset();
+                let o = t.run_with(Some(b), &policy, script, open(stdin));
+                assert_eq!(
+                    o.status.code(),
+                    Some(122),
+                    "{b} nobody={nobody}: {}",
+                    text(&o)
+                );
+                assert!(
+                    !text(&o).contains("RAN"),
+                    "{b}: the command ran: {}",
+                    text(&o)
+                );
+                assert!(!text(&o).contains("SECRET"), "{b}: {}", text(&o));
+                assert_eq!(std::fs::read_to_string(&bashrc).unwrap(), "# rc\n", "{b}");
+            }
+        }
+        // Real work: an ordinary file on standard input is read as usual.
+        reset();
+        let o = t.run_with(Some("bwrap"), &policy, "cat; echo RAN", open(&input));
+        assert!(
+            text(&o).contains("plain input\nRAN"),
+            "nobody={nobody}: {}",
+            text(&o)
+        );
+    }
+}
+
 #[test]
 fn metadata_inside_the_workspace_still_changes() {
     // chmod, touch, xattrs and cp -p are real work: they work where

@@ -103,6 +103,45 @@ fn sandbox_commands(bwrap: libc::pid_t) -> Vec<libc::pid_t> {
     kids(bwrap).into_iter().flat_map(kids).collect()
 }
 
+/// The command inherits descriptors 0-2, and a descriptor names its file
+/// by the caller's mount, not by the sandbox's: reopened through
+/// `/proc/self/fd/N` (or, for a directory, as the base of a relative
+/// path) it reaches the file whatever the sandbox mounts over its name.
+/// The landlock layer inside grants the writable roots whole, so the only
+/// place that matters is what only the mounts hold: a file kept read-only
+/// or masked inside a writable root, or anything below a directory.
+fn check_stdio(held: &[std::path::PathBuf]) -> Result<(), String> {
+    const NAMES: [&str; 3] = ["standard input", "standard output", "standard error"];
+    for (fd, name) in NAMES.iter().enumerate() {
+        // SAFETY: fstat into a zeroed buffer of the right type.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        if unsafe { libc::fstat(fd as i32, &mut st) } != 0 {
+            continue;
+        }
+        let kind = st.st_mode & libc::S_IFMT;
+        if kind != libc::S_IFDIR && kind != libc::S_IFREG && kind != libc::S_IFLNK {
+            // A pipe, a socket, a terminal or another device: nothing the
+            // mounts hold is reached through it.
+            continue;
+        }
+        let path = std::fs::read_link(format!("/proc/self/fd/{fd}")).unwrap_or_default();
+        if kind == libc::S_IFDIR {
+            return Err(format!(
+                "{name} is a directory (`{}`): through it the command would reach files by the caller's mount, past what the sandbox masks or keeps read-only; give dcjail a file, a pipe or /dev/null",
+                path.display()
+            ));
+        }
+        if let Some(h) = held.iter().find(|h| path.starts_with(h)) {
+            return Err(format!(
+                "{name} is `{}`, which the sandbox keeps read-only or masks (`{}`): through this descriptor the command could reopen it for writing by the caller's mount; give dcjail another file, a pipe or /dev/null",
+                path.display(),
+                h.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// A pipe whose read end stays with dcjail (close-on-exec).
 fn pipe() -> Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd), String> {
     use std::os::fd::FromRawFd;
@@ -139,6 +178,7 @@ fn launch_or_why(
     envp: &[std::ffi::CString],
 ) -> Result<i32, String> {
     use std::os::fd::AsRawFd;
+    check_stdio(&l.rendered.held)?;
     let fds = Fds::open(l)?;
     // bwrap reports the command's exit status here as soon as its init
     // has it, before bwrap itself exits: dcjail returns without waiting for

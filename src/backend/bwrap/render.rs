@@ -92,6 +92,10 @@ pub struct Rendered {
     pub missing: bool,
     /// What `explain` should say about how the plan is enforced.
     pub notes: Vec<String>,
+    /// The paths only the mounts hold (read-only inside a writable root, or
+    /// masked): a descriptor the caller opened on one of them, or on a
+    /// directory, reaches it through the caller's mount instead.
+    pub held: Vec<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -150,6 +154,11 @@ pub fn render(plan: &Plan, host: &dyn Host) -> Result<Rendered, String> {
     let mut out = Rendered::default();
     let points = collect_points(plan, host, &mut out)?;
     emit(plan, &points, &mut out.args);
+    out.held = points
+        .iter()
+        .filter(|p| p.roles.contains(&Role::Ro) || hidden(plan, &p.path))
+        .map(|p| p.path.clone())
+        .collect();
     if !plan.fs.protected.is_empty() || !plan.fs.deny_write.is_empty() {
         out.notes.push(
             "protected and deny_write paths are subtracted by read-only mounts (landlock cannot subtract inside a granted tree); the landlock + seccomp layer inside grants writes to the writable roots only and enforces reads, network and the process rules".to_string(),
