@@ -279,10 +279,10 @@ fn watcher(
         libc::setpgid(0, 0);
         libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     }
-    let chan = match (program.is_some(), socketpair()) {
-        (false, _) => None,
-        (true, Some(p)) => Some(p),
-        (true, None) => {
+    let chan = match program.map(|_| socketpair()) {
+        None => None,
+        Some(Some(p)) => Some(p),
+        Some(None) => {
             eprintln!("dcjail: sandbox-unavailable: cannot make the broker's channel");
             send(msg, STATUS, 122);
             return 0;
