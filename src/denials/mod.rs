@@ -1,15 +1,15 @@
 //! The denial report: what the sandbox refused while the command ran, and
 //! what would have allowed it. The broker (`backend::broker_observe`)
 //! sends raw facts over a pipe (`backend::denial_wire`); dcjail reads them
-//! (a thread while the command runs for `--events FD`, else once it is
-//! done), judges each against the plan (`classify`), streams it to the
+//! (its supervisor polls the pipe while the command runs for `--events FD`,
+//! else once it is done), judges each against the plan (`classify`), streams it to the
 //! events descriptor, and keeps a bounded log (`summary`) for `--report`
 //! and the terminal's summary line. `advice` turns a report into the smallest
 //! policy change (`dcjail explain --denials`).
 //!
 //! It owns nothing the sandbox enforces: it only reads what the broker
-//! saw. Off (no report, no events, no terminal on stderr) it makes no
-//! pipe, no thread and changes nothing in the launch.
+//! saw. It starts no thread. Off (no report, no events, no terminal on
+//! stderr) it makes no pipe and changes nothing in the launch.
 
 pub mod advice;
 pub mod classify;
@@ -19,7 +19,6 @@ use crate::backend::denial_wire as wire;
 use crate::plan::Plan;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::PathBuf;
-use std::thread::JoinHandle;
 
 pub use summary::Log;
 
@@ -35,21 +34,18 @@ pub fn stderr_is_terminal() -> bool {
     unsafe { libc::isatty(2) == 1 }
 }
 
-/// The recording of one run: the pipe the broker writes to, and who
-/// reads it.
+/// The recording of one run: the pipe the broker writes to, read by
+/// dcjail's own thread: while the command runs when `--events` streams
+/// the records (the supervisor polls the pipe beside its signals), and once
+/// it is done for the report and the summary line. No thread is started.
 pub struct Session {
     write: OwnedFd,
-    /// Written to tell the reader that the run is over.
-    stop: OwnedFd,
-    reader: Reader,
-}
-
-enum Reader {
-    /// `--events`: a thread judges and streams each denial as it comes.
-    Thread(JoinHandle<Log>),
-    /// Otherwise the pipe (1 MiB, thousands of records) is read once the
-    /// command is done: no thread on the launch path.
-    AtExit(Box<(Plan, OwnedFd, OwnedFd)>),
+    read: OwnedFd,
+    plan: Box<Plan>,
+    home: Option<PathBuf>,
+    events: Option<RawFd>,
+    buf: Vec<u8>,
+    log: Log,
 }
 
 fn home() -> Option<PathBuf> {
@@ -60,13 +56,11 @@ fn home() -> Option<PathBuf> {
 }
 
 impl Session {
-    /// Makes the pipe and, for `--events`, starts the reader. The write end
-    /// is inherited by the second stage (it must survive bwrap's exec) and
-    /// never reaches the command: the layer closes every descriptor it
-    /// does not keep.
+    /// Makes the pipe. The write end is inherited by the second stage (it
+    /// must survive bwrap's exec) and never reaches the command: the layer
+    /// closes every descriptor it does not keep.
     pub fn start(plan: &Plan, events: Option<RawFd>) -> Result<Session, String> {
         let (read, write) = pipe()?;
-        let (stop_r, stop) = pipe()?;
         // SAFETY: fcntl on our own descriptors. A larger pipe drops less
         // when many denials come at once; its size is best effort.
         unsafe {
@@ -74,36 +68,14 @@ impl Session {
             #[cfg(target_os = "linux")]
             libc::fcntl(write.as_raw_fd(), libc::F_SETPIPE_SZ, 1 << 20);
         }
-        let plan = plan.clone();
-        let Some(events) = events else {
-            return Ok(Session {
-                write,
-                stop,
-                reader: Reader::AtExit(Box::new((plan, read, stop_r))),
-            });
-        };
-        // The reader gets no signal: dcjail's supervisor takes them all.
-        // SAFETY: a full set, applied and restored around the spawn.
-        let mut all: libc::sigset_t = unsafe { std::mem::zeroed() };
-        let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
-        unsafe {
-            libc::sigfillset(&mut all);
-            libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
-        }
-        // Read here, not in the thread: dcjail forks (the landlock watcher)
-        // while the thread runs, and a fork taken while it held the
-        // environment's lock would leave that lock held in the child.
-        let home = home();
-        let reader = std::thread::Builder::new()
-            .name("dcjail-denials".into())
-            .spawn(move || read_loop(&plan, home.as_deref(), &read, Some(events), &stop_r));
-        // SAFETY: restoring the mask saved above.
-        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
-        let reader = reader.map_err(|e| format!("cannot start the denial reader: {e}"))?;
         Ok(Session {
             write,
-            stop,
-            reader: Reader::Thread(reader),
+            read,
+            plan: Box::new(plan.clone()),
+            home: events.and_then(|_| home()),
+            events,
+            buf: Vec::new(),
+            log: Log::default(),
         })
     }
 
@@ -112,17 +84,59 @@ impl Session {
         self.write.as_raw_fd()
     }
 
-    /// Reads what is left and returns the run's log.
-    pub fn finish(self) -> Log {
-        // A byte, not the close: a fork of dcjail (the landlock watcher)
-        // may still hold this end. The byte first: the reader wakes once.
-        // SAFETY: one byte from a valid buffer.
-        unsafe { libc::write(self.stop.as_raw_fd(), [1u8].as_ptr().cast(), 1) };
-        drop(self.write);
-        match self.reader {
-            Reader::Thread(t) => t.join().unwrap_or_default(),
-            Reader::AtExit(b) => read_loop(&b.0, home().as_deref(), &b.1, None, &b.2),
+    /// The descriptor to poll while the command runs: only when the
+    /// records are streamed (`--events`); otherwise they wait in the pipe
+    /// (1 MiB, thousands of records) until the command is done.
+    pub fn live_fd(&self) -> Option<RawFd> {
+        self.events.map(|_| self.read.as_raw_fd())
+    }
+
+    /// Takes what the pipe holds now (it never blocks). False at the pipe's
+    /// end, which is then no longer to be polled: an ended pipe is always
+    /// readable.
+    pub fn pump(&mut self) -> bool {
+        let mut chunk = [0u8; 1 << 14];
+        loop {
+            // SAFETY: a buffer of chunk.len() bytes.
+            let n = unsafe {
+                libc::read(
+                    self.read.as_raw_fd(),
+                    chunk.as_mut_ptr().cast(),
+                    chunk.len(),
+                )
+            };
+            if n == 0 {
+                return false;
+            }
+            if n < 0 {
+                match std::io::Error::last_os_error().raw_os_error() {
+                    Some(libc::EINTR) => continue,
+                    // Nothing more for now; any other error ends the polling.
+                    e => return e == Some(libc::EAGAIN),
+                }
+            }
+            self.buf.extend_from_slice(&chunk[..n as usize]);
+            take_records(
+                &mut self.buf,
+                &self.plan,
+                self.home.as_deref(),
+                self.events,
+                &mut self.log,
+            );
         }
+    }
+
+    /// Reads what is left and returns the run's log. Everything the broker
+    /// recorded is in the pipe by now: it writes a record before it answers
+    /// the call, and the call returns before the command can exit. (A fork
+    /// of dcjail, the landlock watcher, may still hold the write end: the
+    /// pipe is drained, not read to its end.)
+    pub fn finish(mut self) -> Log {
+        if self.home.is_none() {
+            self.home = home();
+        }
+        self.pump();
+        self.log
     }
 }
 
@@ -144,52 +158,6 @@ fn pipe() -> Result<(OwnedFd, OwnedFd), String> {
     use std::os::fd::FromRawFd;
     // SAFETY: two fresh descriptors, ours.
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
-}
-
-fn read_loop(
-    plan: &Plan,
-    home: Option<&std::path::Path>,
-    read: &OwnedFd,
-    events: Option<RawFd>,
-    stop: &OwnedFd,
-) -> Log {
-    let mut log = Log::default();
-    let mut buf: Vec<u8> = Vec::with_capacity(1 << 16);
-    let mut chunk = vec![0u8; 1 << 16];
-    // Once every writer is gone the pipe polls readable for ever (its end):
-    // from then on only the stop byte is waited for, or this thread would
-    // spin through its time slice while dcjail's own thread, about to write
-    // that byte, waits for the CPU.
-    let mut open = true;
-    loop {
-        let mut pfd = [read, stop].map(|f| libc::pollfd {
-            fd: f.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        });
-        if !open {
-            pfd[0].fd = -1;
-        }
-        // SAFETY: two valid pollfds (a negative fd is skipped).
-        unsafe { libc::poll(pfd.as_mut_ptr(), 2, -1) };
-        // The run is over: what the broker wrote before is in the pipe.
-        let stopping = pfd[1].revents != 0;
-        while open {
-            // SAFETY: a buffer of chunk.len() bytes.
-            let n = unsafe { libc::read(read.as_raw_fd(), chunk.as_mut_ptr().cast(), chunk.len()) };
-            if n == 0 {
-                open = false;
-            }
-            if n <= 0 {
-                break;
-            }
-            buf.extend_from_slice(&chunk[..n as usize]);
-            take_records(&mut buf, plan, home, events, &mut log);
-        }
-        if stopping {
-            return log;
-        }
-    }
 }
 
 fn take_records(
@@ -273,32 +241,12 @@ pub fn events_fd(fd: RawFd) -> Result<RawFd, String> {
     Ok(fd)
 }
 
-#[cfg(test)]
+// Denials are recorded on Linux only (the pipe is not made elsewhere).
+#[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
 
-    fn thread_cpu_ns(t: libc::pthread_t) -> u128 {
-        let mut id: libc::clockid_t = 0;
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: a live thread's clock, read into a local timespec.
-        unsafe {
-            assert_eq!(libc::pthread_getcpuclockid(t, &mut id), 0);
-            assert_eq!(libc::clock_gettime(id, &mut ts), 0);
-        }
-        ts.tv_sec as u128 * 1_000_000_000 + ts.tv_nsec as u128
-    }
-
-    #[test]
-    fn the_reader_sleeps_once_every_writer_is_gone_until_the_stop_byte() {
-        use std::os::unix::thread::JoinHandleExt;
-        let (read, write) = pipe().unwrap();
-        let (stop_r, stop) = pipe().unwrap();
-        // Every writer gone, the stop byte not yet written: the moment at
-        // the end of a run, made long here.
-        drop(write);
+    fn plan() -> Plan {
         let facts = crate::plan::Facts {
             cwd: std::path::PathBuf::from("/"),
             home: None,
@@ -306,18 +254,68 @@ mod tests {
             exe: None,
         };
         let policy = crate::policy::Policy::default();
-        let plan = crate::plan::build(&policy, vec!["true".into()], &facts).unwrap();
-        let t = std::thread::spawn(move || read_loop(&plan, None, &read, None, &stop_r));
-        std::thread::sleep(std::time::Duration::from_millis(300));
-        let used = thread_cpu_ns(t.as_pthread_t());
-        // Spinning on the pipe's end would take most of the 300 ms.
-        assert!(
-            used < 30_000_000,
-            "the reader used {used} ns of CPU while waiting"
+        crate::plan::build(&policy, vec!["true".into()], &facts).unwrap()
+    }
+
+    fn send(fd: RawFd, named: &[u8]) {
+        let f = wire::Fact {
+            source: wire::SOURCE_PREDICTED,
+            flags: 0,
+            nr: libc::SYS_openat as i32,
+            errno: libc::EACCES,
+            pid: 7,
+            arg: (libc::O_WRONLY | libc::O_CREAT) as u64,
+            dropped: 0,
+            named,
+            resolved: named,
+            program: b"sh",
+        };
+        let mut out = [0u8; wire::MAX_RECORD];
+        let n = wire::encode(&f, &mut out);
+        // SAFETY: n bytes of a valid buffer.
+        assert_eq!(
+            unsafe { libc::write(fd, out.as_ptr().cast(), n) },
+            n as isize
         );
-        // SAFETY: one byte from a valid buffer.
-        unsafe { libc::write(stop.as_raw_fd(), [1u8].as_ptr().cast(), 1) };
-        let log = t.join().unwrap();
-        assert_eq!(log.total(), 0);
+    }
+
+    #[test]
+    fn records_are_streamed_as_they_come_and_kept_for_the_end() {
+        let (events_r, events_w) = pipe().unwrap();
+        let mut s = Session::start(&plan(), Some(events_w.as_raw_fd())).unwrap();
+        let live = s.live_fd().unwrap();
+        // Nothing yet: the pump returns at once, still to be polled.
+        assert!(s.pump());
+        send(s.fd(), b"/etc/one");
+        assert!(s.pump());
+        let mut buf = [0u8; 4096];
+        // SAFETY: a buffer of 4096 bytes.
+        let n = unsafe { libc::read(events_r.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        let line = String::from_utf8_lossy(&buf[..n.max(0) as usize]).to_string();
+        assert!(line.contains("/etc/one") && line.ends_with('\n'), "{line}");
+        send(s.fd(), b"/etc/two");
+        assert_ne!(live, -1);
+        let log = s.finish();
+        assert_eq!(log.total(), 2);
+    }
+
+    #[test]
+    fn without_events_nothing_is_polled_and_the_end_reads_all() {
+        let mut s = Session::start(&plan(), None).unwrap();
+        assert_eq!(s.live_fd(), None);
+        for i in 0..50 {
+            send(s.fd(), format!("/etc/f{i}").as_bytes());
+        }
+        assert!(s.pump());
+        assert_eq!(s.finish().total(), 50);
+    }
+
+    #[test]
+    fn an_ended_pipe_is_said_once_so_it_is_not_polled_for_ever() {
+        let mut s = Session::start(&plan(), None).unwrap();
+        // The only writer gone (what a lost broker and dcjail's own drop
+        // would leave).
+        drop(std::mem::replace(&mut s.write, pipe().unwrap().1));
+        assert!(!s.pump(), "the pipe's end must stop the polling");
     }
 }

@@ -167,8 +167,10 @@ pub fn launch(
     l: &BwrapLaunch,
     argv: &[std::ffi::CString],
     envp: &[std::ffi::CString],
+    side: Option<super::Side<'_>>,
 ) -> Result<i32, Unavailable> {
-    launch_or_why(plan, l, argv, envp).map_err(|m| Unavailable::new(Kind::Bwrap, Missing::Setup(m)))
+    launch_or_why(plan, l, argv, envp, side)
+        .map_err(|m| Unavailable::new(Kind::Bwrap, Missing::Setup(m)))
 }
 
 fn launch_or_why(
@@ -176,6 +178,7 @@ fn launch_or_why(
     l: &BwrapLaunch,
     argv: &[std::ffi::CString],
     envp: &[std::ffi::CString],
+    side: Option<super::Side<'_>>,
 ) -> Result<i32, String> {
     use std::os::fd::AsRawFd;
     check_stdio(&l.rendered.held)?;
@@ -205,9 +208,14 @@ fn launch_or_why(
         return Err("the bwrap command line lacks --die-with-parent".into());
     }
     let teardown = super::Teardown::PidNamespace;
-    let status = super::supervise_with(plan.timeout, &mut forward, teardown, Some(watch), || {
-        exec_bwrap(&bwrap_path, &bargv, envp, status_w_raw, err_w_raw, &l.bwrap)
-    });
+    let status = super::supervise_with(
+        plan.timeout,
+        &mut forward,
+        teardown,
+        Some(watch),
+        side,
+        || exec_bwrap(&bwrap_path, &bargv, envp, status_w_raw, err_w_raw, &l.bwrap),
+    );
     drop(status_w);
     let said = bwrap_said(fds.close());
     outcome(&said, status, interrupted)

@@ -38,7 +38,9 @@ mod supervise;
 pub use command::{c_argv, enter_cwd, environment, errno, exec_command};
 #[cfg(target_os = "linux")]
 use os::{become_subreaper, spawn, SignalFd};
-pub use supervise::{kill_tree, status_of, supervise, supervise_with, Heard, Teardown, Watch};
+pub use supervise::{
+    kill_tree, status_of, supervise, supervise_with, Heard, Side, Teardown, Watch,
+};
 #[cfg(target_os = "linux")]
 use supervise::{supervisor_mask, Woke};
 

@@ -65,6 +65,7 @@ pub fn supervise<F: FnOnce() -> i32>(timeout: Option<Duration>, child: F) -> i32
         },
         Teardown::Reap,
         None,
+        None,
         child,
     )
 }
@@ -104,6 +105,16 @@ pub struct Watch<'a> {
     pub ready: &'a mut dyn FnMut() -> Heard,
 }
 
+/// A descriptor served while the command runs that settles nothing about
+/// it (Linux): the denial records, streamed to `--events` as they come, by
+/// the supervisor's own thread instead of one started for them.
+pub struct Side<'a> {
+    pub fd: libc::c_int,
+    /// Called when `fd` is readable; false when it is no longer to be
+    /// polled (its end).
+    pub ready: &'a mut dyn FnMut() -> bool,
+}
+
 /// `supervise` with the forwarding and the teardown decided by the caller:
 /// `forward(child, signal, si_code)` is called for every forwarded signal
 /// dcjail receives (a backend whose command is not the direct child finds
@@ -115,6 +126,7 @@ pub fn supervise_with<F: FnOnce() -> i32>(
     forward: &mut dyn FnMut(libc::pid_t, libc::c_int, libc::c_int),
     teardown: Teardown,
     mut watch: Option<Watch<'_>>,
+    mut side: Option<Side<'_>>,
     child: F,
 ) -> i32 {
     let end = |pid: libc::pid_t, reaped: bool| match teardown {
@@ -147,7 +159,9 @@ pub fn supervise_with<F: FnOnce() -> i32>(
     // Signals and the watched descriptor are waited for together through
     // a signalfd; without one (it cannot be made) only signals are, which
     // is slower to notice the status, never wrong.
-    let sfd = watch.as_ref().and_then(|_| SignalFd::new(&mask));
+    let sfd = (watch.is_some() || side.is_some())
+        .then(|| SignalFd::new(&mask))
+        .flatten();
     while status.is_none() {
         let wait = match deadline {
             Some(d) => {
@@ -162,9 +176,13 @@ pub fn supervise_with<F: FnOnce() -> i32>(
             }
             None => None,
         };
-        let woke = match (&sfd, &watch) {
-            (Some(s), Some(w)) => s.wait(w.fd, wait),
-            _ => match wait_signal(&mask, wait) {
+        let woke = match &sfd {
+            Some(s) => s.wait(
+                watch.as_ref().map_or(-1, |w| w.fd),
+                side.as_ref().map_or(-1, |d| d.fd),
+                wait,
+            ),
+            None => match wait_signal(&mask, wait) {
                 Some((sig, code)) => Woke::Signal(sig, code),
                 None => Woke::Nothing,
             },
@@ -182,6 +200,11 @@ pub fn supervise_with<F: FnOnce() -> i32>(
                 Some(Heard::Closed) | None => watch = None,
                 Some(Heard::Nothing) => {}
             },
+            Woke::Side => {
+                if !side.as_mut().is_some_and(|d| (d.ready)()) {
+                    side = None;
+                }
+            }
         }
     }
     // Reaped means the child's status came from `reap`; at the timeout, or
@@ -311,5 +334,8 @@ pub(super) enum Woke {
     /// The watched descriptor (only polled on Linux).
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     Fd,
+    /// The side descriptor (only polled on Linux).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    Side,
     Nothing,
 }

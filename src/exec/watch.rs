@@ -79,6 +79,7 @@ pub fn supervise_watched(
     timeout: Option<Duration>,
     start: Start<'_>,
     program: Option<&[u8]>,
+    side: Option<super::supervise::Side<'_>>,
 ) -> i32 {
     let (Some((msg_r, msg_w)), Some((life_r, life_w))) = (pipe(), pipe()) else {
         eprintln!(
@@ -117,7 +118,7 @@ pub fn supervise_watched(
     }
     drop(msg_w);
     drop(life_r);
-    let status = wait_for(w, timeout, &mask, &msg_r);
+    let status = wait_for(w, timeout, &mask, &msg_r, side);
     drop(life_w);
     kill_tree();
     // SAFETY: restoring the mask saved above.
@@ -132,6 +133,7 @@ fn wait_for(
     timeout: Option<Duration>,
     mask: &libc::sigset_t,
     msg: &OwnedFd,
+    mut side: Option<super::supervise::Side<'_>>,
 ) -> i32 {
     let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
     let sfd = SignalFd::new(mask);
@@ -183,11 +185,16 @@ fn wait_for(
             None => None,
         };
         let woke = match &sfd {
-            Some(s) => s.wait(msg.as_raw_fd(), wait),
+            Some(s) => s.wait(msg.as_raw_fd(), side.as_ref().map_or(-1, |d| d.fd), wait),
             None => Woke::Fd,
         };
         match woke {
             Woke::Nothing | Woke::Signal(libc::SIGALRM, _) => {}
+            Woke::Side => {
+                if !side.as_mut().is_some_and(|d| (d.ready)()) {
+                    side = None;
+                }
+            }
             Woke::Signal(libc::SIGCHLD, _) => {
                 if let Some(ws) = reaped(w) {
                     // What it said before it went is still in the pipe.

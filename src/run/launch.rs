@@ -27,6 +27,7 @@ pub(super) fn launch(
     mut choice: Choice,
     keep_parent: bool,
     obs: Option<i32>,
+    mut side: Option<crate::exec::Side<'_>>,
 ) -> (i32, Vec<String>) {
     let argv = match crate::exec::c_argv(&plan.argv) {
         Ok(a) => a,
@@ -46,7 +47,15 @@ pub(super) fn launch(
             &net,
         );
         let globs = choice.globs.take();
-        let attempt = attempt(plan, choice.launch, &argv, &envp, keep_parent, obs);
+        let attempt = attempt(
+            plan,
+            choice.launch,
+            &argv,
+            &envp,
+            keep_parent,
+            obs,
+            side.as_mut(),
+        );
         denied.append(&mut net.finish());
         match attempt {
             Attempt::Done(status) => return (status, denied),
@@ -66,9 +75,15 @@ fn attempt(
     envp: &[CString],
     keep_parent: bool,
     obs: Option<i32>,
+    side: Option<&mut crate::exec::Side<'_>>,
 ) -> Attempt {
     #[cfg(not(target_os = "linux"))]
-    let _ = obs;
+    let _ = (obs, side);
+    #[cfg(target_os = "linux")]
+    let side = side.map(|s| crate::exec::Side {
+        fd: s.fd,
+        ready: &mut *s.ready,
+    });
     let path_var = std::env::var_os("PATH");
     let status = match launch {
         Launch::Unsandboxed if plan.timeout.is_none() && !keep_parent => {
@@ -82,7 +97,7 @@ fn attempt(
             if let Some(fd) = obs {
                 crate::backend::stub_format::set_report_fd(&mut l.program, fd);
             }
-            match crate::exec::bwrap::launch(plan, &l, argv, envp) {
+            match crate::exec::bwrap::launch(plan, &l, argv, envp, side) {
                 Ok(status) => status,
                 Err(e) => return Attempt::Failed(Kind::Bwrap, e.into()),
             }
@@ -94,7 +109,7 @@ fn attempt(
         }
         .into()),
         #[cfg(target_os = "linux")]
-        Launch::Landlock(spec) => landlock(plan, &spec, argv, envp, obs),
+        Launch::Landlock(spec) => landlock(plan, &spec, argv, envp, obs, side),
         Launch::Seatbelt(r) => crate::exec::seatbelt::launch(plan, &r, envp, keep_parent),
     };
     Attempt::Done(status)
@@ -109,6 +124,7 @@ fn landlock(
     argv: &[CString],
     envp: &[CString],
     obs: Option<i32>,
+    side: Option<crate::exec::Side<'_>>,
 ) -> i32 {
     let path_var = std::env::var_os("PATH");
     // The broker's program: the same rules, for the same checks.
@@ -138,6 +154,7 @@ fn landlock(
             exec: &exec,
         },
         program.as_deref(),
+        side,
     )
 }
 

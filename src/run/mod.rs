@@ -107,13 +107,21 @@ pub fn run(
     let run_value = report
         .as_ref()
         .map(|_| crate::explain::run_json(&plan, &choice));
-    let session = match observed(&plan, &choice, events) {
+    let mut session = match observed(&plan, &choice, events) {
         Ok(s) => s,
         Err(r) => return refuse(&r, report.as_deref()),
     };
     let obs = session.as_ref().map(crate::denials::Session::fd);
+    let live = session.as_ref().and_then(crate::denials::Session::live_fd);
     // A report is written after the command exits, so it needs a parent.
-    let (status, denied) = launch::launch(&plan, choice, report.is_some(), obs);
+    let (status, denied) = {
+        let mut pump = || session.as_mut().is_some_and(crate::denials::Session::pump);
+        let side = live.map(|fd| crate::exec::Side {
+            fd,
+            ready: &mut pump,
+        });
+        launch::launch(&plan, choice, report.is_some(), obs, side)
+    };
     let log = match session {
         Some(s) => {
             let log = s.finish();

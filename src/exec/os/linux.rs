@@ -192,7 +192,8 @@ impl SignalFd {
 
     /// Waits at most `wait` for a signal (preferred when both are ready)
     /// or for `fd` to become readable or closed.
-    pub(super) fn wait(&self, fd: libc::c_int, wait: Option<Duration>) -> Woke {
+    /// Waits for a signal, `fd` or `side` (a negative one is not polled).
+    pub(super) fn wait(&self, fd: libc::c_int, side: libc::c_int, wait: Option<Duration>) -> Woke {
         use std::os::fd::AsRawFd;
         let sfd = self.0.as_raw_fd();
         let mut fds = [
@@ -206,13 +207,18 @@ impl SignalFd {
                 events: libc::POLLIN,
                 revents: 0,
             },
+            libc::pollfd {
+                fd: side,
+                events: libc::POLLIN,
+                revents: 0,
+            },
         ];
         let ts = wait.map(timespec);
         let tsp = ts
             .as_ref()
             .map_or(std::ptr::null(), |t| t as *const libc::timespec);
-        // SAFETY: two valid pollfds; a valid or null timeout; no mask change.
-        if unsafe { libc::ppoll(fds.as_mut_ptr(), 2, tsp, std::ptr::null()) } <= 0 {
+        // SAFETY: three valid pollfds; a valid or null timeout; no mask change.
+        if unsafe { libc::ppoll(fds.as_mut_ptr(), 3, tsp, std::ptr::null()) } <= 0 {
             return Woke::Nothing;
         }
         if fds[0].revents & libc::POLLIN != 0 {
@@ -228,6 +234,9 @@ impl SignalFd {
         }
         if fds[1].revents != 0 {
             return Woke::Fd;
+        }
+        if fds[2].revents != 0 {
+            return Woke::Side;
         }
         Woke::Nothing
     }

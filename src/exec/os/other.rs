@@ -135,7 +135,12 @@ impl SignalFd {
         None
     }
 
-    pub(super) fn wait(&self, _fd: libc::c_int, _wait: Option<Duration>) -> Woke {
+    pub(super) fn wait(
+        &self,
+        _fd: libc::c_int,
+        _side: libc::c_int,
+        _wait: Option<Duration>,
+    ) -> Woke {
         Woke::Nothing
     }
 }
