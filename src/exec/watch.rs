@@ -98,10 +98,9 @@ pub fn supervise_watched(
     become_subreaper();
     // SAFETY: getpgrp never fails.
     let pgid = unsafe { libc::getpgrp() };
-    // SAFETY: the child runs `watcher` and exits. The one other thread
-    // dcjail can have here, the `--events` reader, takes no lock the child
-    // uses but the allocator's, which glibc's fork resets (it reads the
-    // environment before it starts; the landlock backend starts no proxy).
+    // SAFETY: dcjail is single-threaded here (the landlock backend starts
+    // no proxy, and the denial records are read by this thread); the child
+    // runs `watcher` and exits.
     let w = unsafe { libc::fork() };
     if w < 0 {
         // SAFETY: restoring the mask saved above.
