@@ -463,6 +463,71 @@ fn the_callers_descriptors_reach_nothing_the_mounts_hold() {
     }
 }
 
+/// A protected file is read-only by its name only: a second name (a hard
+/// link) in the workspace would write the same file past bwrap's read-only
+/// mount. Such a launch is refused; the control writes the protected file
+/// through the link.
+#[test]
+fn a_second_name_of_a_protected_file_refuses_the_launch() {
+    if !bwrap_works() {
+        eprintln!("note: bwrap cannot run here: skipped");
+        return;
+    }
+    for nobody in users() {
+        let t = T::new("hlink", nobody);
+        let policy = t.policy("workspace-write", true);
+        let hooks = t.ws.join(".git/hooks");
+        std::fs::create_dir_all(&hooks).unwrap();
+        let cases = [
+            (t.ws.join(".bashrc"), t.ws.join("alias")),
+            (hooks.join("pre-commit"), t.ws.join("hook-alias")),
+        ];
+        for (protected, alias) in &cases {
+            let reset = || {
+                let _ = std::fs::remove_file(alias);
+                std::fs::write(protected, "# kept\n").unwrap();
+                std::fs::hard_link(protected, alias).unwrap();
+                t.own();
+            };
+            let script = format!("echo pwned >> {}; echo RAN", alias.display());
+            reset();
+            let o = t.run(None, &policy, &script);
+            assert!(
+                std::fs::read_to_string(protected)
+                    .unwrap()
+                    .contains("pwned"),
+                "control: {}",
+                text(&o)
+            );
+            for b in ["bwrap", "auto"] {
+                reset();
+                let o = t.run(Some(b), &policy, &script);
+                assert_eq!(
+                    o.status.code(),
+                    Some(122),
+                    "{b} nobody={nobody}: {}",
+                    text(&o)
+                );
+                assert!(
+                    !text(&o).contains("RAN"),
+                    "{b}: the command ran: {}",
+                    text(&o)
+                );
+                assert!(text(&o).contains("hard links"), "{b}: {}", text(&o));
+                assert_eq!(
+                    std::fs::read_to_string(protected).unwrap(),
+                    "# kept\n",
+                    "{b}"
+                );
+            }
+            // Without the second name the same launch runs.
+            std::fs::remove_file(alias).unwrap();
+            let o = t.run(Some("bwrap"), &policy, "echo RAN");
+            assert!(text(&o).contains("RAN"), "nobody={nobody}: {}", text(&o));
+        }
+    }
+}
+
 #[test]
 fn metadata_inside_the_workspace_still_changes() {
     // chmod, touch, xattrs and cp -p are real work: they work where
