@@ -466,7 +466,7 @@ fn the_callers_descriptors_reach_nothing_the_mounts_hold() {
 /// A protected file is read-only by its name only: a second name (a hard
 /// link) in the workspace would write the same file past bwrap's read-only
 /// mount. Such a launch is refused; the control writes the protected file
-/// through the link. (Files below a protected directory are not checked.)
+/// through the link.
 #[test]
 fn a_second_name_of_a_protected_file_refuses_the_launch() {
     if !bwrap_works() {
@@ -476,9 +476,11 @@ fn a_second_name_of_a_protected_file_refuses_the_launch() {
     for nobody in users() {
         let t = T::new("hlink", nobody);
         let policy = t.policy("workspace-write", true);
+        let hooks = t.ws.join(".git/hooks");
+        std::fs::create_dir_all(&hooks).unwrap();
         let cases = [
             (t.ws.join(".bashrc"), t.ws.join("alias")),
-            (t.ws.join(".mcp.json"), t.ws.join("mcp-alias")),
+            (hooks.join("pre-commit"), t.ws.join("hook-alias")),
         ];
         for (protected, alias) in &cases {
             let reset = || {
