@@ -142,65 +142,6 @@ fn check_stdio(held: &[std::path::PathBuf]) -> Result<(), String> {
     Ok(())
 }
 
-/// Entries looked at under the read-only paths before the launch is refused
-/// rather than checked only in part.
-const LINK_BUDGET: usize = 20_000;
-
-/// A file the mounts keep read-only is read-only by that name only: a
-/// second name (a hard link) inside a writable root writes the same file.
-/// The command cannot make one (a mount point cannot be linked), so only
-/// links that exist at launch matter: a kept file, or a file below a kept
-/// directory, with more than one name refuses the launch.
-fn check_links(held_ro: &[std::path::PathBuf]) -> Result<(), String> {
-    use std::os::unix::fs::MetadataExt;
-    let linked = |p: &std::path::Path, m: &std::fs::Metadata| {
-        format!(
-            "`{}` is kept read-only but has {} names (hard links): another name inside a writable root would write it; remove the other links (`find / -xdev -samefile {}` lists them)",
-            p.display(),
-            m.nlink(),
-            p.display()
-        )
-    };
-    let mut left = LINK_BUDGET;
-    for h in held_ro {
-        let Ok(m) = std::fs::symlink_metadata(h) else {
-            continue;
-        };
-        if m.is_file() && m.nlink() > 1 {
-            return Err(linked(h, &m));
-        }
-        if !m.is_dir() {
-            continue;
-        }
-        let mut stack = vec![h.clone()];
-        while let Some(dir) = stack.pop() {
-            let Ok(rd) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for e in rd.flatten() {
-                if left == 0 {
-                    return Err(format!(
-                        "`{}` holds more than {LINK_BUDGET} entries to check for hard links; narrow the read-only paths inside the writable roots",
-                        h.display()
-                    ));
-                }
-                left -= 1;
-                let Ok(t) = e.file_type() else { continue };
-                if t.is_dir() {
-                    stack.push(e.path());
-                } else if t.is_file() {
-                    if let Ok(m) = e.metadata() {
-                        if m.nlink() > 1 {
-                            return Err(linked(&e.path(), &m));
-                        }
-                    }
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
 /// A pipe whose read end stays with dcjail (close-on-exec).
 fn pipe() -> Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd), String> {
     use std::os::fd::FromRawFd;
@@ -241,7 +182,6 @@ fn launch_or_why(
 ) -> Result<i32, String> {
     use std::os::fd::AsRawFd;
     check_stdio(&l.rendered.held)?;
-    check_links(&l.rendered.held_ro)?;
     let fds = Fds::open(l)?;
     // bwrap reports the command's exit status here as soon as its init
     // has it, before bwrap itself exits: dcjail returns without waiting for

@@ -96,10 +96,6 @@ pub struct Rendered {
     /// masked): a descriptor the caller opened on one of them, or on a
     /// directory, reaches it through the caller's mount instead.
     pub held: Vec<PathBuf>,
-    /// Of those, the ones kept read-only (not masked): a second name (a
-    /// hard link) of a file in them, elsewhere in a writable root, would
-    /// write it past the mount.
-    pub held_ro: Vec<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -161,11 +157,6 @@ pub fn render(plan: &Plan, host: &dyn Host) -> Result<Rendered, String> {
     out.held = points
         .iter()
         .filter(|p| p.roles.contains(&Role::Ro) || hidden(plan, &p.path))
-        .map(|p| p.path.clone())
-        .collect();
-    out.held_ro = points
-        .iter()
-        .filter(|p| p.roles.contains(&Role::Ro) && !hidden(plan, &p.path))
         .map(|p| p.path.clone())
         .collect();
     if !plan.fs.protected.is_empty() || !plan.fs.deny_write.is_empty() {
