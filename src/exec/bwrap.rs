@@ -426,7 +426,10 @@ fn outcome(said: &[u8], status: i32, interrupted: Option<i32>) -> Result<i32, St
         let mut e = std::io::stderr();
         let _ = e.write_all(&said[..i]);
         let _ = e.write_all(&said[i + STARTED.len()..]);
-        return Ok(status);
+        // A signal that came while stage 2 was starting but before the
+        // command showed in bwrap's tree ended the run by killing bwrap:
+        // the caller sees that signal's status, not bwrap's SIGKILL.
+        return Ok(interrupted.unwrap_or(status));
     }
     if let Some(code) = interrupted {
         return Ok(code);
@@ -614,6 +617,17 @@ mod tests {
         assert_eq!(st.signal(), Some(libc::SIGKILL));
         drop(w);
         assert!(matches!(reader.ready(), Heard::Closed));
+    }
+
+    #[test]
+    fn a_signal_that_ended_the_run_before_the_command_showed_is_its_status() {
+        let mut said = b"".to_vec();
+        said.extend_from_slice(STARTED);
+        // bwrap was killed (137) because SIGINT came before the command
+        // was found in its tree: the caller sees 130.
+        assert_eq!(outcome(&said, 137, Some(130)), Ok(130));
+        assert_eq!(outcome(&said, 0, None), Ok(0));
+        assert_eq!(outcome(b"", 137, Some(130)), Ok(130));
     }
 
     #[test]
