@@ -34,14 +34,14 @@ pub fn stderr_is_terminal() -> bool {
     unsafe { libc::isatty(2) == 1 }
 }
 
-/// The recording of one run: the pipe the broker writes to, read by
-/// dcjail's own thread: while the command runs when `--events` streams
-/// the records (the supervisor polls the pipe beside its signals), and once
-/// it is done for the report and the summary line. No thread is started.
+/// The recording of one run: the pipe the broker writes to, read on
+/// dcjail's own thread (no thread is started): while the command runs when
+/// `--events` streams the records (the supervisor polls the pipe beside its
+/// signals), and once it is done for the report and the summary line. The
+/// records are judged against the run's plan, which the caller passes in.
 pub struct Session {
     write: OwnedFd,
     read: OwnedFd,
-    plan: Box<Plan>,
     home: Option<PathBuf>,
     events: Option<RawFd>,
     buf: Vec<u8>,
@@ -59,7 +59,7 @@ impl Session {
     /// Makes the pipe. The write end is inherited by the second stage (it
     /// must survive bwrap's exec) and never reaches the command: the layer
     /// closes every descriptor it does not keep.
-    pub fn start(plan: &Plan, events: Option<RawFd>) -> Result<Session, String> {
+    pub fn start(events: Option<RawFd>) -> Result<Session, String> {
         let (read, write) = pipe()?;
         // SAFETY: fcntl on our own descriptors. A larger pipe drops less
         // when many denials come at once; its size is best effort.
@@ -71,7 +71,6 @@ impl Session {
         Ok(Session {
             write,
             read,
-            plan: Box::new(plan.clone()),
             home: events.and_then(|_| home()),
             events,
             buf: Vec::new(),
@@ -94,7 +93,7 @@ impl Session {
     /// Takes what the pipe holds now (it never blocks). False at the pipe's
     /// end, which is then no longer to be polled: an ended pipe is always
     /// readable.
-    pub fn pump(&mut self) -> bool {
+    pub fn pump(&mut self, plan: &Plan) -> bool {
         let mut chunk = [0u8; 1 << 14];
         loop {
             // SAFETY: a buffer of chunk.len() bytes.
@@ -118,7 +117,7 @@ impl Session {
             self.buf.extend_from_slice(&chunk[..n as usize]);
             take_records(
                 &mut self.buf,
-                &self.plan,
+                plan,
                 self.home.as_deref(),
                 self.events,
                 &mut self.log,
@@ -131,11 +130,11 @@ impl Session {
     /// the call, and the call returns before the command can exit. (A fork
     /// of dcjail, the landlock watcher, may still hold the write end: the
     /// pipe is drained, not read to its end.)
-    pub fn finish(mut self) -> Log {
+    pub fn finish(mut self, plan: &Plan) -> Log {
         if self.home.is_none() {
             self.home = home();
         }
-        self.pump();
+        self.pump(plan);
         self.log
     }
 }
@@ -282,12 +281,13 @@ mod tests {
     #[test]
     fn records_are_streamed_as_they_come_and_kept_for_the_end() {
         let (events_r, events_w) = pipe().unwrap();
-        let mut s = Session::start(&plan(), Some(events_w.as_raw_fd())).unwrap();
+        let plan = plan();
+        let mut s = Session::start(Some(events_w.as_raw_fd())).unwrap();
         let live = s.live_fd().unwrap();
         // Nothing yet: the pump returns at once, still to be polled.
-        assert!(s.pump());
+        assert!(s.pump(&plan));
         send(s.fd(), b"/etc/one");
-        assert!(s.pump());
+        assert!(s.pump(&plan));
         let mut buf = [0u8; 4096];
         // SAFETY: a buffer of 4096 bytes.
         let n = unsafe { libc::read(events_r.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
@@ -295,27 +295,29 @@ mod tests {
         assert!(line.contains("/etc/one") && line.ends_with('\n'), "{line}");
         send(s.fd(), b"/etc/two");
         assert_ne!(live, -1);
-        let log = s.finish();
+        let log = s.finish(&plan);
         assert_eq!(log.total(), 2);
     }
 
     #[test]
     fn without_events_nothing_is_polled_and_the_end_reads_all() {
-        let mut s = Session::start(&plan(), None).unwrap();
+        let plan = plan();
+        let mut s = Session::start(None).unwrap();
         assert_eq!(s.live_fd(), None);
         for i in 0..50 {
             send(s.fd(), format!("/etc/f{i}").as_bytes());
         }
-        assert!(s.pump());
-        assert_eq!(s.finish().total(), 50);
+        assert!(s.pump(&plan));
+        assert_eq!(s.finish(&plan).total(), 50);
     }
 
     #[test]
     fn an_ended_pipe_is_said_once_so_it_is_not_polled_for_ever() {
-        let mut s = Session::start(&plan(), None).unwrap();
+        let plan = plan();
+        let mut s = Session::start(None).unwrap();
         // The only writer gone (what a lost broker and dcjail's own drop
         // would leave).
         drop(std::mem::replace(&mut s.write, pipe().unwrap().1));
-        assert!(!s.pump(), "the pipe's end must stop the polling");
+        assert!(!s.pump(&plan), "the pipe's end must stop the polling");
     }
 }

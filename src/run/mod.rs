@@ -115,7 +115,7 @@ pub fn run(
     let live = session.as_ref().and_then(crate::denials::Session::live_fd);
     // A report is written after the command exits, so it needs a parent.
     let (status, denied) = {
-        let mut pump = || session.as_mut().is_some_and(crate::denials::Session::pump);
+        let mut pump = || session.as_mut().is_some_and(|s| s.pump(&plan));
         let side = live.map(|fd| crate::exec::Side {
             fd,
             ready: &mut pump,
@@ -124,7 +124,7 @@ pub fn run(
     };
     let log = match session {
         Some(s) => {
-            let log = s.finish();
+            let log = s.finish(&plan);
             crate::denials::after_run(&log);
             log
         }
@@ -159,7 +159,7 @@ fn observed(
     if !plan.observe || !brokered {
         return Ok(None);
     }
-    crate::denials::Session::start(plan, events)
+    crate::denials::Session::start(events)
         .map(Some)
         .map_err(Refusal::unavailable)
 }
