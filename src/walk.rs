@@ -47,9 +47,11 @@
 //! expansion. Every other name (hard link) of a denied file is found by
 //! `links`.
 
+mod held;
 mod links;
 mod pool;
 
+pub use held::{held_links, Held};
 pub use links::{hard_links, Linked, Links};
 
 use crate::error::Refusal;

@@ -1010,6 +1010,19 @@ fn cases() -> Vec<Case> {
             script: |_, _| "ln .git/config cfg && echo '[x]' >> cfg".to_string(),
             check: |c, _, _| unchanged(&c.ws.join(".git/config"), "[core]\n"),
         },
+        Case {
+            group: "protected",
+            name: "write a protected file by a second name made before the run",
+            protect: true,
+            net: "none",
+            next: None,
+            setup: |c, _| {
+                std::fs::create_dir_all(c.ws.join("src/deep")).unwrap();
+                std::fs::hard_link(c.ws.join(".git/config"), c.ws.join("src/deep/cfg")).unwrap();
+            },
+            script: |_, _| "echo '[x]' >> src/deep/cfg; truncate -s 0 src/deep/cfg".to_string(),
+            check: |c, _, _| unchanged(&c.ws.join(".git/config"), "[core]\n"),
+        },
         // ---- metadata and setuid
         Case {
             group: "metadata",

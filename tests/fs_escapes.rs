@@ -463,6 +463,105 @@ fn the_callers_descriptors_reach_nothing_the_mounts_hold() {
     }
 }
 
+/// A protected or `deny_write` file is read-only under bwrap by a mount over
+/// its name: a second name (a hard link made before the run) elsewhere in
+/// the workspace is the same file. Every such name is held too: the command
+/// runs, and writing, truncating, chmod-ing or re-linking the file by any
+/// of its names changes nothing. The control writes the file through the
+/// link. Landlock cannot subtract a write inside a writable root at all and
+/// refuses these policies (122), naming bwrap.
+#[test]
+fn every_name_of_a_protected_file_is_held_read_only() {
+    if !bwrap_works() {
+        eprintln!("note: bwrap cannot run here: skipped");
+        return;
+    }
+    for nobody in users() {
+        let t = T::new("hlink", nobody);
+        let policy = t.root.join("policy-hlink.toml");
+        let kept = t.ws.join("kept.cfg");
+        std::fs::write(
+            &policy,
+            format!(
+                "[permission]\noutcome = \"allow\"\napproval = \"granted\"\n\
+                 [sandbox]\nmode = \"workspace-write\"\n\
+                 [sandbox.filesystem]\ndeny_write = [\"{}\"]\n",
+                kept.display()
+            ),
+        )
+        .unwrap();
+        let hooks = t.ws.join(".git/hooks");
+        std::fs::create_dir_all(&hooks).unwrap();
+        std::fs::create_dir_all(t.ws.join("deep/er")).unwrap();
+        // (the held file, its second name): beside it, deep in the
+        // workspace, below a held directory, and a deny_write entry.
+        let cases = [
+            (t.ws.join(".bashrc"), t.ws.join("alias")),
+            (hooks.join("pre-commit"), t.ws.join("deep/er/hook-alias")),
+            (kept.clone(), t.ws.join("deep/kept-alias")),
+        ];
+        let reset = || {
+            for (held, alias) in &cases {
+                let _ = std::fs::remove_file(alias);
+                let _ = std::fs::remove_file(t.ws.join("relinked"));
+                std::fs::write(held, "# kept\n").unwrap();
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(held, std::fs::Permissions::from_mode(0o644)).unwrap();
+                std::fs::hard_link(held, alias).unwrap();
+            }
+            t.own();
+        };
+        let attack = |alias: &Path| {
+            format!(
+                "a={}; echo pwned >> $a; truncate -s 0 $a; chmod 777 $a; \
+                 ln $a relinked && echo pwned >> relinked; echo RAN",
+                alias.display()
+            )
+        };
+        for (held, alias) in &cases {
+            reset();
+            let o = t.run(None, &policy, &attack(alias));
+            assert_ne!(
+                std::fs::read_to_string(held).unwrap(),
+                "# kept\n",
+                "control: {}",
+                text(&o)
+            );
+            for b in ["bwrap", "auto"] {
+                reset();
+                let o = t.run(Some(b), &policy, &attack(alias));
+                assert!(
+                    text(&o).contains("RAN"),
+                    "{b} nobody={nobody}: {}",
+                    text(&o)
+                );
+                assert_eq!(
+                    std::fs::read_to_string(held).unwrap(),
+                    "# kept\n",
+                    "{b} nobody={nobody} {}: {}",
+                    alias.display(),
+                    text(&o)
+                );
+                use std::os::unix::fs::PermissionsExt;
+                let mode = std::fs::metadata(held).unwrap().permissions().mode();
+                assert_eq!(mode & 0o777, 0o644, "{b}: {}", text(&o));
+            }
+            reset();
+            let o = t.run(Some("landlock"), &policy, &attack(alias));
+            assert_eq!(o.status.code(), Some(122), "landlock: {}", text(&o));
+            assert!(!text(&o).contains("RAN"), "landlock ran: {}", text(&o));
+        }
+        // Real work beside them: the rest of the workspace is written.
+        reset();
+        let o = t.run(
+            Some("bwrap"),
+            &policy,
+            "echo new > deep/new && cat deep/new",
+        );
+        assert!(text(&o).contains("new"), "nobody={nobody}: {}", text(&o));
+    }
+}
+
 #[test]
 fn metadata_inside_the_workspace_still_changes() {
     // chmod, touch, xattrs and cp -p are real work: they work where

@@ -205,27 +205,45 @@ fn expand_globs(plan: &Plan, list: &[Kind]) -> Result<Option<crate::walk::Cover>
 }
 
 /// `plan` as the backends that enforce literal paths (bwrap, landlock) get
-/// it: each glob replaced by what it matched, and every other name of a
-/// denied file added (`walk::hard_links`); `None` when that is `plan`
-/// itself. Seatbelt matches by path itself.
+/// it: each glob replaced by what it matched, every other name of a denied
+/// file added to `deny_read` (`walk::hard_links`), and, for bwrap, every
+/// other name inside a writable root of a file it keeps read-only added to
+/// `deny_write` (`walk::held_links`); `None` when that is `plan` itself.
+/// Seatbelt matches by path itself.
 fn literal_plan(
     plan: &Plan,
     globs: Option<&crate::walk::Cover>,
     list: &[Kind],
 ) -> Result<(Option<Plan>, Option<crate::walk::Links>)> {
-    let literal = globs.map(|c| c.literal_plan(plan));
-    if plan.fs.deny_read.is_empty() || !list.iter().any(|k| *k != Kind::Seatbelt) {
+    let mut literal = globs.map(|c| c.literal_plan(plan));
+    if !list.iter().any(|k| *k != Kind::Seatbelt) {
         return Ok((literal, None));
     }
-    let base = literal.as_ref().unwrap_or(plan);
-    let home = std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(std::path::PathBuf::from);
-    let links = crate::walk::hard_links(base, home.as_deref(), crate::walk::limit_from_env()?)?;
-    if links.linked.is_empty() {
-        return Ok((literal, Some(links)));
+    let mut links: Option<crate::walk::Links> = None;
+    if !plan.fs.deny_read.is_empty() {
+        let base = literal.as_ref().unwrap_or(plan);
+        let home = std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(std::path::PathBuf::from);
+        let l = crate::walk::hard_links(base, home.as_deref(), crate::walk::limit_from_env()?)?;
+        if !l.linked.is_empty() {
+            literal = Some(l.apply(base));
+        }
+        links = Some(l);
     }
-    Ok((Some(links.apply(base)), Some(links)))
+    // Landlock refuses any write subtraction inside a writable root, so
+    // only bwrap's read-only mounts need the other names.
+    if list.contains(&Kind::Bwrap)
+        && (!plan.fs.protected.is_empty() || !plan.fs.deny_write.is_empty())
+    {
+        let base = literal.as_ref().unwrap_or(plan);
+        let h = crate::walk::held_links(base, crate::walk::limit_from_env()?)?;
+        if h.adds_names(base) {
+            literal = Some(h.apply(base));
+        }
+        links.get_or_insert_with(Default::default).held = Some(h);
+    }
+    Ok((literal, links))
 }
 
 /// A backend failed at launch, before any of the command ran (bwrap could

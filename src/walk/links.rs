@@ -39,6 +39,9 @@ pub struct Links {
     pub roots: Vec<PathBuf>,
     /// Each denied file with more than one name, and every name found.
     pub linked: Vec<Linked>,
+    /// The other names of the files bwrap keeps read-only (`held`); `None`
+    /// when bwrap is not a candidate or nothing is kept read-only.
+    pub held: Option<super::Held>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -74,26 +77,45 @@ impl Links {
                 "nlink": l.nlink,
                 "names": l.names.iter().map(|n| n.to_string_lossy()).collect::<Vec<_>>(),
             })).collect::<Vec<_>>(),
+            "kept_read_only": self.held.as_ref().map(super::Held::describe),
         })
     }
 }
 
-/// A denied file with more than one name.
-struct Target {
-    path: PathBuf,
-    nlink: u64,
+/// A file with more than one name.
+pub(super) struct Target {
+    pub(super) path: PathBuf,
+    pub(super) nlink: u64,
     /// (device and inode of the directory holding the name, the name):
     /// one name reached through two bind mounts is counted once.
-    names: BTreeMap<(u64, u64, OsString), PathBuf>,
+    pub(super) names: BTreeMap<(u64, u64, OsString), PathBuf>,
 }
 
-struct Budget {
+impl Target {
+    pub(super) fn new(path: &Path, nlink: u64) -> Target {
+        Target {
+            path: path.to_path_buf(),
+            nlink,
+            names: BTreeMap::new(),
+        }
+    }
+}
+
+pub(super) struct Budget {
     left: usize,
     limit: usize,
 }
 
 impl Budget {
-    fn take(&mut self, what: &Path) -> Result<(), Refusal> {
+    pub(super) fn new(limit: usize) -> Budget {
+        Budget { left: limit, limit }
+    }
+
+    pub(super) fn left(&self) -> usize {
+        self.left
+    }
+
+    pub(super) fn take(&mut self, what: &Path) -> Result<(), Refusal> {
         if self.left == 0 {
             return Err(Refusal::unavailable(format!(
                 "looking for other names (hard links) of the denied files stopped after {} \
@@ -257,7 +279,7 @@ fn every_name_found(
 }
 
 /// Records `path` as a name of `t`, identified by its directory's inode.
-fn record(t: &mut Target, path: &Path) {
+pub(super) fn record(t: &mut Target, path: &Path) {
     let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
         return;
     };
