@@ -49,10 +49,12 @@
 
 mod held;
 mod links;
+mod mounts;
 mod pool;
 
 pub use held::{held_links, Held};
 pub use links::{hard_links, Linked, Links};
+pub use mounts::Mounts;
 
 use crate::error::Refusal;
 use crate::plan::{resolve_lenient, Glob, PathRule, Plan};

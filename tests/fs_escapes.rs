@@ -562,6 +562,124 @@ fn every_name_of_a_protected_file_is_held_read_only() {
     }
 }
 
+/// A bind mount made by root on the host, undone when dropped (before the
+/// scratch tree is removed: nothing is ever deleted through it).
+struct Bind(PathBuf);
+impl Bind {
+    fn new(from: &Path, at: &Path) -> Option<Bind> {
+        std::fs::create_dir_all(at).unwrap();
+        let ok = Command::new("mount")
+            .arg("--bind")
+            .arg(from)
+            .arg(at)
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then(|| Bind(at.to_path_buf()))
+    }
+}
+impl Drop for Bind {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// A bind mount shows a directory at a second path: a file kept read-only
+/// or masked by a mount over its first path is, at the second, the same
+/// file without it. Every such path is kept or masked too: the command
+/// runs, and neither the write nor the read lands. The controls do both.
+#[test]
+fn a_second_path_through_a_bind_mount_is_held_and_masked_too() {
+    if !is_root() || !bwrap_works() {
+        eprintln!("note: needs root (mount --bind) and bwrap: skipped");
+        return;
+    }
+    for nobody in users() {
+        let t = T::new("bindalias", nobody);
+        let hooks = t.ws.join(".git/hooks");
+        std::fs::create_dir_all(&hooks).unwrap();
+        let sec = t.out.join("sec");
+        std::fs::create_dir_all(&sec).unwrap();
+        let reset = || {
+            std::fs::write(t.ws.join(".bashrc"), "# kept\n").unwrap();
+            std::fs::write(hooks.join("pre-commit"), "# hook\n").unwrap();
+            std::fs::write(sec.join("key"), "SECRET=1\n").unwrap();
+            t.own();
+        };
+        reset();
+        let tmpdir = t.root.join("tmpdir");
+        let Some(_ws_alias) = Bind::new(&t.ws, &tmpdir.join("alias")) else {
+            eprintln!("note: mount --bind failed: skipped");
+            return;
+        };
+        let Some(_sec_alias) = Bind::new(&sec, &t.root.join("sa")) else {
+            return;
+        };
+        let a = tmpdir.join("alias");
+        let write = format!(
+            "echo pwned >> {a}/.bashrc; echo pwned >> {a}/.git/hooks/pre-commit; echo RAN",
+            a = a.display()
+        );
+        let protect = t.policy("workspace-write", true);
+        let o = t.run(None, &protect, &write);
+        assert!(
+            std::fs::read_to_string(t.ws.join(".bashrc"))
+                .unwrap()
+                .contains("pwned"),
+            "control: {}",
+            text(&o)
+        );
+        for b in ["bwrap", "auto"] {
+            reset();
+            let o = t.run(Some(b), &protect, &write);
+            assert!(
+                text(&o).contains("RAN"),
+                "{b} nobody={nobody}: {}",
+                text(&o)
+            );
+            assert_eq!(
+                std::fs::read_to_string(t.ws.join(".bashrc")).unwrap(),
+                "# kept\n",
+                "{b} nobody={nobody}: {}",
+                text(&o)
+            );
+            assert_eq!(
+                std::fs::read_to_string(hooks.join("pre-commit")).unwrap(),
+                "# hook\n",
+                "{b}: {}",
+                text(&o)
+            );
+        }
+        let deny = t.root.join("policy-bind-deny.toml");
+        std::fs::write(
+            &deny,
+            format!(
+                "[permission]\noutcome = \"allow\"\napproval = \"granted\"\n\
+                 [sandbox]\nmode = \"workspace-write\"\n\
+                 [sandbox.filesystem]\nprotect_defaults = false\ndeny_read = [\"{}\"]\n",
+                sec.join("key").display()
+            ),
+        )
+        .unwrap();
+        let read = format!("cat {}/sa/key; echo RAN", t.root.display());
+        reset();
+        let o = t.run(None, &deny, &read);
+        assert!(text(&o).contains("SECRET=1"), "control: {}", text(&o));
+        for b in ["bwrap", "landlock", "auto"] {
+            let o = t.run(Some(b), &deny, &read);
+            assert!(
+                text(&o).contains("RAN"),
+                "{b} nobody={nobody}: {}",
+                text(&o)
+            );
+            assert!(
+                !text(&o).contains("SECRET"),
+                "{b} nobody={nobody}: {}",
+                text(&o)
+            );
+        }
+    }
+}
+
 #[test]
 fn metadata_inside_the_workspace_still_changes() {
     // chmod, touch, xattrs and cp -p are real work: they work where

@@ -226,7 +226,7 @@ fn literal_plan(
             .filter(|h| !h.is_empty())
             .map(std::path::PathBuf::from);
         let l = crate::walk::hard_links(base, home.as_deref(), crate::walk::limit_from_env()?)?;
-        if !l.linked.is_empty() {
+        if l.adds_names() {
             literal = Some(l.apply(base));
         }
         links = Some(l);

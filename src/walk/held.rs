@@ -49,13 +49,16 @@ pub struct Held {
     /// Each held file with more than one name, and its names found inside
     /// the writable roots.
     pub linked: Vec<Linked>,
+    /// (a held path or name, its second path inside a writable root
+    /// through another mount of its filesystem: `mounts`).
+    pub aliases: Vec<(PathBuf, PathBuf)>,
 }
 
 impl Held {
     /// `plan` with every other name found added to `deny_write`.
     pub fn apply(&self, plan: &Plan) -> Plan {
         let mut p = plan.clone();
-        for n in self.linked.iter().flat_map(|l| &l.names) {
+        for n in self.paths() {
             if !held_already(&p, n) {
                 p.fs.deny_write.push(PathRule::Literal(n.clone()));
             }
@@ -65,10 +68,14 @@ impl Held {
 
     /// Whether `apply` would change the plan.
     pub fn adds_names(&self, plan: &Plan) -> bool {
+        self.paths().any(|n| !held_already(plan, n))
+    }
+
+    fn paths(&self) -> impl Iterator<Item = &PathBuf> {
         self.linked
             .iter()
             .flat_map(|l| &l.names)
-            .any(|n| !held_already(plan, n))
+            .chain(self.aliases.iter().map(|a| &a.1))
     }
 
     /// `explain`'s account.
@@ -81,6 +88,10 @@ impl Held {
                 "path": l.path.to_string_lossy(),
                 "nlink": l.nlink,
                 "names_in_writable_roots": l.names.iter().map(|n| n.to_string_lossy()).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+            "bind_mount_paths": self.aliases.iter().map(|(p, a)| serde_json::json!({
+                "path": p.to_string_lossy(),
+                "also_at": a.to_string_lossy(),
             })).collect::<Vec<_>>(),
         })
     }
@@ -116,8 +127,24 @@ pub fn held_links(plan: &Plan, limit: usize) -> Result<Held, Refusal> {
     if roots.is_empty() {
         return Ok(out);
     }
-    let mut targets = held_targets(plan, &mut budget, &mut out)?;
+    let mut existing: Vec<PathBuf> = Vec::new();
+    let mut targets = held_targets(plan, &mut budget, &mut out, &mut existing)?;
     out.entries = limit - budget.left();
+    if existing.is_empty() {
+        return Ok(out);
+    }
+    let in_roots = |p: &Path| roots.iter().any(|r| p.starts_with(r));
+    let mounts = super::Mounts::read()?;
+    let second_paths = |from: &[PathBuf], out: &mut Held| {
+        for p in from {
+            for a in mounts.aliases(p) {
+                if in_roots(&a) && !out.aliases.iter().any(|(_, b)| *b == a) {
+                    out.aliases.push((p.clone(), a));
+                }
+            }
+        }
+    };
+    second_paths(&existing, &mut out);
     if targets.is_empty() {
         return Ok(out);
     }
@@ -187,6 +214,8 @@ pub fn held_links(plan: &Plan, limit: usize) -> Result<Held, Refusal> {
         })
         .collect();
     linked.sort_by(|a, b| a.path.cmp(&b.path));
+    let names: Vec<PathBuf> = linked.iter().flat_map(|l| l.names.clone()).collect();
+    second_paths(&names, &mut out);
     out.linked = linked;
     Ok(out)
 }
@@ -196,6 +225,7 @@ fn held_targets(
     plan: &Plan,
     budget: &mut Budget,
     out: &mut Held,
+    existing: &mut Vec<PathBuf>,
 ) -> Result<HashMap<(u64, u64), Target>, Refusal> {
     let hidden = |p: &Path| {
         plan.fs.deny_read.iter().any(|r| r.covers(p))
@@ -225,6 +255,7 @@ fn held_targets(
         let Ok(m) = std::fs::symlink_metadata(h) else {
             continue;
         };
+        existing.push(h.to_path_buf());
         if m.is_file() {
             out.files += 1;
             add(h, &m, &mut targets);

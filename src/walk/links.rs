@@ -39,6 +39,9 @@ pub struct Links {
     pub roots: Vec<PathBuf>,
     /// Each denied file with more than one name, and every name found.
     pub linked: Vec<Linked>,
+    /// (a denied path or name, its second path through another mount of
+    /// its filesystem: `mounts`).
+    pub aliases: Vec<(PathBuf, PathBuf)>,
     /// The other names of the files bwrap keeps read-only (`held`); `None`
     /// when bwrap is not a candidate or nothing is kept read-only.
     pub held: Option<super::Held>,
@@ -56,14 +59,18 @@ impl Links {
     /// `plan` with every other name of a denied file added to `deny_read`.
     pub fn apply(&self, plan: &Plan) -> Plan {
         let mut p = plan.clone();
-        for l in &self.linked {
-            for n in &l.names {
-                if !p.fs.deny_read.iter().any(|r| r.covers(n)) {
-                    p.fs.deny_read.push(PathRule::Literal(n.clone()));
-                }
+        let names = self.linked.iter().flat_map(|l| &l.names);
+        for n in names.chain(self.aliases.iter().map(|a| &a.1)) {
+            if !p.fs.deny_read.iter().any(|r| r.covers(n)) {
+                p.fs.deny_read.push(PathRule::Literal(n.clone()));
             }
         }
         p
+    }
+
+    /// Whether `apply` would change the plan.
+    pub fn adds_names(&self) -> bool {
+        !self.linked.is_empty() || !self.aliases.is_empty()
     }
 
     /// `explain`'s account.
@@ -76,6 +83,10 @@ impl Links {
                 "path": l.path.to_string_lossy(),
                 "nlink": l.nlink,
                 "names": l.names.iter().map(|n| n.to_string_lossy()).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+            "bind_mount_paths": self.aliases.iter().map(|(p, a)| serde_json::json!({
+                "path": p.to_string_lossy(),
+                "also_at": a.to_string_lossy(),
             })).collect::<Vec<_>>(),
             "kept_read_only": self.held.as_ref().map(super::Held::describe),
         })
@@ -136,7 +147,53 @@ impl Budget {
 pub fn hard_links(plan: &Plan, home: Option<&Path>, limit: usize) -> Result<Links, Refusal> {
     let mut shared = vec![PathBuf::from("/tmp"), PathBuf::from("/var/tmp")];
     shared.extend(home.map(Path::to_path_buf));
-    find(plan, &shared, limit)
+    let mut out = find(plan, &shared, limit)?;
+    out.aliases = second_paths(plan, &out)?;
+    Ok(out)
+}
+
+/// Every denied path and name found, through another mount of its
+/// filesystem (a bind mount): each is denied too; one inside `allow_read`
+/// refuses (122), as a name there does.
+fn second_paths(plan: &Plan, links: &Links) -> Result<Vec<(PathBuf, PathBuf)>, Refusal> {
+    let allowed = |p: &Path| {
+        plan.fs
+            .allow_read
+            .iter()
+            .filter_map(|r| r.literal())
+            .any(|a| p.starts_with(a))
+    };
+    let mut from: Vec<PathBuf> = plan
+        .fs
+        .deny_read
+        .iter()
+        .filter_map(|r| r.literal())
+        .filter(|d| !allowed(d) && std::fs::symlink_metadata(d).is_ok())
+        .map(Path::to_path_buf)
+        .collect();
+    from.extend(links.linked.iter().flat_map(|l| l.names.iter().cloned()));
+    if from.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mounts = super::Mounts::read()?;
+    let mut out: Vec<(PathBuf, PathBuf)> = Vec::new();
+    for p in &from {
+        for a in mounts.aliases(p) {
+            if plan.fs.deny_read.iter().any(|r| r.covers(&a)) || out.iter().any(|(_, b)| *b == a) {
+                continue;
+            }
+            if allowed(&a) {
+                return Err(Refusal::unavailable(format!(
+                    "deny_read: `{}` is the denied `{}` through a bind mount, inside allow_read: \
+                     the file cannot be both; remove the mount or the allow_read entry",
+                    a.display(),
+                    p.display()
+                )));
+            }
+            out.push((p.clone(), a));
+        }
+    }
+    Ok(out)
 }
 
 /// `hard_links`, with the roots beyond the plan's own given.
