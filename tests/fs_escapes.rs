@@ -562,6 +562,98 @@ fn every_name_of_a_protected_file_is_held_read_only() {
     }
 }
 
+/// bind() of a unix socket makes a name: a socket file at a missing
+/// protected name (`.bashrc`, `.vscode`) would be left on the host. It is
+/// refused there (EROFS), by any path to it, while sockets elsewhere in the
+/// workspace, abstract ones and TCP servers bind and serve as usual. The
+/// control leaves the socket files.
+#[test]
+fn a_unix_socket_is_never_bound_at_a_missing_protected_name() {
+    if !bwrap_works() {
+        eprintln!("note: bwrap cannot run here: skipped");
+        return;
+    }
+    for nobody in users() {
+        let t = T::new("sockname", nobody);
+        std::fs::create_dir_all(t.ws.join(".git/hooks")).unwrap();
+        std::fs::create_dir_all(t.ws.join("sub")).unwrap();
+        let policy = t.root.join("policy-sock.toml");
+        std::fs::write(
+            &policy,
+            "[permission]\noutcome = \"allow\"\napproval = \"granted\"\n\
+             [sandbox]\nmode = \"workspace-write\"\n\
+             [sandbox.network]\nmode = \"full\"\nallow_unix_sockets = true\n",
+        )
+        .unwrap();
+        let script = r#"python3 - <<'EOF'
+import socket, os
+for n in [".bashrc", ".vscode", ".git/hooks/pre-commit", "sub/../.zshrc", "/proc/self/cwd/.envrc"]:
+    s = socket.socket(socket.AF_UNIX)
+    try:
+        s.bind(n); print("BOUND", n)
+    except OSError as e:
+        print("refused", n, e.errno)
+srv = socket.socket(socket.AF_UNIX); srv.bind("sub/srv.sock"); srv.listen(1)
+c = socket.socket(socket.AF_UNIX); c.connect("sub/srv.sock")
+a, _ = srv.accept(); c.send(b"hi"); print("unix", a.recv(2).decode())
+s = socket.socket(socket.AF_UNIX); s.bind("\0dcjail-abstract"); print("abstract ok")
+t = socket.socket(); t.bind(("127.0.0.1", 0)); t.listen(1); print("tcp ok")
+print("mode", oct(os.stat("sub/srv.sock").st_mode & 0o777))
+EOF
+echo RAN"#;
+        let names = [
+            ".bashrc",
+            ".vscode",
+            ".git/hooks/pre-commit",
+            ".zshrc",
+            ".envrc",
+        ];
+        let clean = || {
+            for n in names.iter().copied().chain(["sub/srv.sock"]) {
+                let _ = std::fs::remove_file(t.ws.join(n));
+            }
+            t.own();
+        };
+        clean();
+        let o = t.run(None, &policy, script);
+        assert!(
+            text(&o).matches("BOUND").count() == names.len()
+                && names.iter().all(|n| t.ws.join(n).exists()),
+            "control: {}",
+            text(&o)
+        );
+        let control_mode = text(&o)
+            .lines()
+            .find(|l| l.starts_with("mode "))
+            .map(str::to_string);
+        for b in ["bwrap", "auto"] {
+            clean();
+            let o = t.run(Some(b), &policy, script);
+            let out = text(&o);
+            assert!(
+                out.contains("RAN") && out.contains("unix hi"),
+                "{b} nobody={nobody}: {out}"
+            );
+            assert!(
+                out.contains("abstract ok") && out.contains("tcp ok"),
+                "{b}: {out}"
+            );
+            assert!(!out.contains("BOUND"), "{b} nobody={nobody}: {out}");
+            assert_eq!(out.matches("refused").count(), names.len(), "{b}: {out}");
+            for n in names {
+                assert!(!t.ws.join(n).exists(), "{b}: {n} was made: {out}");
+            }
+            assert_eq!(
+                out.lines()
+                    .find(|l| l.starts_with("mode "))
+                    .map(str::to_string),
+                control_mode,
+                "{b}: the socket's mode differs from the run without dcjail"
+            );
+        }
+    }
+}
+
 /// A bind mount made by root on the host, undone when dropped (before the
 /// scratch tree is removed: nothing is ever deleted through it).
 struct Bind(PathBuf);

@@ -225,6 +225,7 @@ fn an_mcp_exchange_through_dcjail_is_byte_clean_and_the_sandbox_holds() {
 fn sigterm_to_dcjail_reaches_the_mcp_server_and_its_status_passes_through() {
     let root = scratch::fresh("mcp-sigterm");
     for flags in LAUNCHES {
+        eprintln!("launch: {flags:?}");
         // The server handles SIGTERM: it says so on stdout, exits 42.
         let mut s = Session::start(&root, flags, &[]);
         initialize(&mut s);

@@ -428,6 +428,8 @@ fn fs_table(fs: FsRules) -> Vec<Entry> {
         f.create("symlinkat", SYS_symlinkat, None),
         f.create("linkat", SYS_linkat, None),
         f.create("renameat2", SYS_renameat2, None),
+        // A unix socket's bind makes a name.
+        f.create("bind", SYS_bind, None),
     ];
     #[cfg(target_arch = "x86_64")]
     t.extend([

@@ -21,6 +21,8 @@ pub mod nr {
     pub const SENDMSG: usize = 46;
     pub const RECVMSG: usize = 47;
     pub const BIND: usize = 49;
+    pub const GETSOCKOPT: usize = 55;
+    pub const FCHDIR: usize = 81;
     pub const LISTEN: usize = 50;
     pub const SOCKETPAIR: usize = 53;
     pub const SETSOCKOPT: usize = 54;
@@ -91,6 +93,8 @@ pub mod nr {
     pub const SENDMSG: usize = 211;
     pub const RECVMSG: usize = 212;
     pub const BIND: usize = 200;
+    pub const GETSOCKOPT: usize = 209;
+    pub const FCHDIR: usize = 50;
     pub const LISTEN: usize = 201;
     pub const SOCKETPAIR: usize = 199;
     pub const SETSOCKOPT: usize = 208;

@@ -148,43 +148,7 @@ pub fn held_links(plan: &Plan, limit: usize) -> Result<Held, Refusal> {
     if targets.is_empty() {
         return Ok(out);
     }
-    let paths: Vec<PathBuf> = targets.values().map(|t| t.path.clone()).collect();
-    for t in targets.values_mut() {
-        let p = t.path.clone();
-        record(t, &p);
-    }
-    // Beside each file first, one directory up at a time, then every root.
-    let mut regions: Vec<PathBuf> = Vec::new();
-    for p in &paths {
-        let Some(root) = roots.iter().find(|r| p.starts_with(r)) else {
-            continue;
-        };
-        for a in p.ancestors().skip(1) {
-            if !a.starts_with(root) {
-                break;
-            }
-            regions.push(a.to_path_buf());
-        }
-    }
-    regions.extend(roots.iter().cloned());
-    let inos: HashSet<u64> = targets.keys().map(|k| k.1).collect();
-    let mut s = Search {
-        inos: &inos,
-        targets: &mut targets,
-        budget: &mut budget,
-        walked: HashSet::new(),
-        unlistable: None,
-    };
-    let mut done = s.complete();
-    let mut walked_from: Vec<PathBuf> = Vec::new();
-    for r in &regions {
-        if done {
-            break;
-        }
-        walked_from.push(r.clone());
-        done = s.walk(r)?;
-    }
-    let unlistable = s.unlistable.take();
+    let (done, walked_from, unlistable) = search(&mut targets, &roots, &mut budget)?;
     out.entries = limit - budget.left();
     out.roots = outermost(&walked_from);
     if !done {
@@ -218,6 +182,53 @@ pub fn held_links(plan: &Plan, limit: usize) -> Result<Held, Refusal> {
     second_paths(&names, &mut out);
     out.linked = linked;
     Ok(out)
+}
+
+/// Searches for the targets' names: beside each file first, one directory
+/// up at a time, then every root. Returns whether every name was found,
+/// where the search started, and the first directory that could be entered
+/// but not listed.
+fn search(
+    targets: &mut HashMap<(u64, u64), Target>,
+    roots: &[PathBuf],
+    budget: &mut Budget,
+) -> Result<(bool, Vec<PathBuf>, Option<PathBuf>), Refusal> {
+    let paths: Vec<PathBuf> = targets.values().map(|t| t.path.clone()).collect();
+    for t in targets.values_mut() {
+        let p = t.path.clone();
+        record(t, &p);
+    }
+    let mut regions: Vec<PathBuf> = Vec::new();
+    for p in &paths {
+        let Some(root) = roots.iter().find(|r| p.starts_with(r)) else {
+            continue;
+        };
+        for a in p.ancestors().skip(1) {
+            if !a.starts_with(root) {
+                break;
+            }
+            regions.push(a.to_path_buf());
+        }
+    }
+    regions.extend(roots.iter().cloned());
+    let inos: HashSet<u64> = targets.keys().map(|k| k.1).collect();
+    let mut s = Search {
+        inos: &inos,
+        targets,
+        budget,
+        walked: HashSet::new(),
+        unlistable: None,
+    };
+    let mut done = s.complete();
+    let mut walked_from: Vec<PathBuf> = Vec::new();
+    for r in &regions {
+        if done {
+            break;
+        }
+        walked_from.push(r.clone());
+        done = s.walk(r)?;
+    }
+    Ok((done, walked_from, s.unlistable.take()))
 }
 
 /// The held files with more than one name, by (dev, ino).

@@ -382,3 +382,112 @@ pub(super) fn rename(
     }?;
     Ok(Reply::Val(0))
 }
+
+/// bind: on a unix socket with a path it makes a name (a socket file), so
+/// a guarded name could be made by it. The broker binds the command's own
+/// socket (a duplicate taken with pidfd_getfd: the socket it checked, not
+/// whatever the descriptor number names later) to the address it read
+/// once, a path relative to the directory it resolved and checked. Other
+/// families make no name; they are bound here too, with the same copy of
+/// the address, but for TCP where the layer denies binding.
+pub(super) fn bind(c: &Ctx<'_>, sockfd: u64, addr: u64, len: usize) -> Result<Reply, i32> {
+    const AF_UNIX: u16 = 1;
+    const AF_INET: i32 = 2;
+    const AF_INET6: i32 = 10;
+    const SOCK_STREAM: i32 = 1;
+    const LANDLOCK_BIND_TCP: u64 = 1;
+    let (tgid, _) = status_of(c.req.pid)?;
+    let sock = their_fd(tgid, sockfd)?;
+    if !c.valid() {
+        return Ok(Reply::None);
+    }
+    let domain = sockopt(&sock, 39)?; // SO_DOMAIN
+    let mut sa = [0u8; 128];
+    if len > sa.len() && domain == i32::from(AF_UNIX) {
+        return Err(EINVAL);
+    }
+    let n = len.min(sa.len());
+    read_exact(c.req.pid, addr, &mut sa[..n])?;
+    if domain != i32::from(AF_UNIX) {
+        if (domain == AF_INET || domain == AF_INET6)
+            && sockopt(&sock, 3)? == SOCK_STREAM // SO_TYPE
+            && c.prog.handled_net & LANDLOCK_BIND_TCP != 0
+        {
+            return Err(EACCES);
+        }
+        return raw_bind(&sock, &sa[..n]);
+    }
+    if n < 2 || u16::from_ne_bytes([sa[0], sa[1]]) != AF_UNIX {
+        return Err(EINVAL);
+    }
+    let path = &sa[2..n];
+    let end = path.iter().position(|b| *b == 0).unwrap_or(path.len());
+    if end == 0 {
+        // Autobind or an abstract name: nothing on a filesystem.
+        return raw_bind(&sock, &sa[..n]);
+    }
+    let mut p = Buf::new();
+    p.set(&[&path[..end]])?;
+    let mut r = c.resolver();
+    let at = r.at(AT_FDCWD as u64, &p, false)?;
+    if at.magic {
+        return Err(EADDRINUSE);
+    }
+    absent(&at).map_err(|e| if e == EEXIST { EADDRINUSE } else { e })?;
+    may_create(c, &at, right::MAKE_SOCK)?;
+    if !c.valid() {
+        return Ok(Reply::None);
+    }
+    take_umask(c)?;
+    let name = at.name.bytes();
+    let mut local = [0u8; 110];
+    if 2 + name.len() >= local.len() {
+        return Err(ENAMETOOLONG);
+    }
+    local[..2].copy_from_slice(&AF_UNIX.to_ne_bytes());
+    local[2..2 + name.len()].copy_from_slice(name);
+    // The name is made relative to the directory checked: the broker's own
+    // working directory is that directory for this one call.
+    let here = sys::openat(AT_FDCWD, b".\0", O_PATH | O_CLOEXEC, 0)?;
+    // SAFETY: fchdir takes a descriptor.
+    unsafe { sys::call(nr::FCHDIR, &[at.dir.raw()]) }?;
+    let r = raw_bind(&sock, &local[..2 + name.len() + 1]);
+    // SAFETY: as above.
+    let _ = unsafe { sys::call(nr::FCHDIR, &[here.raw()]) };
+    r
+}
+
+/// The command's descriptor `fd`, duplicated here.
+fn their_fd(tgid: u32, fd: u64) -> Result<Fd, i32> {
+    // SAFETY: pidfd_open takes a pid and flags.
+    let pidfd = Fd(unsafe { sys::call(sys::PIDFD_OPEN, &[tgid as usize, 0]) }? as i32);
+    // SAFETY: pidfd_getfd takes two descriptors and flags.
+    let dup = unsafe { sys::call(sys::PIDFD_GETFD, &[pidfd.raw(), fd as usize, 0]) }?;
+    Ok(Fd(dup as i32))
+}
+
+/// An integer socket option at SOL_SOCKET.
+fn sockopt(sock: &Fd, name: usize) -> Result<i32, i32> {
+    let mut v: i32 = 0;
+    let mut len: u32 = 4;
+    // SAFETY: a 4-byte value and its length.
+    unsafe {
+        sys::call(
+            nr::GETSOCKOPT,
+            &[
+                sock.raw(),
+                1, // SOL_SOCKET
+                name,
+                &mut v as *mut i32 as usize,
+                &mut len as *mut u32 as usize,
+            ],
+        )
+    }?;
+    Ok(v)
+}
+
+fn raw_bind(sock: &Fd, sa: &[u8]) -> Result<Reply, i32> {
+    // SAFETY: an address of sa.len() bytes.
+    unsafe { sys::call(nr::BIND, &[sock.raw(), sa.as_ptr() as usize, sa.len()]) }?;
+    Ok(Reply::Val(0))
+}

@@ -105,6 +105,7 @@ const ENAMETOOLONG: i32 = 36;
 const ENOSYS: i32 = 38;
 const ELOOP: i32 = 40;
 const EOPNOTSUPP: i32 = 95;
+const EADDRINUSE: i32 = 98;
 
 use super::stub_format::access as right;
 
@@ -414,6 +415,7 @@ fn dispatch(c: &Ctx<'_>) -> Reply {
     }
     let r = match n {
         nr::OPENAT => open(c, a(0), 1, a(2) as usize, a(3) as u32),
+        nr::BIND => bind(c, a(0), a(1), a(2) as usize),
         nr::MKDIRAT => mknod(c, a(0), 1, S_IFDIR | (a(2) as u32 & 0o7777), 0),
         nr::MKNODAT => mknod(c, a(0), 1, a(2) as u32, a(3)),
         nr::SYMLINKAT => symlink(c, 0, a(1), 2),
