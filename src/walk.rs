@@ -52,7 +52,7 @@ mod links;
 mod mounts;
 mod pool;
 
-pub use held::{held_links, Held};
+pub use held::{held_links, keep_read_only};
 pub use links::{hard_links, Linked, Links};
 pub use mounts::Mounts;
 

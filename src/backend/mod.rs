@@ -238,10 +238,10 @@ fn literal_plan(
     {
         let base = literal.as_ref().unwrap_or(plan);
         let h = crate::walk::held_links(base, crate::walk::limit_from_env()?)?;
-        if h.adds_names(base) {
-            literal = Some(h.apply(base));
+        if let Some(p) = crate::walk::keep_read_only(&h, base) {
+            literal = Some(p);
         }
-        links.get_or_insert_with(Default::default).held = Some(h);
+        links.get_or_insert_with(Default::default).held = Some(Box::new(h));
     }
     Ok((literal, links))
 }

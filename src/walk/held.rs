@@ -28,7 +28,7 @@
 //! naming it. One that cannot be entered is skipped: the command cannot
 //! reach a name in it either.
 
-use super::links::{record, Budget, Linked, Target};
+use super::links::{linked_files, record, Budget, Linked, Links, Target};
 use super::{outermost, PSEUDO};
 use crate::error::Refusal;
 use crate::plan::{PathRule, Plan};
@@ -36,65 +36,19 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::os::unix::fs::{DirEntryExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
-/// What the search found.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Held {
-    /// Held regular files looked at.
-    pub files: usize,
-    /// Directory entries read.
-    pub entries: usize,
-    /// Where other names were looked for; empty when every held file has
-    /// one name.
-    pub roots: Vec<PathBuf>,
-    /// Each held file with more than one name, and its names found inside
-    /// the writable roots.
-    pub linked: Vec<Linked>,
-    /// (a held path or name, its second path inside a writable root
-    /// through another mount of its filesystem: `mounts`).
-    pub aliases: Vec<(PathBuf, PathBuf)>,
-}
-
-impl Held {
-    /// `plan` with every other name found added to `deny_write`.
-    pub fn apply(&self, plan: &Plan) -> Plan {
-        let mut p = plan.clone();
-        for n in self.paths() {
-            if !held_already(&p, n) {
-                p.fs.deny_write.push(PathRule::Literal(n.clone()));
-            }
+/// `plan` with every name and path `held_links` found that is not
+/// read-only yet added to `deny_write`; `None` when there is none.
+pub fn keep_read_only(found: &Links, plan: &Plan) -> Option<Plan> {
+    if !found.paths().any(|n| !held_already(plan, n)) {
+        return None;
+    }
+    let mut p = plan.clone();
+    for n in found.paths() {
+        if !held_already(&p, n) {
+            p.fs.deny_write.push(PathRule::Literal(n.clone()));
         }
-        p
     }
-
-    /// Whether `apply` would change the plan.
-    pub fn adds_names(&self, plan: &Plan) -> bool {
-        self.paths().any(|n| !held_already(plan, n))
-    }
-
-    fn paths(&self) -> impl Iterator<Item = &PathBuf> {
-        self.linked
-            .iter()
-            .flat_map(|l| &l.names)
-            .chain(self.aliases.iter().map(|a| &a.1))
-    }
-
-    /// `explain`'s account.
-    pub fn describe(&self) -> serde_json::Value {
-        serde_json::json!({
-            "files_checked": self.files,
-            "entries": self.entries,
-            "roots": self.roots.iter().map(|r| r.to_string_lossy()).collect::<Vec<_>>(),
-            "linked": self.linked.iter().map(|l| serde_json::json!({
-                "path": l.path.to_string_lossy(),
-                "nlink": l.nlink,
-                "names_in_writable_roots": l.names.iter().map(|n| n.to_string_lossy()).collect::<Vec<_>>(),
-            })).collect::<Vec<_>>(),
-            "bind_mount_paths": self.aliases.iter().map(|(p, a)| serde_json::json!({
-                "path": p.to_string_lossy(),
-                "also_at": a.to_string_lossy(),
-            })).collect::<Vec<_>>(),
-        })
-    }
+    Some(p)
 }
 
 /// Whether `p` is read-only already: protected, or under a literal
@@ -112,7 +66,7 @@ fn held_already(plan: &Plan, p: &Path) -> bool {
 /// read-only inside one (protected and literal `deny_write` paths, and the
 /// files below such directories). Refuses (122) at the entry bound, or when
 /// a directory that cannot be listed could hold a name not found.
-pub fn held_links(plan: &Plan, limit: usize) -> Result<Held, Refusal> {
+pub fn held_links(plan: &Plan, limit: usize) -> Result<Links, Refusal> {
     let roots: Vec<PathBuf> = outermost(
         &plan
             .fs
@@ -123,7 +77,7 @@ pub fn held_links(plan: &Plan, limit: usize) -> Result<Held, Refusal> {
             .collect::<Vec<_>>(),
     );
     let mut budget = Budget::new(limit);
-    let mut out = Held::default();
+    let mut out = Links::default();
     if roots.is_empty() {
         return Ok(out);
     }
@@ -135,7 +89,7 @@ pub fn held_links(plan: &Plan, limit: usize) -> Result<Held, Refusal> {
     }
     let in_roots = |p: &Path| roots.iter().any(|r| p.starts_with(r));
     let mounts = super::Mounts::read()?;
-    let second_paths = |from: &[PathBuf], out: &mut Held| {
+    let second_paths = |from: &[PathBuf], out: &mut Links| {
         for p in from {
             for a in mounts.aliases(p) {
                 if in_roots(&a) && !out.aliases.iter().any(|(_, b)| *b == a) {
@@ -231,24 +185,20 @@ fn search(
     Ok((done, walked_from, s.unlistable.take()))
 }
 
-/// The held files with more than one name, by (dev, ino).
+/// The held files with more than one name, by (dev, ino); `existing`
+/// gets every held path that exists.
 fn held_targets(
     plan: &Plan,
     budget: &mut Budget,
-    out: &mut Held,
+    out: &mut Links,
     existing: &mut Vec<PathBuf>,
 ) -> Result<HashMap<(u64, u64), Target>, Refusal> {
+    // A masked file is unreadable, and its other names are masked too
+    // (`links`). One outside the writable roots is held by the read-only
+    // root, but a name of it inside one would still write it.
     let hidden = |p: &Path| {
         plan.fs.deny_read.iter().any(|r| r.covers(p))
             && !plan.fs.allow_read.iter().any(|r| r.covers(p))
-    };
-    let mut targets: HashMap<(u64, u64), Target> = HashMap::new();
-    let add = |path: &Path, m: &std::fs::Metadata, targets: &mut HashMap<(u64, u64), Target>| {
-        if m.is_file() && m.nlink() > 1 {
-            targets
-                .entry((m.dev(), m.ino()))
-                .or_insert_with(|| Target::new(path, m.nlink()));
-        }
     };
     let held = plan
         .fs
@@ -256,42 +206,7 @@ fn held_targets(
         .iter()
         .map(PathBuf::as_path)
         .chain(plan.fs.deny_write.iter().filter_map(PathRule::literal));
-    for h in held {
-        // A masked file is unreadable, and its other names are masked too
-        // (`links`). One outside the writable roots is held by the read-only
-        // root, but a name of it inside one would still write it.
-        if hidden(h) {
-            continue;
-        }
-        let Ok(m) = std::fs::symlink_metadata(h) else {
-            continue;
-        };
-        existing.push(h.to_path_buf());
-        if m.is_file() {
-            out.files += 1;
-            add(h, &m, &mut targets);
-        } else if m.is_dir() {
-            let mut stack = vec![h.to_path_buf()];
-            while let Some(dir) = stack.pop() {
-                let Ok(rd) = std::fs::read_dir(&dir) else {
-                    continue;
-                };
-                for e in rd.flatten() {
-                    budget.take(&dir)?;
-                    let Ok(t) = e.file_type() else { continue };
-                    if t.is_dir() {
-                        stack.push(e.path());
-                    } else if t.is_file() {
-                        out.files += 1;
-                        if let Ok(m) = e.metadata() {
-                            add(&e.path(), &m, &mut targets);
-                        }
-                    }
-                }
-            }
-        }
-    }
-    Ok(targets)
+    linked_files(held, &hidden, budget, &mut out.files, existing)
 }
 
 struct Search<'a> {
@@ -371,24 +286,7 @@ mod tests {
     use super::*;
     use std::fs;
 
-    struct Tmp(PathBuf);
-    impl Tmp {
-        fn new(tag: &str) -> Tmp {
-            let p = std::env::temp_dir().join(format!(
-                "dcjail-held-{tag}-{}-{:?}",
-                std::process::id(),
-                std::thread::current().id()
-            ));
-            let _ = fs::remove_dir_all(&p);
-            fs::create_dir_all(&p).unwrap();
-            Tmp(fs::canonicalize(&p).unwrap())
-        }
-    }
-    impl Drop for Tmp {
-        fn drop(&mut self) {
-            let _ = fs::remove_dir_all(&self.0);
-        }
-    }
+    use crate::walk::tests::Tmp;
 
     /// A plan writing `ws` only, holding `held` (as protected).
     fn plan(ws: &Path, held: &[PathBuf]) -> Plan {
@@ -409,7 +307,7 @@ mod tests {
 
     #[test]
     fn held_files_with_one_name_cost_no_search() {
-        let t = Tmp::new("one");
+        let t = Tmp::new("held-one");
         let ws = t.0.join("ws");
         fs::create_dir_all(ws.join(".git/hooks")).unwrap();
         fs::write(ws.join(".bashrc"), "x").unwrap();
@@ -419,12 +317,12 @@ mod tests {
         assert_eq!(h.files, 2);
         assert!(h.roots.is_empty() && h.linked.is_empty(), "{h:?}");
         assert_eq!(h.entries, 1, "only the held directory was read");
-        assert!(!h.adds_names(&p));
+        assert!(keep_read_only(&h, &p).is_none());
     }
 
     #[test]
     fn every_writable_name_of_a_held_file_or_a_file_below_a_held_directory_is_held() {
-        let t = Tmp::new("found");
+        let t = Tmp::new("held-found");
         let ws = t.0.join("ws");
         fs::create_dir_all(ws.join(".git/hooks")).unwrap();
         fs::create_dir_all(ws.join("a/b/c")).unwrap();
@@ -446,7 +344,7 @@ mod tests {
         ] {
             assert!(names.contains(&&n), "{} not in {names:?}", n.display());
         }
-        let q = h.apply(&p);
+        let q = keep_read_only(&h, &p).unwrap();
         for n in [ws.join("a/b/c/alias"), ws.join("alias2"), ws.join("a/hook")] {
             assert!(
                 q.fs.deny_write.iter().any(|r| r.covers(&n)),
@@ -461,7 +359,7 @@ mod tests {
     #[test]
     fn the_search_stops_once_every_name_is_found() {
         // cargo's layout: the binary and its second name in deps/ beside it.
-        let t = Tmp::new("early");
+        let t = Tmp::new("held-early");
         let ws = t.0.join("ws");
         let rel = ws.join("target/release");
         fs::create_dir_all(rel.join("deps")).unwrap();
@@ -479,7 +377,7 @@ mod tests {
 
     #[test]
     fn a_name_outside_the_writable_roots_is_not_needed() {
-        let t = Tmp::new("outside");
+        let t = Tmp::new("held-outside");
         let ws = t.0.join("ws");
         fs::create_dir_all(&ws).unwrap();
         fs::create_dir_all(t.0.join("elsewhere")).unwrap();
@@ -488,12 +386,12 @@ mod tests {
         let p = plan(&ws, &[ws.join(".bashrc")]);
         let h = held_links(&p, 1000).unwrap();
         assert_eq!(h.linked[0].names, vec![ws.join(".bashrc")]);
-        assert!(!h.adds_names(&p));
+        assert!(keep_read_only(&h, &p).is_none());
     }
 
     #[test]
     fn the_search_is_bounded() {
-        let t = Tmp::new("bound");
+        let t = Tmp::new("held-bound");
         let ws = t.0.join("ws");
         fs::create_dir_all(&ws).unwrap();
         for i in 0..50 {
@@ -510,7 +408,7 @@ mod tests {
 
     #[test]
     fn a_name_in_the_workspace_of_a_deny_write_file_outside_it_is_held() {
-        let t = Tmp::new("denyw");
+        let t = Tmp::new("held-denyw");
         let ws = t.0.join("ws");
         fs::create_dir_all(&ws).unwrap();
         fs::create_dir_all(t.0.join("out")).unwrap();
@@ -520,8 +418,8 @@ mod tests {
         p.fs.deny_write = vec![PathRule::Literal(t.0.join("out/f"))];
         let h = held_links(&p, 1000).unwrap();
         assert_eq!(h.linked[0].names, vec![ws.join("g")]);
-        assert!(h
-            .apply(&p)
+        assert!(keep_read_only(&h, &p)
+            .unwrap()
             .fs
             .deny_write
             .iter()

@@ -42,9 +42,10 @@ pub struct Links {
     /// (a denied path or name, its second path through another mount of
     /// its filesystem: `mounts`).
     pub aliases: Vec<(PathBuf, PathBuf)>,
-    /// The other names of the files bwrap keeps read-only (`held`); `None`
-    /// when bwrap is not a candidate or nothing is kept read-only.
-    pub held: Option<super::Held>,
+    /// The same search for the files bwrap keeps read-only (`held`), whose
+    /// names count only inside the writable roots; `None` when bwrap is not
+    /// a candidate or nothing is kept read-only.
+    pub held: Option<Box<Links>>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -59,8 +60,7 @@ impl Links {
     /// `plan` with every other name of a denied file added to `deny_read`.
     pub fn apply(&self, plan: &Plan) -> Plan {
         let mut p = plan.clone();
-        let names = self.linked.iter().flat_map(|l| &l.names);
-        for n in names.chain(self.aliases.iter().map(|a| &a.1)) {
+        for n in self.paths() {
             if !p.fs.deny_read.iter().any(|r| r.covers(n)) {
                 p.fs.deny_read.push(PathRule::Literal(n.clone()));
             }
@@ -71,6 +71,14 @@ impl Links {
     /// Whether `apply` would change the plan.
     pub fn adds_names(&self) -> bool {
         !self.linked.is_empty() || !self.aliases.is_empty()
+    }
+
+    /// Every name found and every second path through a mount.
+    pub(super) fn paths(&self) -> impl Iterator<Item = &PathBuf> {
+        self.linked
+            .iter()
+            .flat_map(|l| &l.names)
+            .chain(self.aliases.iter().map(|a| &a.1))
     }
 
     /// `explain`'s account.
@@ -88,7 +96,7 @@ impl Links {
                 "path": p.to_string_lossy(),
                 "also_at": a.to_string_lossy(),
             })).collect::<Vec<_>>(),
-            "kept_read_only": self.held.as_ref().map(super::Held::describe),
+            "kept_read_only": self.held.as_ref().map(|h| h.describe()),
         })
     }
 }
@@ -243,26 +251,40 @@ fn denied_targets(
     budget: &mut Budget,
     out: &mut Links,
 ) -> Result<HashMap<(u64, u64), Target>, Refusal> {
+    let denied = plan.fs.deny_read.iter().filter_map(|r| r.literal());
+    linked_files(denied, allowed, budget, &mut out.files, &mut Vec::new())
+}
+
+/// The regular files with more than one name among `paths` and below those
+/// that are directories (a bounded walk), by (dev, ino), but what `skip`
+/// says; `files` counts the regular files looked at, `existing` gets each
+/// of `paths` that exists.
+pub(super) fn linked_files<'a>(
+    paths: impl Iterator<Item = &'a Path>,
+    skip: &dyn Fn(&Path) -> bool,
+    budget: &mut Budget,
+    files: &mut usize,
+    existing: &mut Vec<PathBuf>,
+) -> Result<HashMap<(u64, u64), Target>, Refusal> {
     let mut targets: HashMap<(u64, u64), Target> = HashMap::new();
-    let add = |path: &Path, m: &std::fs::Metadata, targets: &mut HashMap<(u64, u64), Target>| {
-        if m.is_file() && m.nlink() > 1 {
-            targets.entry((m.dev(), m.ino())).or_insert_with(|| Target {
-                path: path.to_path_buf(),
-                nlink: m.nlink(),
-                names: BTreeMap::new(),
-            });
+    let mut add = |path: &Path, m: &std::fs::Metadata| {
+        *files += 1;
+        if m.nlink() > 1 {
+            targets
+                .entry((m.dev(), m.ino()))
+                .or_insert_with(|| Target::new(path, m.nlink()));
         }
     };
-    for d in plan.fs.deny_read.iter().filter_map(|r| r.literal()) {
-        if allowed(d) {
+    for d in paths {
+        if skip(d) {
             continue;
         }
         let Ok(m) = std::fs::symlink_metadata(d) else {
             continue;
         };
+        existing.push(d.to_path_buf());
         if m.is_file() {
-            out.files += 1;
-            add(d, &m, &mut targets);
+            add(d, &m);
         } else if m.is_dir() && !PSEUDO.iter().any(|p| d.starts_with(p)) {
             let mut stack = vec![d.to_path_buf()];
             while let Some(dir) = stack.pop() {
@@ -273,15 +295,14 @@ fn denied_targets(
                     budget.take(&dir)?;
                     let Ok(t) = e.file_type() else { continue };
                     let path = e.path();
-                    if allowed(&path) {
+                    if skip(&path) {
                         continue;
                     }
                     if t.is_dir() {
                         stack.push(path);
                     } else if t.is_file() {
-                        out.files += 1;
                         if let Ok(m) = e.metadata() {
-                            add(&path, &m, &mut targets);
+                            add(&path, &m);
                         }
                     }
                 }
@@ -404,24 +425,7 @@ mod tests {
     use super::*;
     use std::fs;
 
-    struct Tmp(PathBuf);
-    impl Tmp {
-        fn new(tag: &str) -> Tmp {
-            let p = std::env::temp_dir().join(format!(
-                "dcjail-links-{tag}-{}-{:?}",
-                std::process::id(),
-                std::thread::current().id()
-            ));
-            let _ = fs::remove_dir_all(&p);
-            fs::create_dir_all(&p).unwrap();
-            Tmp(fs::canonicalize(&p).unwrap())
-        }
-    }
-    impl Drop for Tmp {
-        fn drop(&mut self) {
-            let _ = fs::remove_dir_all(&self.0);
-        }
-    }
+    use crate::walk::tests::Tmp;
 
     fn plan(ws: &Path, deny: &[PathBuf], allow: &[PathBuf]) -> Plan {
         let mut policy = crate::policy::Policy::default();
@@ -438,7 +442,7 @@ mod tests {
 
     #[test]
     fn files_with_one_name_cost_no_search() {
-        let t = Tmp::new("one");
+        let t = Tmp::new("links-one");
         fs::create_dir_all(t.0.join("ws/secrets")).unwrap();
         fs::write(t.0.join("ws/secrets/a"), "a").unwrap();
         fs::write(t.0.join("ws/key"), "k").unwrap();
@@ -456,7 +460,7 @@ mod tests {
 
     #[test]
     fn another_name_beside_the_file_or_in_the_workspace_is_denied_too() {
-        let t = Tmp::new("found");
+        let t = Tmp::new("links-found");
         let ws = t.0.join("ws");
         fs::create_dir_all(ws.join("sub")).unwrap();
         fs::create_dir_all(t.0.join("private")).unwrap();
@@ -482,7 +486,7 @@ mod tests {
 
     #[test]
     fn a_file_inside_a_denied_directory_with_another_name_is_found() {
-        let t = Tmp::new("indir");
+        let t = Tmp::new("links-indir");
         let ws = t.0.join("ws");
         fs::create_dir_all(&ws).unwrap();
         fs::create_dir_all(t.0.join("secrets/deep")).unwrap();
@@ -498,7 +502,7 @@ mod tests {
 
     #[test]
     fn a_name_outside_every_search_root_refuses_naming_the_file() {
-        let t = Tmp::new("missing");
+        let t = Tmp::new("links-missing");
         let ws = t.0.join("ws");
         fs::create_dir_all(&ws).unwrap();
         fs::create_dir_all(t.0.join("a")).unwrap();
@@ -525,7 +529,7 @@ mod tests {
 
     #[test]
     fn a_name_inside_allow_read_refuses() {
-        let t = Tmp::new("allowed");
+        let t = Tmp::new("links-allowed");
         let ws = t.0.join("ws");
         fs::create_dir_all(ws.join("pub")).unwrap();
         fs::write(ws.join("key"), "k").unwrap();
@@ -537,7 +541,7 @@ mod tests {
 
     #[test]
     fn the_search_is_bounded() {
-        let t = Tmp::new("bound");
+        let t = Tmp::new("links-bound");
         let ws = t.0.join("ws");
         fs::create_dir_all(&ws).unwrap();
         for i in 0..50 {

@@ -2,9 +2,11 @@
 use super::*;
 use std::fs;
 
-struct Tmp(PathBuf);
+/// A scratch directory of its own per test, removed when dropped (shared by
+/// the walk's test modules).
+pub(super) struct Tmp(pub(super) PathBuf);
 impl Tmp {
-    fn new(tag: &str) -> Tmp {
+    pub(super) fn new(tag: &str) -> Tmp {
         let p = std::env::temp_dir().join(format!(
             "dcjail-walk-{tag}-{}-{:?}",
             std::process::id(),
