@@ -1023,6 +1023,19 @@ fn cases() -> Vec<Case> {
             script: |_, _| "echo '[x]' >> src/deep/cfg; truncate -s 0 src/deep/cfg".to_string(),
             check: |c, _, _| unchanged(&c.ws.join(".git/config"), "[core]\n"),
         },
+        Case {
+            group: "protected",
+            name: "bind a unix socket at a missing .bashrc",
+            protect: true,
+            net: "none",
+            next: None,
+            setup: no_setup,
+            script: |_, _| {
+                "python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind(\".bashrc\")'"
+                    .to_string()
+            },
+            check: |c, _, _| absent(&c.ws.join(".bashrc")),
+        },
         // ---- metadata and setuid
         Case {
             group: "metadata",
@@ -1209,6 +1222,9 @@ fn run_case(case: &Case, backend: Option<&str>, idx: usize) -> Outcome {
     let mut args: Vec<String> = vec!["--policy".into(), policy.display().to_string()];
     if let Some(b) = backend {
         args.extend(["--backend".into(), b.to_string()]);
+    }
+    if case.name.contains("unix socket") {
+        args.push("--allow-unix-sockets".into());
     }
     if case.group == "process" && case.name.contains("timeout") {
         args.extend(["--timeout".into(), "2".into()]);
