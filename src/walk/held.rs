@@ -390,6 +390,29 @@ mod tests {
     }
 
     #[test]
+    fn the_walk_of_a_held_directory_is_bounded_and_finds_deep_links() {
+        let t = Tmp::new("held-dirbound");
+        let ws = t.0.join("ws");
+        let ext = ws.join(".vscode/extensions");
+        for d in 0..20 {
+            fs::create_dir_all(ext.join(format!("e{d}"))).unwrap();
+            for f in 0..5 {
+                fs::write(ext.join(format!("e{d}/f{f}")), "x").unwrap();
+            }
+        }
+        fs::hard_link(ext.join("e17/f3"), ws.join("linked")).unwrap();
+        let p = plan(&ws, &[ws.join(".vscode")]);
+        let r = held_links(&p, 10).unwrap_err();
+        assert!(r.message.contains(super::super::LIMIT_ENV), "{}", r.message);
+        let h = held_links(&p, 100_000).unwrap();
+        assert_eq!(h.files, 100);
+        assert_eq!(
+            h.linked[0].names,
+            vec![ext.join("e17/f3"), ws.join("linked")]
+        );
+    }
+
+    #[test]
     fn the_search_is_bounded() {
         let t = Tmp::new("held-bound");
         let ws = t.0.join("ws");

@@ -247,7 +247,7 @@ fn find(plan: &Plan, extra_roots: &[PathBuf], limit: usize) -> Result<Links, Ref
 /// deny_read files and every file under a denied directory.
 fn denied_targets(
     plan: &Plan,
-    allowed: &dyn Fn(&Path) -> bool,
+    allowed: &(dyn Fn(&Path) -> bool + Sync),
     budget: &mut Budget,
     out: &mut Links,
 ) -> Result<HashMap<(u64, u64), Target>, Refusal> {
@@ -256,25 +256,27 @@ fn denied_targets(
 }
 
 /// The regular files with more than one name among `paths` and below those
-/// that are directories (a bounded walk), by (dev, ino), but what `skip`
-/// says; `files` counts the regular files looked at, `existing` gets each
-/// of `paths` that exists.
+/// that are directories (a bounded walk, its directories read on up to one
+/// thread per core: a kept `~/.vscode` holds tens of thousands of files,
+/// each needing an `lstat`), by (dev, ino), but what `skip` says; `files`
+/// counts the regular files looked at, `existing` gets each of `paths`
+/// that exists.
 pub(super) fn linked_files<'a>(
     paths: impl Iterator<Item = &'a Path>,
-    skip: &dyn Fn(&Path) -> bool,
+    skip: &(dyn Fn(&Path) -> bool + Sync),
     budget: &mut Budget,
     files: &mut usize,
     existing: &mut Vec<PathBuf>,
 ) -> Result<HashMap<(u64, u64), Target>, Refusal> {
     let mut targets: HashMap<(u64, u64), Target> = HashMap::new();
-    let mut add = |path: &Path, m: &std::fs::Metadata| {
-        *files += 1;
-        if m.nlink() > 1 {
+    let mut add = |path: &Path, dev: u64, ino: u64, nlink: u64| {
+        if nlink > 1 {
             targets
-                .entry((m.dev(), m.ino()))
-                .or_insert_with(|| Target::new(path, m.nlink()));
+                .entry((dev, ino))
+                .or_insert_with(|| Target::new(path, nlink));
         }
     };
+    let mut dirs: Vec<PathBuf> = Vec::new();
     for d in paths {
         if skip(d) {
             continue;
@@ -284,29 +286,64 @@ pub(super) fn linked_files<'a>(
         };
         existing.push(d.to_path_buf());
         if m.is_file() {
-            add(d, &m);
+            *files += 1;
+            add(d, m.dev(), m.ino(), m.nlink());
         } else if m.is_dir() && !PSEUDO.iter().any(|p| d.starts_with(p)) {
-            let mut stack = vec![d.to_path_buf()];
-            while let Some(dir) = stack.pop() {
-                let Ok(rd) = std::fs::read_dir(&dir) else {
+            dirs.push(d.to_path_buf());
+        }
+    }
+    if dirs.is_empty() {
+        return Ok(targets);
+    }
+    let left = std::sync::atomic::AtomicUsize::new(budget.left);
+    let over = |dir: &Path| {
+        Budget {
+            left: 0,
+            limit: budget.limit,
+        }
+        .take(dir)
+    };
+    let states = super::pool::run(
+        dirs,
+        super::cores().min(super::MAX_THREADS),
+        || (0usize, Vec::<(PathBuf, u64, u64, u64)>::new()),
+        |dir: PathBuf, st, more| {
+            let Ok(rd) = std::fs::read_dir(&dir) else {
+                return Ok(());
+            };
+            for e in rd.flatten() {
+                use std::sync::atomic::Ordering::Relaxed;
+                if left
+                    .fetch_update(Relaxed, Relaxed, |l| l.checked_sub(1))
+                    .is_err()
+                {
+                    return over(&dir);
+                }
+                let Ok(t) = e.file_type() else { continue };
+                let path = e.path();
+                if skip(&path) {
                     continue;
-                };
-                for e in rd.flatten() {
-                    budget.take(&dir)?;
-                    let Ok(t) = e.file_type() else { continue };
-                    let path = e.path();
-                    if skip(&path) {
-                        continue;
-                    }
-                    if t.is_dir() {
-                        stack.push(path);
-                    } else if t.is_file() {
-                        if let Ok(m) = e.metadata() {
-                            add(&path, &m);
+                }
+                if t.is_dir() {
+                    more.push(path);
+                } else if t.is_file() {
+                    st.0 += 1;
+                    if let Ok(m) = e.metadata() {
+                        if m.nlink() > 1 {
+                            st.1.push((path, m.dev(), m.ino(), m.nlink()));
                         }
                     }
                 }
             }
+            Ok(())
+        },
+        || Refusal::unavailable("looking for other names (hard links): a walking thread died"),
+    )?;
+    budget.left = left.into_inner();
+    for (n, found) in states {
+        *files += n;
+        for (path, dev, ino, nlink) in found {
+            add(&path, dev, ino, nlink);
         }
     }
     Ok(targets)
