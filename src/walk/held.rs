@@ -63,8 +63,8 @@ fn held_already(plan: &Plan, p: &Path) -> bool {
 }
 
 /// Finds the names inside the writable roots of every file the plan keeps
-/// read-only inside one (protected and literal `deny_write` paths, and the
-/// files below such directories). Refuses (122) at the entry bound, or when
+/// read-only: protected paths and the files below protected directories,
+/// and literal `deny_write` files. Refuses (122) at the entry bound, or when
 /// a directory that cannot be listed could hold a name not found.
 pub fn held_links(plan: &Plan, limit: usize) -> Result<Links, Refusal> {
     let roots: Vec<PathBuf> = outermost(
@@ -200,12 +200,16 @@ fn held_targets(
         plan.fs.deny_read.iter().any(|r| r.covers(p))
             && !plan.fs.allow_read.iter().any(|r| r.covers(p))
     };
-    let held = plan
+    // A `deny_write` directory is kept by its names only: walking every
+    // file below one on every launch costs more than the launch (`/tmp`,
+    // which `dcjail import codex` makes one, holds everyone's files).
+    let files = plan
         .fs
-        .protected
+        .deny_write
         .iter()
-        .map(PathBuf::as_path)
-        .chain(plan.fs.deny_write.iter().filter_map(PathRule::literal));
+        .filter_map(PathRule::literal)
+        .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file()));
+    let held = plan.fs.protected.iter().map(PathBuf::as_path).chain(files);
     linked_files(held, &hidden, budget, &mut out.files, existing)
 }
 
