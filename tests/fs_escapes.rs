@@ -741,6 +741,55 @@ fn a_second_path_through_a_bind_mount_is_held_and_masked_too() {
                 text(&o)
             );
         }
+        // A deny_write directory, bind-mounted into a writable root.
+        let vendor = t.ws.join("vendor");
+        std::fs::create_dir_all(&vendor).unwrap();
+        std::fs::write(vendor.join("lib.rs"), "// kept\n").unwrap();
+        t.own();
+        let Some(_vendor_alias) = Bind::new(&vendor, &tmpdir.join("valias")) else {
+            return;
+        };
+        let dw = t.root.join("policy-bind-dw.toml");
+        std::fs::write(
+            &dw,
+            format!(
+                "[permission]\noutcome = \"allow\"\napproval = \"granted\"\n\
+                 [sandbox]\nmode = \"workspace-write\"\n\
+                 [sandbox.filesystem]\nprotect_defaults = false\ndeny_write = [\"{}\"]\n",
+                vendor.display()
+            ),
+        )
+        .unwrap();
+        let via = format!(
+            "echo pwned >> {v}/lib.rs; echo new > {v}/new.rs; echo RAN",
+            v = tmpdir.join("valias").display()
+        );
+        let o = t.run(None, &dw, &via);
+        assert!(
+            std::fs::read_to_string(vendor.join("lib.rs"))
+                .unwrap()
+                .contains("pwned"),
+            "control: {}",
+            text(&o)
+        );
+        for b in ["bwrap", "auto"] {
+            std::fs::write(vendor.join("lib.rs"), "// kept\n").unwrap();
+            let _ = std::fs::remove_file(vendor.join("new.rs"));
+            t.own();
+            let o = t.run(Some(b), &dw, &via);
+            assert!(
+                text(&o).contains("RAN"),
+                "{b} nobody={nobody}: {}",
+                text(&o)
+            );
+            assert_eq!(
+                std::fs::read_to_string(vendor.join("lib.rs")).unwrap(),
+                "// kept\n",
+                "{b} nobody={nobody}: {}",
+                text(&o)
+            );
+            assert!(!vendor.join("new.rs").exists(), "{b}: {}", text(&o));
+        }
         let deny = t.root.join("policy-bind-deny.toml");
         std::fs::write(
             &deny,

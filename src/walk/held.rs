@@ -210,7 +210,17 @@ fn held_targets(
         .filter_map(PathRule::literal)
         .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file()));
     let held = plan.fs.protected.iter().map(PathBuf::as_path).chain(files);
-    linked_files(held, &hidden, budget, &mut out.files, existing)
+    let targets = linked_files(held, &hidden, budget, &mut out.files, existing)?;
+    // Its second paths through a bind mount are kept all the same.
+    existing.extend(
+        plan.fs
+            .deny_write
+            .iter()
+            .filter_map(PathRule::literal)
+            .filter(|p| !hidden(p) && std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()))
+            .map(Path::to_path_buf),
+    );
+    Ok(targets)
 }
 
 struct Search<'a> {
