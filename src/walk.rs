@@ -54,7 +54,7 @@ mod pool;
 
 pub use held::{held_links, keep_read_only};
 pub use links::{hard_links, Linked, Links};
-pub use mounts::Mounts;
+pub use mounts::{LazyMounts, Mounts};
 
 use crate::error::Refusal;
 use crate::plan::{resolve_lenient, Glob, PathRule, Plan};

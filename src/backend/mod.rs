@@ -220,12 +220,14 @@ fn literal_plan(
         return Ok((literal, None));
     }
     let mut links: Option<crate::walk::Links> = None;
+    let mut mounts = crate::walk::LazyMounts::default();
     if !plan.fs.deny_read.is_empty() {
         let base = literal.as_ref().unwrap_or(plan);
         let home = std::env::var_os("HOME")
             .filter(|h| !h.is_empty())
             .map(std::path::PathBuf::from);
-        let l = crate::walk::hard_links(base, home.as_deref(), crate::walk::limit_from_env()?)?;
+        let limit = crate::walk::limit_from_env()?;
+        let l = crate::walk::hard_links(base, home.as_deref(), limit, &mut mounts)?;
         if l.adds_names() {
             literal = Some(l.apply(base));
         }
@@ -237,7 +239,7 @@ fn literal_plan(
         && (!plan.fs.protected.is_empty() || !plan.fs.deny_write.is_empty())
     {
         let base = literal.as_ref().unwrap_or(plan);
-        let h = crate::walk::held_links(base, crate::walk::limit_from_env()?)?;
+        let h = crate::walk::held_links(base, crate::walk::limit_from_env()?, &mut mounts)?;
         if let Some(p) = crate::walk::keep_read_only(&h, base) {
             literal = Some(p);
         }

@@ -66,7 +66,11 @@ fn held_already(plan: &Plan, p: &Path) -> bool {
 /// read-only: protected paths and the files below protected directories,
 /// and literal `deny_write` files. Refuses (122) at the entry bound, or when
 /// a directory that cannot be listed could hold a name not found.
-pub fn held_links(plan: &Plan, limit: usize) -> Result<Links, Refusal> {
+pub fn held_links(
+    plan: &Plan,
+    limit: usize,
+    mounts: &mut super::LazyMounts,
+) -> Result<Links, Refusal> {
     let roots: Vec<PathBuf> = outermost(
         &plan
             .fs
@@ -88,13 +92,11 @@ pub fn held_links(plan: &Plan, limit: usize) -> Result<Links, Refusal> {
         return Ok(out);
     }
     let in_roots = |p: &Path| roots.iter().any(|r| p.starts_with(r));
-    let mounts = super::Mounts::read()?;
+    let mounts = mounts.get()?;
     let second_paths = |from: &[PathBuf], out: &mut Links| {
-        for p in from {
-            for a in mounts.aliases(p) {
-                if in_roots(&a) && !out.aliases.iter().any(|(_, b)| *b == a) {
-                    out.aliases.push((p.clone(), a));
-                }
+        for (p, a) in mounts.alias_pairs(from.iter()) {
+            if in_roots(&a) && !out.aliases.iter().any(|(_, b)| *b == a) {
+                out.aliases.push((p, a));
             }
         }
     };
@@ -203,24 +205,17 @@ fn held_targets(
     // A `deny_write` directory is kept by its names only: walking every
     // file below one on every launch costs more than the launch (`/tmp`,
     // which `dcjail import codex` makes one, holds everyone's files).
-    let files = plan
-        .fs
-        .deny_write
-        .iter()
-        .filter_map(PathRule::literal)
-        .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file()));
-    let held = plan.fs.protected.iter().map(PathBuf::as_path).chain(files);
-    let targets = linked_files(held, &hidden, budget, &mut out.files, existing)?;
     // Its second paths through a bind mount are kept all the same.
-    existing.extend(
-        plan.fs
-            .deny_write
-            .iter()
-            .filter_map(PathRule::literal)
-            .filter(|p| !hidden(p) && std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()))
-            .map(Path::to_path_buf),
-    );
-    Ok(targets)
+    let mut files: Vec<&Path> = Vec::new();
+    for p in plan.fs.deny_write.iter().filter_map(PathRule::literal) {
+        match std::fs::symlink_metadata(p) {
+            Ok(m) if m.is_file() => files.push(p),
+            Ok(m) if m.is_dir() && !hidden(p) => existing.push(p.to_path_buf()),
+            _ => {}
+        }
+    }
+    let held = plan.fs.protected.iter().map(PathBuf::as_path).chain(files);
+    linked_files(held, &hidden, budget, &mut out.files, existing)
 }
 
 struct Search<'a> {
@@ -327,7 +322,7 @@ mod tests {
         fs::write(ws.join(".bashrc"), "x").unwrap();
         fs::write(ws.join(".git/hooks/pre-commit"), "x").unwrap();
         let p = plan(&ws, &[ws.join(".bashrc"), ws.join(".git/hooks")]);
-        let h = held_links(&p, 1000).unwrap();
+        let h = held_links(&p, 1000, &mut Default::default()).unwrap();
         assert_eq!(h.files, 2);
         assert!(h.roots.is_empty() && h.linked.is_empty(), "{h:?}");
         assert_eq!(h.entries, 1, "only the held directory was read");
@@ -346,7 +341,7 @@ mod tests {
         fs::hard_link(ws.join(".bashrc"), ws.join("alias2")).unwrap();
         fs::hard_link(ws.join(".git/hooks/pre-commit"), ws.join("a/hook")).unwrap();
         let p = plan(&ws, &[ws.join(".bashrc"), ws.join(".git/hooks")]);
-        let h = held_links(&p, 1000).unwrap();
+        let h = held_links(&p, 1000, &mut Default::default()).unwrap();
         assert_eq!(h.linked.len(), 2, "{h:?}");
         let names: Vec<&PathBuf> = h.linked.iter().flat_map(|l| &l.names).collect();
         for n in [
@@ -384,7 +379,7 @@ mod tests {
         fs::write(rel.join("tool"), "x").unwrap();
         fs::hard_link(rel.join("tool"), rel.join("deps/tool-1234")).unwrap();
         let p = plan(&ws, &[rel.join("tool")]);
-        let h = held_links(&p, 100_000).unwrap();
+        let h = held_links(&p, 100_000, &mut Default::default()).unwrap();
         assert_eq!(h.linked[0].names.len(), 2, "{h:?}");
         assert!(h.entries < 10, "read {} entries", h.entries);
     }
@@ -398,7 +393,7 @@ mod tests {
         fs::write(ws.join(".bashrc"), "x").unwrap();
         fs::hard_link(ws.join(".bashrc"), t.0.join("elsewhere/b")).unwrap();
         let p = plan(&ws, &[ws.join(".bashrc")]);
-        let h = held_links(&p, 1000).unwrap();
+        let h = held_links(&p, 1000, &mut Default::default()).unwrap();
         assert_eq!(h.linked[0].names, vec![ws.join(".bashrc")]);
         assert!(keep_read_only(&h, &p).is_none());
     }
@@ -416,9 +411,9 @@ mod tests {
         }
         fs::hard_link(ext.join("e17/f3"), ws.join("linked")).unwrap();
         let p = plan(&ws, &[ws.join(".vscode")]);
-        let r = held_links(&p, 10).unwrap_err();
+        let r = held_links(&p, 10, &mut Default::default()).unwrap_err();
         assert!(r.message.contains(super::super::LIMIT_ENV), "{}", r.message);
-        let h = held_links(&p, 100_000).unwrap();
+        let h = held_links(&p, 100_000, &mut Default::default()).unwrap();
         assert_eq!(h.files, 100);
         assert_eq!(
             h.linked[0].names,
@@ -438,7 +433,7 @@ mod tests {
         fs::write(ws.join(".bashrc"), "x").unwrap();
         fs::hard_link(ws.join(".bashrc"), t.0.join("elsewhere/b")).unwrap();
         let p = plan(&ws, &[ws.join(".bashrc")]);
-        let r = held_links(&p, 10).unwrap_err();
+        let r = held_links(&p, 10, &mut Default::default()).unwrap_err();
         assert_eq!(r.exit_code(), 122);
         assert!(r.message.contains(super::super::LIMIT_ENV), "{}", r.message);
     }
@@ -453,7 +448,7 @@ mod tests {
         fs::hard_link(t.0.join("out/f"), ws.join("g")).unwrap();
         let mut p = plan(&ws, &[]);
         p.fs.deny_write = vec![PathRule::Literal(t.0.join("out/f"))];
-        let h = held_links(&p, 1000).unwrap();
+        let h = held_links(&p, 1000, &mut Default::default()).unwrap();
         assert_eq!(h.linked[0].names, vec![ws.join("g")]);
         assert!(keep_read_only(&h, &p)
             .unwrap()

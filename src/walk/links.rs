@@ -136,15 +136,20 @@ impl Budget {
 
     pub(super) fn take(&mut self, what: &Path) -> Result<(), Refusal> {
         if self.left == 0 {
-            return Err(Refusal::unavailable(format!(
-                "looking for other names (hard links) of the denied files stopped after {} \
-                 directory entries (at {}); narrow deny_read or raise {LIMIT_ENV}",
-                self.limit,
-                what.display()
-            )));
+            return Err(self.exhausted(what));
         }
         self.left -= 1;
         Ok(())
+    }
+
+    /// The refusal once the bound is reached at `what`.
+    pub(super) fn exhausted(&self, what: &Path) -> Refusal {
+        Refusal::unavailable(format!(
+            "looking for other names (hard links) of the denied files stopped after {} \
+             directory entries (at {}); narrow deny_read or raise {LIMIT_ENV}",
+            self.limit,
+            what.display()
+        ))
     }
 }
 
@@ -152,18 +157,27 @@ impl Budget {
 /// already expanded) under the search roots; refuses (122) when a file has
 /// more names than were found, or a name lies inside `allow_read`. `home`
 /// is the caller's `$HOME`.
-pub fn hard_links(plan: &Plan, home: Option<&Path>, limit: usize) -> Result<Links, Refusal> {
+pub fn hard_links(
+    plan: &Plan,
+    home: Option<&Path>,
+    limit: usize,
+    mounts: &mut super::LazyMounts,
+) -> Result<Links, Refusal> {
     let mut shared = vec![PathBuf::from("/tmp"), PathBuf::from("/var/tmp")];
     shared.extend(home.map(Path::to_path_buf));
     let mut out = find(plan, &shared, limit)?;
-    out.aliases = second_paths(plan, &out)?;
+    out.aliases = second_paths(plan, &out, mounts)?;
     Ok(out)
 }
 
 /// Every denied path and name found, through another mount of its
 /// filesystem (a bind mount): each is denied too; one inside `allow_read`
 /// refuses (122), as a name there does.
-fn second_paths(plan: &Plan, links: &Links) -> Result<Vec<(PathBuf, PathBuf)>, Refusal> {
+fn second_paths(
+    plan: &Plan,
+    links: &Links,
+    mounts: &mut super::LazyMounts,
+) -> Result<Vec<(PathBuf, PathBuf)>, Refusal> {
     let allowed = |p: &Path| {
         plan.fs
             .allow_read
@@ -183,23 +197,15 @@ fn second_paths(plan: &Plan, links: &Links) -> Result<Vec<(PathBuf, PathBuf)>, R
     if from.is_empty() {
         return Ok(Vec::new());
     }
-    let mounts = super::Mounts::read()?;
-    let mut out: Vec<(PathBuf, PathBuf)> = Vec::new();
-    for p in &from {
-        for a in mounts.aliases(p) {
-            if plan.fs.deny_read.iter().any(|r| r.covers(&a)) || out.iter().any(|(_, b)| *b == a) {
-                continue;
-            }
-            if allowed(&a) {
-                return Err(Refusal::unavailable(format!(
-                    "deny_read: `{}` is the denied `{}` through a bind mount, inside allow_read: \
-                     the file cannot be both; remove the mount or the allow_read entry",
-                    a.display(),
-                    p.display()
-                )));
-            }
-            out.push((p.clone(), a));
-        }
+    let mut out = mounts.get()?.alias_pairs(from.iter());
+    out.retain(|(_, a)| !plan.fs.deny_read.iter().any(|r| r.covers(a)));
+    if let Some((p, a)) = out.iter().find(|(_, a)| allowed(a)) {
+        return Err(Refusal::unavailable(format!(
+            "deny_read: `{}` is the denied `{}` through a bind mount, inside allow_read: \
+             the file cannot be both; remove the mount or the allow_read entry",
+            a.display(),
+            p.display()
+        )));
     }
     Ok(out)
 }
@@ -296,13 +302,6 @@ pub(super) fn linked_files<'a>(
         return Ok(targets);
     }
     let left = std::sync::atomic::AtomicUsize::new(budget.left);
-    let over = |dir: &Path| {
-        Budget {
-            left: 0,
-            limit: budget.limit,
-        }
-        .take(dir)
-    };
     let states = super::pool::run(
         dirs,
         super::cores().min(super::MAX_THREADS),
@@ -317,7 +316,7 @@ pub(super) fn linked_files<'a>(
                     .fetch_update(Relaxed, Relaxed, |l| l.checked_sub(1))
                     .is_err()
                 {
-                    return over(&dir);
+                    return Err(budget.exhausted(&dir));
                 }
                 let Ok(t) = e.file_type() else { continue };
                 let path = e.path();

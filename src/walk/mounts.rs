@@ -116,6 +116,38 @@ impl Mounts {
     }
 }
 
+/// The mount table, read at most once per launch: both searches (denied
+/// files, kept files) ask it, and only when they have a path to ask about.
+#[derive(Default)]
+pub struct LazyMounts(Option<Mounts>);
+
+impl LazyMounts {
+    pub fn get(&mut self) -> Result<&Mounts, Refusal> {
+        if self.0.is_none() {
+            self.0 = Some(Mounts::read()?);
+        }
+        Ok(self.0.get_or_insert_with(Mounts::default))
+    }
+}
+
+impl Mounts {
+    /// (path, second path) for every path of `from`, each second path once.
+    pub(super) fn alias_pairs<'a>(
+        &self,
+        from: impl Iterator<Item = &'a PathBuf>,
+    ) -> Vec<(PathBuf, PathBuf)> {
+        let mut out: Vec<(PathBuf, PathBuf)> = Vec::new();
+        for p in from {
+            for a in self.aliases(p) {
+                if !out.iter().any(|(_, b)| *b == a) {
+                    out.push((p.clone(), a));
+                }
+            }
+        }
+        out
+    }
+}
+
 /// mountinfo's octal escapes (`\040` for a space).
 fn unescape(b: &[u8]) -> PathBuf {
     let mut out = Vec::with_capacity(b.len());
