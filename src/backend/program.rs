@@ -21,11 +21,25 @@ pub fn encode(
     spec: &crate::backend::landlock::LayerSpec,
     guards: &[GuardId],
 ) -> Result<Vec<u8>, String> {
+    encode_compiled(
+        spec,
+        guards,
+        &crate::backend::seccomp::compile(spec.sockets, spec.fs)?,
+    )
+}
+
+/// `encode` with the layer's filter compiled already (`seccomp::compile` of
+/// `spec.sockets` and `spec.fs`).
+pub fn encode_compiled(
+    spec: &crate::backend::landlock::LayerSpec,
+    guards: &[GuardId],
+    compiled: &crate::backend::seccomp::Program,
+) -> Result<Vec<u8>, String> {
     use crate::backend::stub_format::{Program, BROKER, MAGIC, MAX_INSNS, MAX_NAME, MAX_PATH};
     let u32_of = |n: usize, what: &str| {
         u32::try_from(n).map_err(|_| format!("the second stage takes no more than 2^32 {what}"))
     };
-    let filters = crate::backend::seccomp::compile(spec.sockets, spec.fs)?.raw();
+    let filters = compiled.raw();
     let mut o = Vec::with_capacity(256 + spec.fs_rules.len() * 48 + guards.len() * 32);
     o.extend_from_slice(MAGIC);
     o.extend_from_slice(&spec.handled_fs.to_le_bytes());

@@ -9,17 +9,20 @@ use crate::backend::seccomp;
 use std::os::unix::ffi::OsStrExt;
 
 impl LayerSpec {
-    /// Builds the ruleset and the seccomp program, then applies, in this
-    /// order: no_new_privs, capabilities dropped, landlock, seccomp, file
-    /// descriptors closed. Nothing is applied when building fails; after
-    /// the first step the process must exec or exit. When the filter hands
-    /// calls to a broker, returns its listener (already closed in the
+    /// Builds the ruleset, then applies, in this order: no_new_privs,
+    /// capabilities dropped, landlock, the seccomp `program` (this layer's
+    /// filter, `seccomp::compile` of `self.sockets` and `self.fs`, compiled
+    /// by the caller before it forks so that a broker reads the same one),
+    /// file descriptors closed. Nothing is applied when building fails;
+    /// after the first step the process must exec or exit. When the filter
+    /// hands calls to a broker, returns its listener (already closed in the
     /// command's descriptor table but for the one returned, which the
     /// caller must hand out and close before exec).
-    pub fn apply(&self) -> Result<Option<std::os::fd::OwnedFd>, String> {
+    pub fn apply(
+        &self,
+        program: &seccomp::Program,
+    ) -> Result<Option<std::os::fd::OwnedFd>, String> {
         let ruleset = self.build_ruleset()?;
-        let program = seccomp::compile(self.sockets, self.fs)?;
-
         // SAFETY: plain prctl.
         if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
             return Err(format!(
@@ -37,7 +40,7 @@ impl LayerSpec {
                 status.ruleset
             ));
         }
-        let listener = seccomp::install(&program, self.fs.brokered())?;
+        let listener = seccomp::install(program, self.fs.brokered())?;
         let mut keep = self.keep_fds.clone();
         if let Some(l) = &listener {
             use std::os::fd::AsRawFd;

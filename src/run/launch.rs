@@ -127,9 +127,14 @@ fn landlock(
     side: Option<crate::exec::Side<'_>>,
 ) -> i32 {
     let path_var = std::env::var_os("PATH");
+    // Compiled once, here: the command installs it and the broker reads it.
+    let filter = match crate::backend::seccomp::compile(spec.sockets, spec.fs) {
+        Ok(f) => f,
+        Err(e) => return say(&Refusal::unavailable(e)),
+    };
     // The broker's program: the same rules, for the same checks.
     let program = if spec.fs.brokered() {
-        match crate::backend::program::encode(spec, &[]) {
+        match crate::backend::program::encode_compiled(spec, &[], &filter) {
             Ok(mut p) => {
                 if let Some(fd) = obs {
                     crate::backend::stub_format::set_report_fd(&mut p, fd);
@@ -144,7 +149,7 @@ fn landlock(
     let apply = |keep: Option<i32>| {
         let mut s = spec.clone();
         s.keep_fds.extend(keep);
-        s.apply()
+        s.apply(&filter)
     };
     let exec = || crate::exec::exec_command(argv, envp, path_var.as_deref());
     crate::exec::supervise_watched(
