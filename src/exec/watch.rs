@@ -295,6 +295,11 @@ fn watcher(
         }
     };
     let child_chan = chan.as_ref().map(|(_, c)| c.as_raw_fd());
+    // Made before the command starts, so that none of it is left to do once
+    // the command runs: on two cores the watcher woken by the hand-over
+    // often waits for the command's CPU until the command exits.
+    let sfd = SignalFd::new(mask);
+    let parsed = program.and_then(|p| crate::backend::stub_format::Program::parse(p).ok());
     let cmd = spawn(old, || {
         // Back in dcjail's process group: the caller's job.
         // SAFETY: plain setpgid on ourselves.
@@ -331,7 +336,6 @@ fn watcher(
             _ => None,
         }
     });
-    let parsed = program.and_then(|p| crate::backend::stub_format::Program::parse(p).ok());
     if listener.is_some() && !drop_caps() {
         // A broker with more rights than the command would be a way out.
         // SAFETY: plain kill of our child.
@@ -341,7 +345,6 @@ fn watcher(
         send(msg, STATUS, 122);
         return 0;
     }
-    let sfd = SignalFd::new(mask);
     let status = serve(cmd, sfd.as_ref(), listener.as_ref(), parsed.as_ref(), life);
     kill_tree();
     send(msg, STATUS, status);
