@@ -391,6 +391,154 @@ fn nothing_outside_the_writable_roots_or_protected_is_truncated() {
     }
 }
 
+/// Sends `fd` over `sock` with one byte (SCM_RIGHTS), as a host process
+/// would hand a descriptor to the command.
+fn send_fd(sock: &std::os::unix::net::UnixStream, fd: i32) {
+    use std::os::fd::AsRawFd;
+    let mut byte = [b'F'];
+    let mut iov = libc::iovec {
+        iov_base: byte.as_mut_ptr().cast(),
+        iov_len: 1,
+    };
+    // SAFETY: CMSG_SPACE of one int, and a msghdr pointing at live buffers.
+    unsafe {
+        let space = libc::CMSG_SPACE(std::mem::size_of::<i32>() as u32) as usize;
+        let mut cbuf = vec![0u8; space];
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = cbuf.as_mut_ptr().cast();
+        msg.msg_controllen = space as _;
+        let c = libc::CMSG_FIRSTHDR(&msg);
+        (*c).cmsg_level = libc::SOL_SOCKET;
+        (*c).cmsg_type = libc::SCM_RIGHTS;
+        (*c).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<i32>() as u32) as _;
+        std::ptr::write_unaligned(libc::CMSG_DATA(c).cast::<i32>(), fd);
+        assert_eq!(libc::sendmsg(sock.as_raw_fd(), &msg, 0), 1);
+    }
+}
+
+/// Truncation through a descriptor that reaches the command after it
+/// started: a read-only descriptor of a host file outside the writable
+/// roots, sent over a unix socket (the command's standard input, or one it
+/// connects to with unix sockets allowed). Its magic link names the file by
+/// the sender's mount, past the sandbox's read-only one, so under bwrap the
+/// layer keeps landlock's truncate right for such runs (it leaves it to the
+/// mounts only when no descriptor can reach past them). The control
+/// empties the file; every sandboxed run leaves it whole.
+#[test]
+fn a_descriptor_handed_in_over_a_socket_truncates_nothing() {
+    use std::os::fd::{AsRawFd, OwnedFd};
+    use std::os::unix::net::{UnixListener, UnixStream};
+    const TAKE: &str = r#"
+_, fds, _, _ = socket.recv_fds(s, 16, 4)
+n = fds[0]
+for what, f in [("truncate", lambda: os.truncate(f"/proc/self/fd/{n}", 0)),
+                ("open", lambda: os.close(os.open(f"/proc/self/fd/{n}", os.O_RDONLY | os.O_TRUNC)))]:
+    try:
+        f(); print(what, "done")
+    except OSError as e:
+        print(what, "refused", e.errno)
+print("RAN-TRUNC")
+"#;
+    for nobody in users() {
+        let t = T::new("trunc-fd", nobody);
+        let victim = t.out.join("handed");
+        let reset = || {
+            std::fs::write(&victim, "whole\n").unwrap();
+            t.own();
+        };
+        // Over the command's standard input.
+        let py = t.root.join("on-stdin.py");
+        std::fs::write(
+            &py,
+            format!("import os, socket\ns = socket.socket(fileno=0)\n{TAKE}"),
+        )
+        .unwrap();
+        let on_stdin = format!("python3 {}", py.display());
+        let socket_stdin = || -> Stdio {
+            let (mine, theirs) = UnixStream::pair().unwrap();
+            let f = std::fs::File::open(&victim).unwrap();
+            send_fd(&mine, f.as_raw_fd());
+            Stdio::from(OwnedFd::from(theirs))
+        };
+        let plain = t.policy("workspace-write", false);
+        reset();
+        let o = t.run_with(None, &plain, &on_stdin, socket_stdin());
+        assert_eq!(
+            std::fs::read(&victim).unwrap(),
+            b"",
+            "control: {}",
+            text(&o)
+        );
+        for mode in ["read-only", "workspace-write"] {
+            for b in backends() {
+                reset();
+                let o = t.run_with(Some(b), &t.policy(mode, false), &on_stdin, socket_stdin());
+                assert!(
+                    String::from_utf8_lossy(&o.stdout).contains("RAN-TRUNC"),
+                    "{b} {mode} nobody={nobody}: did not run: {}",
+                    text(&o)
+                );
+                assert_eq!(
+                    std::fs::read(&victim).unwrap(),
+                    b"whole\n",
+                    "{b} {mode} nobody={nobody}: truncated through a descriptor sent on stdin: {}",
+                    text(&o)
+                );
+            }
+        }
+        // From a host server the command connects to.
+        let sock = t.out.join("srv.sock");
+        let unix = t.root.join("policy-unix.toml");
+        std::fs::write(
+            &unix,
+            "[permission]\noutcome = \"allow\"\napproval = \"granted\"\n\
+             [sandbox]\nmode = \"workspace-write\"\n\
+             [sandbox.filesystem]\nprotect_defaults = false\n\
+             [sandbox.network]\nmode = \"full\"\nallow_unix_sockets = true\n",
+        )
+        .unwrap();
+        let py = t.root.join("connected.py");
+        std::fs::write(
+            &py,
+            format!(
+                "import os, socket\ns = socket.socket(socket.AF_UNIX)\ns.connect({:?})\n{TAKE}",
+                sock.to_str().unwrap()
+            ),
+        )
+        .unwrap();
+        let connected = format!("python3 {}", py.display());
+        for b in [None].into_iter().chain(backends().into_iter().map(Some)) {
+            reset();
+            let _ = std::fs::remove_file(&sock);
+            let l = UnixListener::bind(&sock).unwrap();
+            std::fs::set_permissions(&sock, std::fs::Permissions::from_mode(0o777)).unwrap();
+            let handed = victim.clone();
+            let server = std::thread::spawn(move || {
+                if let Ok((c, _)) = l.accept() {
+                    let f = std::fs::File::open(&handed).unwrap();
+                    send_fd(&c, f.as_raw_fd());
+                }
+            });
+            let o = t.run(b, &unix, &connected);
+            let want: &[u8] = if b.is_none() { b"" } else { b"whole\n" };
+            assert!(
+                String::from_utf8_lossy(&o.stdout).contains("RAN-TRUNC"),
+                "{b:?} nobody={nobody}: did not run: {}",
+                text(&o)
+            );
+            assert_eq!(
+                std::fs::read(&victim).unwrap(),
+                want,
+                "{b:?} nobody={nobody}: a descriptor from a host server: {}",
+                text(&o)
+            );
+            server.join().unwrap();
+        }
+    }
+}
+
 /// A descriptor the caller opens names its file by the caller's mount:
 /// standard input on the workspace directory, or on a protected file, would
 /// let the command write the protected file and read a masked one by

@@ -61,38 +61,107 @@ pub(super) fn without_symlinks(p: &Path) -> Option<(PathBuf, std::fs::Metadata)>
 /// write subtraction (protected paths, deny_write) is left to the read-only
 /// mounts, which landlock cannot express and bwrap enforces.
 fn layer_spec(plan: &Plan) -> Result<crate::backend::landlock::LayerSpec, String> {
-    use crate::backend::landlock::{layer_spec_with, WriteSubtraction};
+    let mut spec = layer_spec_for(plan, true)?;
+    if !descriptors_reach_past_the_mounts(plan, &spec) {
+        trim(&mut spec, crate::backend::landlock::access::TRUNCATE);
+    }
+    Ok(spec)
+}
+
+/// The layer, with truncation handled when `truncation` (a descriptor the
+/// command holds or can be handed reaches a host file past the mounts).
+fn layer_spec_for(
+    plan: &Plan,
+    truncation: bool,
+) -> Result<crate::backend::landlock::LayerSpec, String> {
+    use crate::backend::landlock::{access, layer_spec_with, WriteSubtraction};
     let mut spec = layer_spec_with(plan, WriteSubtraction::ByMounts)?;
     if plan.effective_net() == NetMode::Allowlist {
         // The proxy's listener inside the namespace (net::session).
         spec.tcp_connect_ports = vec![super::SANDBOX_PROXY_PORT];
     }
-    trim_to_mounts(&mut spec);
+    let mut leave = 0;
+    if reads_everywhere(&spec) {
+        leave |= access::READ;
+    }
+    if !truncation {
+        leave |= access::TRUNCATE;
+    }
+    trim(&mut spec, leave);
     Ok(spec)
 }
 
-/// Leaves reading and executing out of the layer when it grants them at `/`
-/// (no `deny_read` path outside the writable roots; bwrap's mounts mask the
-/// ones inside): the rule would allow every read it checks, and a handled
-/// right costs a walk up the path on every open that asks for it (`find`,
-/// `git status` and builds open files by the hundred thousand).
-/// Truncation stays handled although landlock asks for it on every open:
-/// the mounts alone would let `truncate("/proc/self/fd/0")` reach a host
-/// file the caller redirected into the command, through the caller's mount.
-fn trim_to_mounts(spec: &mut crate::backend::landlock::LayerSpec) {
+/// Reading and executing are granted at `/` (no `deny_read` path outside
+/// the writable roots; bwrap's mounts mask the ones inside): the rule
+/// would allow every read it checks.
+fn reads_everywhere(spec: &crate::backend::landlock::LayerSpec) -> bool {
     use crate::backend::landlock::access;
-    let reads_everywhere = spec
-        .fs_rules
+    spec.fs_rules
         .iter()
-        .any(|r| r.path == std::path::Path::new("/") && r.access & access::READ == access::READ);
-    if !reads_everywhere {
+        .any(|r| r.path == std::path::Path::new("/") && r.access & access::READ == access::READ)
+}
+
+/// Leaves the rights `leave` to the mounts: a handled right costs a walk up
+/// the path on every open that asks for it, and landlock asks for
+/// truncation on every open (`find`, `git status` and builds open files by
+/// the hundred thousand). Reading is left when the layer would grant it
+/// everywhere anyway. Truncation is left when no descriptor reaches a host
+/// file past the mounts (`descriptors_reach_past_the_mounts`): every path
+/// the command can name outside the writable roots, and every kept path
+/// inside them, is then on a read-only mount, where truncating gives EROFS.
+fn trim(spec: &mut crate::backend::landlock::LayerSpec, leave: u64) {
+    if leave == 0 {
         return;
     }
-    spec.handled_fs &= !access::READ;
+    spec.handled_fs &= !leave;
     for r in &mut spec.fs_rules {
         r.access &= spec.handled_fs;
     }
     spec.fs_rules.retain(|r| r.access != 0);
+}
+
+/// Whether the command could truncate a host file through a descriptor
+/// rather than a path: a descriptor names its file by the caller's mount,
+/// which is writable, so `truncate("/proc/self/fd/N")` or an
+/// `O_RDONLY|O_TRUNC` open of it passes the sandbox's read-only mounts, and
+/// only landlock's truncate right stops it. True when a standard descriptor
+/// is a regular file not open for writing outside the writable roots (open
+/// for writing, the caller granted `ftruncate` on it already; inside a
+/// root it may be truncated anyway; a kept path there is refused by
+/// `check_stdio`), when one is a socket (descriptors can arrive over it),
+/// when the command may make unix sockets (a host process could send it
+/// one), when another descriptor survives into the command, or when a
+/// descriptor cannot be read.
+fn descriptors_reach_past_the_mounts(
+    plan: &Plan,
+    spec: &crate::backend::landlock::LayerSpec,
+) -> bool {
+    if spec.sockets.allow_unix || !spec.keep_fds.is_empty() {
+        return true;
+    }
+    (0..3).any(|fd| {
+        // SAFETY: fstat into a zeroed buffer of the right type.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        if unsafe { libc::fstat(fd, &mut st) } != 0 {
+            // Closed: the second stage puts /dev/null there.
+            return false;
+        }
+        match st.st_mode & libc::S_IFMT {
+            libc::S_IFSOCK => true,
+            libc::S_IFREG => {
+                // SAFETY: F_GETFL only reads the descriptor's flags.
+                let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+                let writing = fl >= 0
+                    && fl & libc::O_PATH == 0
+                    && matches!(fl & libc::O_ACCMODE, libc::O_WRONLY | libc::O_RDWR);
+                !writing
+                    && !std::fs::read_link(format!("/proc/self/fd/{fd}")).is_ok_and(|p| {
+                        p.is_absolute() && plan.fs.writable.iter().any(|r| p.starts_with(r))
+                    })
+            }
+            _ => false,
+        }
+    })
 }
 
 /// `layer_spec`, checked against this kernel.
@@ -222,7 +291,7 @@ mod tests {
 
     #[test]
     fn with_nothing_denied_outside_the_roots_the_layer_leaves_reads_to_the_mounts() {
-        let spec = layer_spec(&plan_denying(&[])).unwrap();
+        let spec = layer_spec_for(&plan_denying(&[]), true).unwrap();
         assert_eq!(spec.handled_fs & access::READ, 0);
         assert_eq!(spec.handled_fs & access::TRUNCATE, access::TRUNCATE);
         assert_eq!(spec.handled_fs & access::WRITE_FILE, access::WRITE_FILE);
@@ -231,9 +300,24 @@ mod tests {
     }
 
     #[test]
+    fn truncation_is_left_to_the_mounts_only_when_no_descriptor_reaches_past_them() {
+        for denied in [&[][..], &["/etc/hostname"][..]] {
+            let kept = layer_spec_for(&plan_denying(denied), true).unwrap();
+            let left = layer_spec_for(&plan_denying(denied), false).unwrap();
+            assert_eq!(kept.handled_fs & access::TRUNCATE, access::TRUNCATE);
+            assert_eq!(left.handled_fs & access::TRUNCATE, 0);
+            // Nothing else changes: the same rights, the same rules.
+            assert_eq!(left.handled_fs, kept.handled_fs & !access::TRUNCATE);
+            assert_eq!(left.handled_fs & access::WRITE_FILE, access::WRITE_FILE);
+            assert_rules_within_handled(&left);
+            assert_rules_within_handled(&kept);
+        }
+    }
+
+    #[test]
     fn a_denied_path_outside_the_roots_keeps_reads_handled() {
         // /etc is outside every writable root of a read-only plan.
-        let spec = layer_spec(&plan_denying(&["/etc/hostname"])).unwrap();
+        let spec = layer_spec_for(&plan_denying(&["/etc/hostname"]), true).unwrap();
         assert_eq!(spec.handled_fs & access::READ, access::READ);
         assert_eq!(spec.handled_fs & access::TRUNCATE, access::TRUNCATE);
         assert!(!spec
