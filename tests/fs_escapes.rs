@@ -321,22 +321,13 @@ fn nothing_outside_the_writable_roots_or_protected_is_truncated() {
             "control: {}",
             text(&o)
         );
-        for mode in ["read-only", "workspace-write"] {
-            for b in backends() {
-                let o = t.run_with(Some(b), &t.policy(mode, false), script, stdin());
-                assert!(
-                    String::from_utf8_lossy(&o.stdout).contains("RAN-TRUNC"),
-                    "{b} {mode} nobody={nobody}: did not run: {}",
-                    text(&o)
-                );
-                assert_eq!(
-                    std::fs::read(&victim).unwrap(),
-                    b"whole\n",
-                    "{b} {mode} nobody={nobody}: truncated through the caller's descriptor: {}",
-                    text(&o)
-                );
-            }
-        }
+        stays_whole_in_every_sandbox(
+            &t,
+            script,
+            &victim,
+            "truncated through the caller's descriptor",
+            &stdin,
+        );
         let outside = t.out.join("victim");
         let protected = t.ws.join(".bashrc");
         for attack in TRUNCATE_ATTACKS {
@@ -387,6 +378,35 @@ fn nothing_outside_the_writable_roots_or_protected_is_truncated() {
                     }
                 }
             }
+        }
+    }
+}
+
+/// Runs `script` under each backend in read-only and workspace-write, with
+/// the standard input `stdin` makes (it also resets `victim`), and checks
+/// that the command ran (it prints RAN-TRUNC) and `victim` stayed whole.
+fn stays_whole_in_every_sandbox(
+    t: &T,
+    script: &str,
+    victim: &Path,
+    what: &str,
+    stdin: &dyn Fn() -> Stdio,
+) {
+    let nobody = t.nobody;
+    for mode in ["read-only", "workspace-write"] {
+        for b in backends() {
+            let o = t.run_with(Some(b), &t.policy(mode, false), script, stdin());
+            assert!(
+                String::from_utf8_lossy(&o.stdout).contains("RAN-TRUNC"),
+                "{b} {mode} nobody={nobody}: did not run: {}",
+                text(&o)
+            );
+            assert_eq!(
+                std::fs::read(victim).unwrap(),
+                b"whole\n",
+                "{b} {mode} nobody={nobody}: {what}: {}",
+                text(&o)
+            );
         }
     }
 }
@@ -471,23 +491,16 @@ print("RAN-TRUNC")
             "control: {}",
             text(&o)
         );
-        for mode in ["read-only", "workspace-write"] {
-            for b in backends() {
+        stays_whole_in_every_sandbox(
+            &t,
+            &on_stdin,
+            &victim,
+            "truncated through a descriptor sent on stdin",
+            &|| {
                 reset();
-                let o = t.run_with(Some(b), &t.policy(mode, false), &on_stdin, socket_stdin());
-                assert!(
-                    String::from_utf8_lossy(&o.stdout).contains("RAN-TRUNC"),
-                    "{b} {mode} nobody={nobody}: did not run: {}",
-                    text(&o)
-                );
-                assert_eq!(
-                    std::fs::read(&victim).unwrap(),
-                    b"whole\n",
-                    "{b} {mode} nobody={nobody}: truncated through a descriptor sent on stdin: {}",
-                    text(&o)
-                );
-            }
-        }
+                socket_stdin()
+            },
+        );
         // From a host server the command connects to.
         let sock = t.out.join("srv.sock");
         let unix = t.root.join("policy-unix.toml");
