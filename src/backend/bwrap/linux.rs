@@ -61,33 +61,25 @@ pub(super) fn without_symlinks(p: &Path) -> Option<(PathBuf, std::fs::Metadata)>
 /// write subtraction (protected paths, deny_write) is left to the read-only
 /// mounts, which landlock cannot express and bwrap enforces.
 fn layer_spec(plan: &Plan) -> Result<crate::backend::landlock::LayerSpec, String> {
-    let mut spec = layer_spec_for(plan, true)?;
+    let mut spec = layer_with_truncation(plan)?;
     if !descriptors_reach_past_the_mounts(plan, &spec) {
         trim(&mut spec, crate::backend::landlock::access::TRUNCATE);
     }
     Ok(spec)
 }
 
-/// The layer, with truncation handled when `truncation` (a descriptor the
-/// command holds or can be handed reaches a host file past the mounts).
-fn layer_spec_for(
-    plan: &Plan,
-    truncation: bool,
-) -> Result<crate::backend::landlock::LayerSpec, String> {
+/// The layer with truncation handled, as when a descriptor the command
+/// holds or can be handed reaches a host file past the mounts.
+fn layer_with_truncation(plan: &Plan) -> Result<crate::backend::landlock::LayerSpec, String> {
     use crate::backend::landlock::{access, layer_spec_with, WriteSubtraction};
     let mut spec = layer_spec_with(plan, WriteSubtraction::ByMounts)?;
     if plan.effective_net() == NetMode::Allowlist {
         // The proxy's listener inside the namespace (net::session).
         spec.tcp_connect_ports = vec![super::SANDBOX_PROXY_PORT];
     }
-    let mut leave = 0;
     if reads_everywhere(&spec) {
-        leave |= access::READ;
+        trim(&mut spec, access::READ);
     }
-    if !truncation {
-        leave |= access::TRUNCATE;
-    }
-    trim(&mut spec, leave);
     Ok(spec)
 }
 
@@ -110,9 +102,6 @@ fn reads_everywhere(spec: &crate::backend::landlock::LayerSpec) -> bool {
 /// the command can name outside the writable roots, and every kept path
 /// inside them, is then on a read-only mount, where truncating gives EROFS.
 fn trim(spec: &mut crate::backend::landlock::LayerSpec, leave: u64) {
-    if leave == 0 {
-        return;
-    }
     spec.handled_fs &= !leave;
     for r in &mut spec.fs_rules {
         r.access &= spec.handled_fs;
@@ -291,7 +280,7 @@ mod tests {
 
     #[test]
     fn with_nothing_denied_outside_the_roots_the_layer_leaves_reads_to_the_mounts() {
-        let spec = layer_spec_for(&plan_denying(&[]), true).unwrap();
+        let spec = layer_with_truncation(&plan_denying(&[])).unwrap();
         assert_eq!(spec.handled_fs & access::READ, 0);
         assert_eq!(spec.handled_fs & access::TRUNCATE, access::TRUNCATE);
         assert_eq!(spec.handled_fs & access::WRITE_FILE, access::WRITE_FILE);
@@ -302,8 +291,9 @@ mod tests {
     #[test]
     fn truncation_is_left_to_the_mounts_only_when_no_descriptor_reaches_past_them() {
         for denied in [&[][..], &["/etc/hostname"][..]] {
-            let kept = layer_spec_for(&plan_denying(denied), true).unwrap();
-            let left = layer_spec_for(&plan_denying(denied), false).unwrap();
+            let kept = layer_with_truncation(&plan_denying(denied)).unwrap();
+            let mut left = kept.clone();
+            trim(&mut left, access::TRUNCATE);
             assert_eq!(kept.handled_fs & access::TRUNCATE, access::TRUNCATE);
             assert_eq!(left.handled_fs & access::TRUNCATE, 0);
             // Nothing else changes: the same rights, the same rules.
@@ -317,7 +307,7 @@ mod tests {
     #[test]
     fn a_denied_path_outside_the_roots_keeps_reads_handled() {
         // /etc is outside every writable root of a read-only plan.
-        let spec = layer_spec_for(&plan_denying(&["/etc/hostname"]), true).unwrap();
+        let spec = layer_with_truncation(&plan_denying(&["/etc/hostname"])).unwrap();
         assert_eq!(spec.handled_fs & access::READ, access::READ);
         assert_eq!(spec.handled_fs & access::TRUNCATE, access::TRUNCATE);
         assert!(!spec
