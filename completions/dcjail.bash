@@ -48,7 +48,7 @@ _dcjail() {
             continue
         fi
         case "$node:$w" in
-            dcjail:--policy|dcjail:--policy-fd|dcjail:--policy-format|dcjail:--mode|dcjail:--tool|dcjail:--permission|dcjail:--rule|dcjail:--approval|dcjail:--classifier|dcjail:--path|dcjail:--worktree|dcjail:--plan-card|dcjail:--sandbox-mode|dcjail:--backend|dcjail:--workspace|dcjail:--allow-read|dcjail:--deny-read|dcjail:--allow-write|dcjail:--deny-write|dcjail:--net|dcjail:--allow-domain|dcjail:--deny-domain|dcjail:--timeout|dcjail:--report|dcjail:--events|explain:--policy|explain:--policy-fd|explain:--policy-format|explain:--mode|explain:--tool|explain:--permission|explain:--rule|explain:--approval|explain:--classifier|explain:--path|explain:--worktree|explain:--plan-card|explain:--sandbox-mode|explain:--backend|explain:--workspace|explain:--allow-read|explain:--deny-read|explain:--allow-write|explain:--deny-write|explain:--net|explain:--allow-domain|explain:--deny-domain|explain:--timeout|explain:--report|explain:--events|explain:--denials|worktree_enter:--base|worktree_enter:--policy|worktree_enter:--mode|worktree_enter:--plan-card|hook:--policy|hook:--policy-format) value="$w" ;;
+            dcjail:--policy|dcjail:--policy-fd|dcjail:--policy-format|dcjail:--mode|dcjail:--tool|dcjail:--permission|dcjail:--rule|dcjail:--approval|dcjail:--classifier|dcjail:--path|dcjail:--worktree|dcjail:--plan-card|dcjail:--sandbox-mode|dcjail:--backend|dcjail:--workspace|dcjail:--allow-read|dcjail:--deny-read|dcjail:--allow-write|dcjail:--deny-write|dcjail:--net|dcjail:--allow-domain|dcjail:--deny-domain|dcjail:--timeout|dcjail:--report|dcjail:--events|explain:--policy|explain:--policy-fd|explain:--policy-format|explain:--mode|explain:--tool|explain:--permission|explain:--rule|explain:--approval|explain:--classifier|explain:--path|explain:--worktree|explain:--plan-card|explain:--sandbox-mode|explain:--backend|explain:--workspace|explain:--allow-read|explain:--deny-read|explain:--allow-write|explain:--deny-write|explain:--net|explain:--allow-domain|explain:--deny-domain|explain:--timeout|explain:--report|explain:--events|explain:--denials|worktree_enter:--base|worktree_enter:--policy|worktree_enter:--mode|worktree_enter:--plan-card|hook:--policy|hook:--policy-format|hook:--settings) value="$w" ;;
             *:-*) ;;
             *)
                 if (( i == start )); then
@@ -125,6 +125,7 @@ _dcjail() {
             worktree_enter:--plan-card) _dcjail_files ;;
             hook:--policy) _dcjail_files ;;
             hook:--policy-format) _dcjail_add -W 'dcjail srt claude-code codex' ;;
+            hook:--settings) _dcjail_files ;;
         esac
         return 0
     fi
@@ -146,7 +147,7 @@ _dcjail() {
             worktree) _dcjail_add -W '-h --help' ;;
             worktree_enter) _dcjail_add -W '--base --json --policy --mode --plan-card -h --help' ;;
             worktree_exit) _dcjail_add -W '--json -h --help' ;;
-            hook) _dcjail_add -W '--policy --policy-format --ask --check -h --help' ;;
+            hook) _dcjail_add -W '--policy --policy-format --ask --check --install --settings -h --help' ;;
             import) _dcjail_add -W '-h --help' ;;
             setup) _dcjail_add -W '-h --help' ;;
             setup_apparmor) _dcjail_add -W '--install -h --help' ;;

@@ -30,7 +30,7 @@ function __dcjail_state
             continue
         end
         switch "$node:$w"
-            case 'dcjail:--policy' 'dcjail:--policy-fd' 'dcjail:--policy-format' 'dcjail:--mode' 'dcjail:--tool' 'dcjail:--permission' 'dcjail:--rule' 'dcjail:--approval' 'dcjail:--classifier' 'dcjail:--path' 'dcjail:--worktree' 'dcjail:--plan-card' 'dcjail:--sandbox-mode' 'dcjail:--backend' 'dcjail:--workspace' 'dcjail:--allow-read' 'dcjail:--deny-read' 'dcjail:--allow-write' 'dcjail:--deny-write' 'dcjail:--net' 'dcjail:--allow-domain' 'dcjail:--deny-domain' 'dcjail:--timeout' 'dcjail:--report' 'dcjail:--events' 'explain:--policy' 'explain:--policy-fd' 'explain:--policy-format' 'explain:--mode' 'explain:--tool' 'explain:--permission' 'explain:--rule' 'explain:--approval' 'explain:--classifier' 'explain:--path' 'explain:--worktree' 'explain:--plan-card' 'explain:--sandbox-mode' 'explain:--backend' 'explain:--workspace' 'explain:--allow-read' 'explain:--deny-read' 'explain:--allow-write' 'explain:--deny-write' 'explain:--net' 'explain:--allow-domain' 'explain:--deny-domain' 'explain:--timeout' 'explain:--report' 'explain:--events' 'explain:--denials' 'worktree_enter:--base' 'worktree_enter:--policy' 'worktree_enter:--mode' 'worktree_enter:--plan-card' 'hook:--policy' 'hook:--policy-format'
+            case 'dcjail:--policy' 'dcjail:--policy-fd' 'dcjail:--policy-format' 'dcjail:--mode' 'dcjail:--tool' 'dcjail:--permission' 'dcjail:--rule' 'dcjail:--approval' 'dcjail:--classifier' 'dcjail:--path' 'dcjail:--worktree' 'dcjail:--plan-card' 'dcjail:--sandbox-mode' 'dcjail:--backend' 'dcjail:--workspace' 'dcjail:--allow-read' 'dcjail:--deny-read' 'dcjail:--allow-write' 'dcjail:--deny-write' 'dcjail:--net' 'dcjail:--allow-domain' 'dcjail:--deny-domain' 'dcjail:--timeout' 'dcjail:--report' 'dcjail:--events' 'explain:--policy' 'explain:--policy-fd' 'explain:--policy-format' 'explain:--mode' 'explain:--tool' 'explain:--permission' 'explain:--rule' 'explain:--approval' 'explain:--classifier' 'explain:--path' 'explain:--worktree' 'explain:--plan-card' 'explain:--sandbox-mode' 'explain:--backend' 'explain:--workspace' 'explain:--allow-read' 'explain:--deny-read' 'explain:--allow-write' 'explain:--deny-write' 'explain:--net' 'explain:--allow-domain' 'explain:--deny-domain' 'explain:--timeout' 'explain:--report' 'explain:--events' 'explain:--denials' 'worktree_enter:--base' 'worktree_enter:--policy' 'worktree_enter:--mode' 'worktree_enter:--plan-card' 'hook:--policy' 'hook:--policy-format' 'hook:--settings'
                 set value $w
                 continue
             case '*:-*'
@@ -171,7 +171,7 @@ complete -c dcjail -n __dcjail_in_command -a '(__dcjail_complete_command)'
 complete -c dcjail -n '__dcjail_at dcjail' -a 'explain' -d 'print the decision and the enforcement plan; run nothing'
 complete -c dcjail -n '__dcjail_at dcjail' -a 'doctor' -d 'what this machine can enforce, backend by backend'
 complete -c dcjail -n '__dcjail_at dcjail' -a 'worktree' -d 'make a throwaway git worktree, or fold one back'
-complete -c dcjail -n '__dcjail_at dcjail' -a 'hook' -d 'answer an agent\'s PreToolUse hook: a shell call comes back wrapped in dcjail'
+complete -c dcjail -n '__dcjail_at dcjail' -a 'hook' -d 'answer an agent\'s PreToolUse hook: shell calls run under dcjail, file tools are held to the same policy'
 complete -c dcjail -n '__dcjail_at dcjail' -a 'import' -d 'print the dcjail policy (TOML) equivalent to another tool\'s settings'
 complete -c dcjail -n '__dcjail_at dcjail' -a 'setup' -d 'make this machine able to run what dcjail needs'
 complete -c dcjail -n '__dcjail_at dcjail' -a 'help' -d 'print the help of dcjail, or of one subcommand'
@@ -276,10 +276,12 @@ complete -c dcjail -n '__dcjail_at worktree_help' -a 'help' -d 'Print this messa
 
 # hook
 complete -c dcjail -n '__dcjail_free hook' -a 'claude-code codex'
-complete -c dcjail -n '__dcjail_is hook' -l policy -r -F -d 'Policy for the wrapped calls; also from env DCJAIL_POLICY. Default: the embedded profile'
+complete -c dcjail -n '__dcjail_is hook' -l policy -r -F -d 'Policy for the agent\'s calls; also from env DCJAIL_POLICY. Default: the project writable, protected paths held, no network'
 complete -c dcjail -n '__dcjail_is hook' -l policy-format -x -a 'dcjail srt claude-code codex' -d 'How to read the policy file: dcjail, srt, claude-code, codex'
-complete -c dcjail -n '__dcjail_is hook' -l ask -d 'Answer "ask" instead of "allow" (Claude Code only): the user confirms each wrapped call'
-complete -c dcjail -n '__dcjail_is hook' -l check -d 'Answer a sample shell call, run the wrapped command and say whether it ran sandboxed'
+complete -c dcjail -n '__dcjail_is hook' -l ask -d 'Answer "ask" for every Bash call dcjail would run (Claude Code only): the user confirms each one'
+complete -c dcjail -n '__dcjail_is hook' -l check -d 'Check the agent\'s settings (the hook is there, and trusted for Codex), then run a sample call through dcjail'
+complete -c dcjail -n '__dcjail_is hook' -l install -d 'Write the integration into the agent\'s settings: Claude Code\'s shell prefix and hook, Codex\'s hook and its trust entry'
+complete -c dcjail -n '__dcjail_is hook' -l settings -r -F -d 'The settings file for --install and --check. Default: ~/.claude/settings.json ($CLAUDE_CONFIG_DIR), ~/.codex/config.toml ($CODEX_HOME)'
 complete -c dcjail -n '__dcjail_is hook' -s h -l help -d 'Print help (see more with \'--help\')'
 
 # import

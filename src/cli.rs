@@ -33,7 +33,7 @@ pub struct PolicyArgs {
     name = "dcjail",
     version,
     about = "Run COMMAND inside an OS sandbox under a resolved agent policy",
-    override_usage = "dcjail [OPTIONS] [--] COMMAND [ARG]...\n       dcjail explain [OPTIONS] [--] COMMAND [ARG]...\n       dcjail doctor [--json]\n       dcjail hook claude-code|codex [--policy FILE] [--policy-format FORMAT] [--ask] [--check]\n       dcjail import srt|claude-code|codex FILE\n       dcjail worktree enter [--base BRANCH] [--json] [--policy FILE] [--mode MODE] [--plan-card FILE]\n       dcjail worktree exit PATH [--json]\n       dcjail setup apparmor [--install]\n       dcjail help [SUBCOMMAND]",
+    override_usage = "dcjail [OPTIONS] [--] COMMAND [ARG]...\n       dcjail explain [OPTIONS] [--] COMMAND [ARG]...\n       dcjail doctor [--json]\n       dcjail hook claude-code|codex [--policy FILE] [--policy-format FORMAT] [--ask] [--check] [--install] [--settings FILE]\n       dcjail import srt|claude-code|codex FILE\n       dcjail worktree enter [--base BRANCH] [--json] [--policy FILE] [--mode MODE] [--plan-card FILE]\n       dcjail worktree exit PATH [--json]\n       dcjail setup apparmor [--install]\n       dcjail help [SUBCOMMAND]",
     after_help = "explain, doctor, worktree, hook, import, setup and help are subcommands as the first word only; `dcjail -- help` runs a command named help.\n\nExit status: the command's own (128+N on signal N); 124 timeout; 120 refused; 121 approval required; 122 sandbox unavailable; 125 usage or policy error; 126 not executable; 127 not found."
 )]
 pub struct RunCli {
@@ -115,6 +115,7 @@ pub fn main_with(args: Vec<OsString>) -> i32 {
         Some("help") => help_main(&args[2..]),
         #[cfg(target_os = "linux")]
         Some(crate::backend::bwrap::STAGE2) => crate::exec::stage2::main(&args),
+        _ if crate::hook::prefix::invoked(&args) => crate::hook::prefix::main(&args[1]),
         _ => run_main(args),
     }
 }
