@@ -8,10 +8,13 @@ cd "$(dirname "$0")/.."
 # The attack tests drive real tools: bubblewrap, curl, python3, git, setpriv;
 # the completion tests load the scripts in zsh and fish; libFuzzer needs g++;
 # the real-work suite (tests/realwork_*.rs) drives tmux, less, vi, node/npm
-# and a venv of the system's python3 (which uid 65534 can run too).
+# and a venv of the system's python3 (which uid 65534 can run too); the
+# escape tests set and read extended attributes (setfattr, getfattr) and
+# make namespaces with unshare; a denial test counts syscalls with strace.
 need=()
 for t in bwrap:bubblewrap curl:curl python3:python3 git:git setpriv:util-linux flock:util-linux \
-  zsh:zsh fish:fish g++:g++ tmux:tmux less:less vi:vim-tiny node:nodejs npm:npm; do
+  zsh:zsh fish:fish g++:g++ tmux:tmux less:less vi:vim-tiny node:nodejs npm:npm \
+  setfattr:attr getfattr:attr unshare:util-linux strace:strace; do
   command -v "${t%%:*}" >/dev/null 2>&1 || need+=("${t#*:}")
 done
 [ -x /usr/bin/python3 ] || need+=(python3)
@@ -44,6 +47,41 @@ if ! ls "$wheelhouse"/pytest-*.whl >/dev/null 2>&1; then
   pyver="$(/usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
   "$pip_python" -m pip download -q --disable-pip-version-check --only-binary=:all: \
     --python-version "$pyver" -d "$wheelhouse" pytest
+fi
+
+# The agent suite (tests/agents.rs) runs the real Claude Code and Codex CLIs
+# pinned in tests/agents/package-lock.json; they are installed in
+# target/agents once per lock (npm ci replaces node_modules whole). npm may
+# hold Claude Code's postinstall back (it puts the native binary in place of
+# bin/claude.exe): then it is run here.
+agents=target/agents
+mkdir -p "$agents"
+cp tests/agents/package.json tests/agents/package-lock.json "$agents/"
+lock_sum="$(sha256sum "$agents/package-lock.json" | cut -d' ' -f1)"
+pinned() {
+  node -p "require('./$agents/package.json').dependencies['$1']"
+}
+claude_version="$(pinned @anthropic-ai/claude-code)"
+codex_version="$(pinned @openai/codex)"
+claude_ok() {
+  "$agents/node_modules/.bin/claude" --version </dev/null 2>/dev/null | grep -Fw "$claude_version" >/dev/null
+}
+codex_ok() {
+  "$agents/node_modules/.bin/codex" --version </dev/null 2>/dev/null | grep -Fw "$codex_version" >/dev/null
+}
+if [ "$(cat "$agents/node_modules/.dcjail-lock" 2>/dev/null)" != "$lock_sum" ] || ! claude_ok || ! codex_ok; then
+  echo "== npm ci in $agents (Claude Code $claude_version, Codex $codex_version)"
+  (cd "$agents" && npm ci --no-audit --no-fund)
+  if ! claude_ok; then
+    node "$agents/node_modules/@anthropic-ai/claude-code/install.cjs"
+  fi
+  if ! claude_ok || ! codex_ok; then
+    echo "scripts/test.sh: the agents in $agents do not run:" >&2
+    "$agents/node_modules/.bin/claude" --version </dev/null >&2 || true
+    "$agents/node_modules/.bin/codex" --version </dev/null >&2 || true
+    exit 1
+  fi
+  echo "$lock_sum" >"$agents/node_modules/.dcjail-lock"
 fi
 
 echo "== cargo fmt --check"
