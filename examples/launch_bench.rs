@@ -10,7 +10,9 @@
 //! must exit 0 (a failing command would measure its refusal, not a launch):
 //! a failing command ends the benchmark, unless its NAME starts with `?`
 //! (an optional peer). Such a one is dropped from the rounds that follow and
-//! printed as `NAME failed REASON`; the others are still measured.
+//! printed as `NAME failed REASON`; the others are still measured. A NAME
+//! of the form `NAME<FILE` runs its command with FILE as stdin (a hook reads
+//! its input there); stdin is /dev/null otherwise.
 
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -38,10 +40,20 @@ fn main() {
             if failed[i].is_some() {
                 continue;
             }
+            let stdin = match c[0].split_once('<') {
+                Some((_, file)) => match std::fs::File::open(file) {
+                    Ok(f) => Stdio::from(f),
+                    Err(e) => {
+                        eprintln!("launch_bench: {file}: {e}");
+                        std::process::exit(1);
+                    }
+                },
+                None => Stdio::null(),
+            };
             let start = Instant::now();
             let status = Command::new(&c[1])
                 .args(&c[2..])
-                .stdin(Stdio::null())
+                .stdin(stdin)
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .status();
@@ -68,17 +80,23 @@ fn main() {
     }
     for ((c, t), f) in cmds.iter().zip(times.iter_mut()).zip(&failed) {
         if let Some(why) = f {
-            println!("{} failed {why}", c[0].trim_start_matches('?'));
+            println!("{} failed {why}", name(&c[0]));
             continue;
         }
         t.sort_by(f64::total_cmp);
         let q = |f: f64| t[((t.len() - 1) as f64 * f).round() as usize];
         println!(
             "{} {:.3} {:.3} {:.3}",
-            c[0].trim_start_matches('?'),
+            name(&c[0]),
             q(0.5),
             q(0.25),
             q(0.75)
         );
     }
+}
+
+/// The row's name: without the optional mark and the stdin file.
+fn name(n: &str) -> &str {
+    let n = n.trim_start_matches('?');
+    n.split_once('<').map_or(n, |(n, _)| n)
 }

@@ -88,6 +88,20 @@ cmds=(
   "$raw_bwrap"
   "$D --backend bwrap --net allowlist --allow-domain example.com -- /bin/true"
 )
+# The agent integration: a hook call as each agent makes one (the input on
+# stdin, the agent's variables set), and Claude Code's shell prefix (dcjail
+# with the line as its one argument) beside the same line run by dcjail
+# directly; the hook rows answer from the plan, starting nothing.
+mkdir -p "$work/proj"
+hookin() { printf '{"hook_event_name":"PreToolUse","permission_mode":"default","cwd":"%s","tool_name":"%s","tool_input":%s}' "$work/proj" "$1" "$2" >"$work/$3.json"; }
+hookin Bash '{"command":"make test"}' claude-bash
+hookin Write '{"file_path":"'"$work"'/proj/src/main.rs","content":"x"}' claude-write
+hookin Bash '{"command":"make test"}' codex-bash
+export CLAUDE_CODE_SHELL_PREFIX="$D" CLAUDE_PROJECT_DIR="$work"
+names+=("hook-claude-bash<$work/claude-bash.json" "hook-claude-write<$work/claude-write.json"
+  "hook-codex-bash<$work/codex-bash.json" claude-prefix bash-c)
+cmds+=("$D hook claude-code" "$D hook claude-code" "$D hook codex" "$D /bin/true"
+  "$D --sandbox-mode workspace-write --workspace $work -- bash -c /bin/true")
 if [ -n "${OLD:-}" ]; then
   names+=(old-landlock old-bwrap)
   cmds+=("$OLD --backend landlock -- /bin/true" "$OLD --backend bwrap -- /bin/true")
@@ -238,6 +252,7 @@ targets = {
     "landlock": ("added", 2.0, "under 2 ms added"),
     "bwrap": ("ratio", 1.25, "within 1.25x raw bwrap"),
     "bwrap-allowlist": ("vs-bwrap", 20.0, "under 20 ms over bwrap --net none"),
+    "claude-prefix": ("vs-bash-c", 0.5, "within 0.5 ms of the same line run by dcjail"),
 }
 for n, m in med.items():
     t = ""
@@ -248,6 +263,9 @@ for n, m in med.items():
         elif kind == "ratio":
             ok = m / med["raw-bwrap"] <= lim
             text += f" (ratio {m / med['raw-bwrap']:.2f})"
+        elif kind == "vs-bash-c":
+            ok = m - med["bash-c"] <= lim
+            text += f" ({m - med['bash-c']:+.2f} ms)"
         else:
             ok = m - med["bwrap"] <= lim
             text += f" (+{m - med['bwrap']:.2f} ms)"
