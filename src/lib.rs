@@ -25,6 +25,7 @@ pub mod policy;
 pub mod protected;
 pub mod run;
 pub mod setup;
+pub mod shellword;
 pub mod usage;
 pub mod walk;
 pub mod worktree;

@@ -19,6 +19,9 @@ const RANKS: &[(&str, u32)] = &[
     // with its one-line usage errors: leaves that many layers share.
     ("paths", 1),
     ("usage", 1),
+    // Quoting a word for a POSIX shell: the hook's rewritten command and
+    // the denial report's suggested options both need it.
+    ("shellword", 1),
     // The domain-pattern vocabulary lives under `net` (what the proxy
     // matches), but the policy schema parses it: a leaf below `policy`.
     ("net::domain", 1),

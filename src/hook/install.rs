@@ -15,7 +15,8 @@
 //! (`type`, `command`, `timeout` 600 unless set, `async`). Codex skips a hook
 //! without it, silently. Verified on the versions in `CODEX_VERIFIED`.
 
-use super::{shell::quote, Agent, HookCli};
+use super::{Agent, HookCli};
+use crate::shellword::quote;
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};

@@ -30,7 +30,8 @@ use std::ffi::OsString;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-pub use shell::{quote, repair_surrogates};
+pub use crate::shellword::{plain, quote};
+pub use shell::repair_surrogates;
 
 /// The largest hook input read; a shell call is far smaller.
 const MAX_INPUT: u64 = 16 * 1024 * 1024;
@@ -346,15 +347,7 @@ fn claude_bash(cli: &HookCli, input: &Map<String, Value>) -> Result<Option<Value
             prefix::VAR
         )));
     }
-    let o = session_overrides(cli, &call, Tool::Bash)?;
-    let argv = vec![
-        OsString::from("bash"),
-        OsString::from("-c"),
-        OsString::from(command),
-    ];
-    let plan = crate::run::decide_and_plan(&o, argv)?;
-    let choice = crate::run::select(&plan)?;
-    let how = how(&plan, &choice);
+    let (o, sandboxed, how) = shell_decision(cli, &call, command)?;
     let auto_allow = auto_allow(&o)?;
     Ok(if cli.ask {
         Some(decision(
@@ -362,11 +355,29 @@ fn claude_bash(cli: &HookCli, input: &Map<String, Value>) -> Result<Option<Value
             &format!("dcjail: if approved, {how}"),
             None,
         ))
-    } else if auto_allow == Some(true) && plan.sandboxed {
+    } else if auto_allow == Some(true) && sandboxed {
         Some(decision("allow", &format!("dcjail: {how}"), None))
     } else {
         None
     })
+}
+
+/// A shell call decided as dcjail would decide `bash -c COMMAND` in the
+/// session: its overrides, and how it runs (or the refusal).
+fn shell_decision(
+    cli: &HookCli,
+    call: &Call,
+    command: &str,
+) -> Result<(Overrides, bool, String), Refusal> {
+    let o = session_overrides(cli, call, Tool::Bash)?;
+    let argv = vec![
+        OsString::from("bash"),
+        OsString::from("-c"),
+        OsString::from(command),
+    ];
+    let plan = crate::run::decide_and_plan(&o, argv)?;
+    let choice = crate::run::select(&plan)?;
+    Ok((o, plan.sandboxed, how(&plan, &choice)))
 }
 
 fn how(plan: &crate::plan::Plan, choice: &crate::backend::Choice) -> String {
@@ -451,20 +462,13 @@ fn codex_bash(cli: &HookCli, input: &Map<String, Value>) -> Result<Value, Refusa
             "a patch typed through the shell (apply_patch <<EOF) is not checked path by path; send it with the apply_patch tool",
         ));
     }
-    let o = session_overrides(cli, &call, Tool::Bash)?;
-    let argv = vec![
-        OsString::from("bash"),
-        OsString::from("-c"),
-        OsString::from(command),
-    ];
-    let plan = crate::run::decide_and_plan(&o, argv)?;
-    let choice = crate::run::select(&plan)?;
+    let (o, _, how) = shell_decision(cli, &call, command)?;
     let wrapped = wrap(&o, command)?;
     let mut updated = call.tool_input.clone();
     updated.insert("command".into(), Value::String(wrapped));
     Ok(decision(
         "allow",
-        &format!("dcjail: {}", how(&plan, &choice)),
+        &format!("dcjail: {how}"),
         Some(Value::Object(updated)),
     ))
 }
@@ -589,7 +593,7 @@ pub fn wrap(o: &Overrides, command: &str) -> Result<String, Refusal> {
     debug_assert!(words
         .iter()
         .skip(1)
-        .all(|w| w.starts_with('\'') || shell::plain(w)));
+        .all(|w| w.starts_with('\'') || plain(w)));
     words.extend(["--".into(), "bash".into(), "-c".into(), quote(command)]);
     Ok(words.join(" "))
 }
@@ -610,7 +614,7 @@ fn check(cli: &HookCli) -> i32 {
         SUBCOMMAND_FAILED
     };
     match install::check_config(cli) {
-        Ok(said) => println!("settings:  {said}"),
+        Ok(said) => println!("settings:  {}", crate::error::one_line(&said)),
         Err(e) => return failed(&e),
     }
     match install::agent_version(cli.agent) {
@@ -626,7 +630,7 @@ fn check(cli: &HookCli) -> i32 {
         Err(e) => return failed(&e),
     };
     let text = String::from_utf8_lossy(&ran.stdout).trim().to_string();
-    println!("it printed: {text}");
+    println!("it printed: {}", crate::error::one_line(&text));
     if !text.starts_with("DCJAIL=1 ") {
         return failed("the sample command did not run under dcjail");
     }
@@ -705,7 +709,7 @@ fn sample(cli: &HookCli, command: &str) -> Result<std::process::Output, String> 
                     hso["permissionDecisionReason"].as_str().unwrap_or("")
                 ));
             };
-            println!("wrapped:   {cmd}");
+            println!("wrapped:   {}", crate::error::one_line(cmd));
             let mut c = std::process::Command::new("/bin/sh");
             c.arg("-c").arg(cmd);
             c

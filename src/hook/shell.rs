@@ -1,32 +1,7 @@
-//! The two pieces of text handling a hook needs to be exact: quoting a word
-//! for a POSIX shell, and reading the JSON a JavaScript agent writes, whose
-//! strings may hold lone UTF-16 surrogates. Pure.
+//! Reading the JSON a JavaScript agent writes, whose strings may hold lone
+//! UTF-16 surrogates, exactly as the agent reads them. Pure.
 
 use std::borrow::Cow;
-
-/// `s` as one single-quoted shell word: every byte stands for itself inside
-/// single quotes, and a quote is written as `'\''` (close, escaped quote,
-/// reopen). bash, dash, zsh and ksh read it back as exactly `s`.
-pub fn quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('\'');
-    for c in s.chars() {
-        if c == '\'' {
-            out.push_str("'\\''");
-        } else {
-            out.push(c);
-        }
-    }
-    out.push('\'');
-    out
-}
-
-/// Whether a word can go on a command line unquoted (vocabulary words).
-pub fn plain(s: &str) -> bool {
-    !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'/'))
-}
 
 fn hex4(b: &[u8], at: usize) -> Option<u32> {
     let h = b.get(at..at + 4)?;
@@ -97,27 +72,6 @@ pub fn repair_surrogates(text: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn quote_round_trips_through_sh() {
-        for s in [
-            "",
-            "a b",
-            "it's",
-            "''",
-            "'",
-            "a'b'c",
-            "$(id)`id`\\n\n\t\"",
-            "\u{fffd}é",
-        ] {
-            let o = std::process::Command::new("sh")
-                .arg("-c")
-                .arg(format!("printf %s {}", quote(s)))
-                .output()
-                .unwrap();
-            assert_eq!(String::from_utf8(o.stdout).unwrap(), s);
-        }
-    }
 
     #[test]
     fn lone_surrogates_become_replacement_characters_and_pairs_stay() {
