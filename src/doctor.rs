@@ -93,10 +93,10 @@ pub fn to_text(r: &Report) -> String {
             if b.works { "works" } else { "does not work" }
         ));
         for d in &b.details {
-            o.push_str(&format!("  {d}\n"));
+            o.push_str(&format!("  {}\n", crate::error::one_line(d)));
         }
         if let Some(f) = &b.fix {
-            o.push_str(&format!("  fix: {f}\n"));
+            o.push_str(&format!("  fix: {}\n", crate::error::one_line(f)));
         }
     }
     let notes: Vec<&Check> = r.checks.iter().filter(|c| c.status != Status::Ok).collect();
@@ -107,10 +107,10 @@ pub fn to_text(r: &Report) -> String {
                 "  {} ({}): {}\n",
                 c.id,
                 c.status.word(),
-                c.message
+                crate::error::one_line(&c.message)
             ));
             if let Some(f) = &c.fix {
-                o.push_str(&format!("    fix: {f}\n"));
+                o.push_str(&format!("    fix: {}\n", crate::error::one_line(f)));
             }
         }
     }

@@ -150,16 +150,100 @@ impl fmt::Display for Refusal {
     }
 }
 
-/// Escapes control characters so that text meant for one line stays on one.
+/// The longest line `one_line` prints, in characters (after escaping).
+pub const LINE_MAX: usize = 1024;
+
+/// The longest piece of a line (a path, a host name) a printer shows, in
+/// characters: a longer one is cut, with how much was left out.
+pub const FIELD_MAX: usize = 256;
+
+/// Whether `c` may not reach a terminal (or a model) as it is: the C0 and
+/// C1 controls and DEL (escape sequences, `\r`, `\n`), the line and
+/// paragraph separators, the bidirectional marks, embeddings, overrides
+/// and isolates (text shown in another order than it is), and the
+/// invisible characters (zero-width spaces and joiners, word joiner,
+/// invisible operators, the byte-order mark, soft hyphen, fillers,
+/// variation selectors and tag characters, which hide text in plain
+/// sight).
+pub fn hidden(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c as u32,
+            0x00AD
+                | 0x034F
+                | 0x061C
+                | 0x115F
+                | 0x1160
+                | 0x17B4
+                | 0x17B5
+                | 0x180B..=0x180F
+                | 0x200B..=0x200F
+                | 0x2028..=0x202E
+                | 0x2060..=0x206F
+                | 0x3164
+                | 0xFE00..=0xFE0F
+                | 0xFEFF
+                | 0xFFA0
+                | 0xFFF9..=0xFFFB
+                | 0x1D173..=0x1D17A
+                | 0xE0000..=0xE0FFF
+        )
+}
+
+/// Whether `s` shows as it is: no character of it is `hidden`.
+pub fn showable(s: &str) -> bool {
+    !s.chars().any(hidden)
+}
+
+/// THE function every printer of dcjail passes text through before it
+/// reaches a terminal, a log line or a model: every `hidden` character
+/// escaped (`\n`, `\r`, `\t`, else `\u{202e}`), so that the text stays
+/// one line and reads as it is stored, and the result cut at `max`
+/// characters, the cut said (`…[+N characters]`). Idempotent: its output
+/// holds nothing it would escape.
+pub fn escaped(s: &str, max: usize) -> String {
+    let mut out = String::with_capacity(s.len().min(max * 4) + 2);
+    let mut shown = 0usize;
+    for (i, c) in s.char_indices() {
+        let piece = match c {
+            '\n' => "\\n".to_string(),
+            '\r' => "\\r".to_string(),
+            '\t' => "\\t".to_string(),
+            c if hidden(c) => format!("\\u{{{:x}}}", c as u32),
+            c => c.to_string(),
+        };
+        let n = piece.chars().count();
+        if shown + n > max {
+            let left = s[i..].chars().count();
+            out.push_str(&format!("…[+{left} characters]"));
+            return out;
+        }
+        shown += n;
+        out.push_str(&piece);
+    }
+    out
+}
+
+/// `escaped` to one line's length: text meant for one line stays on one.
 pub fn one_line(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
-            c => out.push(c),
+    escaped(s, LINE_MAX)
+}
+
+/// Serialized JSON with every `hidden` character written as a `\uXXXX`
+/// escape: the same JSON value, which a terminal shows as it is. (JSON
+/// writers escape the C0 controls inside strings, and outside strings
+/// JSON text is ASCII: its whitespace, `\n`, `\r` and `\t` included, is
+/// left as it is.)
+pub fn json_for_terminal(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if hidden(c) && !matches!(c, '\n' | '\r' | '\t') {
+            let mut units = [0u16; 2];
+            for u in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{:04x}", u));
+            }
+        } else {
+            out.push(c);
         }
     }
     out
@@ -451,6 +535,44 @@ pub fn print_out(text: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn escaped_text_holds_no_control_bidi_or_invisible_character_and_is_bounded() {
+        let hostile = "a\u{1b}]52;c;aGk=\u{7}b\u{1b}[2J\r\ndcjail: ok\u{9b}\u{7f}\u{202e}txt.exe\u{2066}\u{200b}\u{feff}\u{e0041}\u{2028}";
+        let out = one_line(hostile);
+        assert!(showable(&out), "{out:?}");
+        assert!(!out.contains('\u{1b}') && !out.contains('\n') && !out.contains('\r'));
+        assert!(out.contains("\\u{202e}") && out.contains("\\u{200b}") && out.contains("\\r\\n"));
+        // Idempotent: escaping twice changes nothing.
+        assert_eq!(one_line(&out), out);
+        // Bounded, the cut said.
+        let long = "x".repeat(5000);
+        let cut = escaped(&long, FIELD_MAX);
+        assert!(cut.chars().count() < FIELD_MAX + 30, "{}", cut.len());
+        assert!(
+            cut.ends_with(&format!("…[+{} characters]", 5000 - FIELD_MAX)),
+            "{cut}"
+        );
+        assert!(one_line(&long).chars().count() < LINE_MAX + 30);
+        // Ordinary text, accents and emoji included, passes unchanged.
+        for ok in ["/home/u/.npm", "café ☕ 日本", "it's \\n literally"] {
+            assert_eq!(one_line(ok), ok);
+            assert!(showable(ok));
+        }
+    }
+
+    #[test]
+    fn json_for_terminal_is_the_same_value_with_nothing_hidden() {
+        let v = serde_json::json!({"p": "a\u{202e}b\u{7f}\u{9b}\u{e0041}\n", "q": ["x"]});
+        let text = json_for_terminal(&serde_json::to_string_pretty(&v).unwrap());
+        assert!(text.chars().all(|c| !hidden(c) || c == '\n'), "{text:?}");
+        assert!(
+            text.contains("\\u202e") && text.contains("\\udb40\\udc41"),
+            "{text}"
+        );
+        let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, v);
+    }
 
     #[test]
     fn each_failure_maps_to_one_reason_gate_and_status() {

@@ -175,7 +175,7 @@ pub fn write_report(path: &Path, v: &Value) {
     if let Err(e) = std::fs::write(path, text) {
         eprintln!(
             "dcjail: warning: cannot write report `{}`: {}",
-            path.display(),
+            crate::error::one_line(&path.display().to_string()),
             crate::policy::io_words(&e)
         );
     }

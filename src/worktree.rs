@@ -523,12 +523,13 @@ fn print_exit(r: &ExitReport, json: bool) {
     }
     match &r.commit {
         Some(c) => {
-            println!("branch: {}", r.branch);
-            println!("path: {} (removed)", r.path.display());
-            println!("commit: {c}");
+            let shown = crate::error::one_line;
+            println!("branch: {}", shown(&r.branch));
+            println!("path: {} (removed)", shown(&r.path.display().to_string()));
+            println!("commit: {}", shown(c));
             println!("files:");
             for f in &r.files {
-                println!("  {f}");
+                println!("  {}", shown(f));
             }
         }
         None => {
@@ -537,7 +538,13 @@ fn print_exit(r: &ExitReport, json: bool) {
             } else {
                 format!("branch {} deleted", r.branch)
             };
-            println!("no uncommitted changes: removed {}; {b}", r.path.display());
+            println!(
+                "{}",
+                crate::error::one_line(&format!(
+                    "no uncommitted changes: removed {}; {b}",
+                    r.path.display()
+                ))
+            );
         }
     }
 }

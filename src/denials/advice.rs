@@ -52,7 +52,36 @@ impl Change {
     }
 }
 
+/// One word of a shell line, read back by the shell as exactly `s` (or,
+/// for `~/REST`, as the home directory and REST, which is what dcjail
+/// makes of `~/REST` itself): as it is when every byte is plain, else
+/// single-quoted (`crate::shellword::quote`).
+pub fn shell_word(s: &str) -> String {
+    use crate::shellword::{plain, quote};
+    if plain(s) {
+        return s.to_string();
+    }
+    match s.strip_prefix("~/") {
+        Some(rest) if plain(rest) => s.to_string(),
+        Some(rest) if !rest.is_empty() => format!("~/{}", quote(rest)),
+        _ => quote(s),
+    }
+}
+
+/// Words joined into one line a shell reads back as the same words.
+pub fn shell_line(words: &[String]) -> String {
+    words
+        .iter()
+        .map(|w| shell_word(w))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Merges the fixes of a report's denials; also returns those none allows.
+/// A report is a file anyone could have written: a fix is taken only as
+/// the shapes dcjail writes (workspace-write, one showable directory
+/// under `~/` or absolute, the unix-socket switch); any other goes to
+/// `cannot`, never into the change.
 pub fn change_of(report: &Value) -> (Change, Vec<Value>) {
     let mut c = Change::default();
     let mut cannot = Vec::new();
@@ -60,17 +89,24 @@ pub fn change_of(report: &Value) -> (Change, Vec<Value>) {
     let list = report["denials"].as_array().unwrap_or(&empty);
     for d in list {
         let fix = &d["fix"];
-        if fix.is_null() {
-            cannot.push(json!({
-                "kind": d["kind"], "path": d["shown_as"], "rule": d["rule"],
-                "matched": d["matched"], "why_not": d["why_not"],
-            }));
-            continue;
-        }
-        c.workspace_write |= fix["sandbox_mode"].as_str() == Some("workspace-write");
-        c.allow_unix_sockets |= fix["allow_unix_sockets"].as_bool() == Some(true);
-        push_unique(&mut c.allow_write, fix["allow_write"].as_str());
-        push_unique(&mut c.mkdir_first, fix["mkdir_first"].as_str());
+        let why_not = if fix.is_null() {
+            d["why_not"].clone()
+        } else {
+            match parse_fix(fix) {
+                Some((ww, aw, mk, us)) => {
+                    c.workspace_write |= ww;
+                    c.allow_unix_sockets |= us;
+                    push_unique(&mut c.allow_write, aw);
+                    push_unique(&mut c.mkdir_first, mk);
+                    continue;
+                }
+                None => Value::from(NOT_DCJAILS),
+            }
+        };
+        cannot.push(json!({
+            "kind": d["kind"], "path": d["shown_as"], "rule": d["rule"],
+            "matched": d["matched"], "why_not": why_not,
+        }));
     }
     // A root inside another root adds nothing.
     let all = c.allow_write.clone();
@@ -79,10 +115,67 @@ pub fn change_of(report: &Value) -> (Change, Vec<Value>) {
     (c, cannot)
 }
 
-fn push_unique(v: &mut Vec<String>, s: Option<&str>) {
+/// Why a fix of the report is not passed on.
+const NOT_DCJAILS: &str = "the report's fix is not one dcjail writes (another mode, a setting, or a path that is not one showable directory), so it is not suggested";
+
+type Parsed = (bool, Option<String>, Option<String>, bool);
+
+/// The fields of one fix, when it is in the shape dcjail writes.
+fn parse_fix(fix: &Value) -> Option<Parsed> {
+    let o = fix.as_object()?;
+    for k in o.keys() {
+        if !matches!(
+            k.as_str(),
+            "sandbox_mode" | "allow_write" | "mkdir_first" | "allow_unix_sockets"
+        ) {
+            return None;
+        }
+    }
+    let ww = match &o.get("sandbox_mode") {
+        None | Some(Value::Null) => false,
+        Some(v) if v.as_str() == Some("workspace-write") => true,
+        Some(_) => return None,
+    };
+    let us = match &o.get("allow_unix_sockets") {
+        None | Some(Value::Null) => false,
+        Some(v) => v.as_bool()?,
+    };
+    let aw = match &o.get("allow_write") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(one_dir(v.as_str()?, true)?),
+    };
+    let mk = match &o.get("mkdir_first") {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(argv)) => {
+            let words: Vec<&str> = argv.iter().map(Value::as_str).collect::<Option<_>>()?;
+            match words.as_slice() {
+                ["mkdir", "-p", "--", dir] => Some(one_dir(dir, false)?),
+                _ => return None,
+            }
+        }
+        Some(_) => return None,
+    };
+    Some((ww, aw, mk, us))
+}
+
+/// `p` when it names one directory as dcjail suggests them: absolute (or
+/// `~/…` where allowed), showable, no `.` or `..` step, not `/` nor `~`.
+fn one_dir(p: &str, tilde: bool) -> Option<String> {
+    let rest = match p.strip_prefix("~/") {
+        Some(r) if tilde => r,
+        Some(_) => return None,
+        None => p.strip_prefix('/')?,
+    };
+    let steps_ok = rest
+        .split('/')
+        .all(|s| !s.is_empty() && s != "." && s != "..");
+    (steps_ok && crate::error::showable(p)).then(|| p.to_string())
+}
+
+fn push_unique(v: &mut Vec<String>, s: Option<String>) {
     if let Some(s) = s {
-        if !v.iter().any(|x| x == s) {
-            v.push(s.to_string());
+        if !v.contains(&s) {
+            v.push(s);
         }
     }
 }
@@ -94,7 +187,7 @@ pub fn explain(path: &Path) -> i32 {
         Err(e) => {
             eprintln!(
                 "dcjail: usage-error: cannot read report `{}`: {}",
-                path.display(),
+                crate::error::escaped(&path.display().to_string(), crate::error::FIELD_MAX),
                 crate::policy::io_words(&e)
             );
             return crate::error::Reason::UsageError.exit_code();
@@ -104,23 +197,30 @@ pub fn explain(path: &Path) -> i32 {
         Ok(v) => v,
         Err(e) => {
             eprintln!(
-                "dcjail: usage-error: `{}` is not a dcjail report: {e}",
-                path.display()
+                "dcjail: usage-error: `{}` is not a dcjail report: {}",
+                crate::error::escaped(&path.display().to_string(), crate::error::FIELD_MAX),
+                crate::error::one_line(&e.to_string())
             );
             return crate::error::Reason::UsageError.exit_code();
         }
     };
     let (c, cannot) = change_of(&report);
     let flags = c.flags();
+    let mkdir_first = if c.mkdir_first.is_empty() {
+        Vec::new()
+    } else {
+        super::classify::mkdir_argv(c.mkdir_first.iter().map(String::as_str))
+    };
     let out = json!({
         "denials": report["denials"].as_array().map_or(0, Vec::len),
         "flags": flags,
-        "command_line": flags.join(" "),
-        "mkdir_first": c.mkdir_first,
+        "command_line": shell_line(&flags),
+        "mkdir_first": mkdir_first,
         "toml": c.toml(),
         "cannot": cannot,
     });
-    println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+    let text = serde_json::to_string_pretty(&out).unwrap_or_default();
+    crate::error::print_out(&(crate::error::json_for_terminal(&text) + "\n"));
     0
 }
 
@@ -149,5 +249,61 @@ mod tests {
         );
         assert!(c.toml().contains("allow_write = [\"~/.npm\"]"));
         assert_eq!(cannot.len(), 1);
+    }
+
+    #[test]
+    fn a_crafted_report_widens_nothing_but_one_showable_directory() {
+        let r = json!({"denials": [
+            {"fix": {"sandbox_mode": "danger-full-access", "allow_write": null}},
+            {"fix": {"allow_write": "/", "sandbox_mode": null}},
+            {"fix": {"allow_write": "~/../etc"}},
+            {"fix": {"allow_write": "relative"}},
+            {"fix": {"allow_write": "/x\u{202e}y"}},
+            {"fix": {"allow_write": "/x\ny"}},
+            {"fix": {"allow_write": "/ok", "net": "full"}},
+            {"fix": {"mkdir_first": ["sh", "-c", "touch pwned"]}},
+            {"fix": {"mkdir_first": "~/x"}},
+            {"fix": {"allow_write": "~/a b; touch pwned", "mkdir_first": ["mkdir", "-p", "--", "/h/a b; touch pwned"]}},
+        ]});
+        let (c, cannot) = change_of(&r);
+        assert_eq!(c.flags(), ["--allow-write", "~/a b; touch pwned"]);
+        assert_eq!(c.mkdir_first, ["/h/a b; touch pwned"]);
+        assert_eq!(cannot.len(), 9, "{cannot:#?}");
+    }
+
+    #[test]
+    fn a_shell_line_reads_back_as_the_same_words() {
+        let words: Vec<String> = [
+            "--allow-write",
+            "~/.npm --sandbox-mode danger-full-access --net full",
+            "~/$(touch ${HOME}${IFS}pwned)",
+            "/a'b/`id`",
+            "~/.npm",
+            "/plain/path",
+            "~",
+            "~/",
+        ]
+        .map(String::from)
+        .into();
+        let line = shell_line(&words);
+        let o = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("printf '%s\\n' {line}"))
+            .env("HOME", "/h")
+            .output()
+            .unwrap();
+        let got: Vec<String> = String::from_utf8(o.stdout)
+            .unwrap()
+            .lines()
+            .map(String::from)
+            .collect();
+        let want: Vec<String> = words
+            .iter()
+            .map(|w| match w.strip_prefix("~/") {
+                Some(r) if !r.is_empty() => format!("/h/{r}"),
+                _ => w.clone(),
+            })
+            .collect();
+        assert_eq!(got, want, "{line}");
     }
 }

@@ -10,18 +10,23 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
 /// What a policy change would be, field by field (merged by `advice`).
+/// Advice is data: each value is one word (an option's value as an argv
+/// element), never text for a shell; `advice::shell_line` quotes the words
+/// wherever they are joined into a line. A value names only the one
+/// directory the denial needs (`suggest`) and is always `showable`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Fix {
     pub workspace_write: bool,
     /// `~/x` or an absolute path.
     pub allow_write: Option<String>,
-    /// A directory to make before the run (an allow_write root must exist).
+    /// A directory to make before the run (an allow_write root must
+    /// exist), absolute.
     pub mkdir: Option<String>,
     pub allow_unix_sockets: bool,
 }
 
 impl Fix {
-    /// The options, as a caller types them.
+    /// The options, as a caller types them: one argv element each.
     pub fn flags(&self) -> Vec<String> {
         let mut v = Vec::new();
         if self.workspace_write {
@@ -35,7 +40,22 @@ impl Fix {
         }
         v
     }
+
+    /// The directory to make first, as the argv that makes it.
+    pub fn mkdir_argv(&self) -> Option<Vec<String>> {
+        self.mkdir.as_ref().map(|m| mkdir_argv([m.as_str()]))
+    }
 }
+
+/// `mkdir -p -- DIR...`: the argv that makes `dirs` (no shell reads it).
+pub fn mkdir_argv<'a>(dirs: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let mut v: Vec<String> = ["mkdir", "-p", "--"].map(String::from).into();
+    v.extend(dirs.into_iter().map(String::from));
+    v
+}
+
+/// Why a path whose name cannot be shown as it is gets no suggestion.
+pub const UNSHOWABLE: &str = "the path's name holds characters that cannot be shown safely (control, bidirectional or invisible characters, or bytes that are not UTF-8), so no option is suggested for it; look at `resolved` and decide by hand";
 
 /// One denial, judged.
 #[derive(Clone, Debug)]
@@ -145,7 +165,7 @@ fn path_rule(plan: &Plan, p: &Path, home: Option<&Path>, mut d: Denial) -> Denia
         return d;
     }
     d.rule = "outside the writable roots";
-    match suggest(plan, p, home) {
+    match suggest(plan, p, d.op, home) {
         Ok(fix) => d.fix = Some(fix),
         Err(why) => d.why_not = Some(why),
     }
@@ -154,7 +174,7 @@ fn path_rule(plan: &Plan, p: &Path, home: Option<&Path>, mut d: Denial) -> Denia
 
 /// The option that makes `p` writable: workspace-write when it lies in a
 /// root that mode grants, else an existing directory to add as a root.
-fn suggest(plan: &Plan, p: &Path, home: Option<&Path>) -> Result<Fix, String> {
+fn suggest(plan: &Plan, p: &Path, op: &str, home: Option<&Path>) -> Result<Fix, String> {
     let mut fix = Fix {
         workspace_write: plan.fs.access == SandboxMode::ReadOnly,
         ..Fix::default()
@@ -178,11 +198,28 @@ fn suggest(plan: &Plan, p: &Path, home: Option<&Path>) -> Result<Fix, String> {
             None => return Err("writing / needs danger-full-access".into()),
         },
     };
-    // A root that does not exist grants nothing: it is made first.
-    if !root.exists() {
-        fix.mkdir = Some(display(&root, home));
+    // The suggestion carries a name the command chose: it must read
+    // exactly as it is, or it is not made.
+    let (Some(abs), shown) = (root.to_str(), display(&root, home)) else {
+        return Err(UNSHOWABLE.into());
+    };
+    if !crate::error::showable(abs) || !crate::error::showable(&shown) {
+        return Err(UNSHOWABLE.into());
     }
-    fix.allow_write = Some(display(&root, home));
+    // A root that does not exist grants nothing: it is made first. When the
+    // root is the very entry the command named, only a directory it tried
+    // to make is made: a file (or any other entry) named directly in the
+    // home directory would need the home directory itself.
+    if !root.exists() {
+        if root == p && !matches!(op, "mkdir" | "mkdirat") {
+            return Err(
+                "a new entry directly in the home directory needs the home directory itself writable (danger-full-access); no narrower option allows it"
+                    .into(),
+            );
+        }
+        fix.mkdir = Some(abs.to_string());
+    }
+    fix.allow_write = Some(shown);
     Ok(fix)
 }
 

@@ -179,7 +179,10 @@ fn take_records(
             log.dropped += u64::from(f.dropped);
             let d = classify::classify(plan, &f, home);
             if let Some(fd) = events {
-                let mut line = summary::denial_json(&d, 1, home).to_string();
+                // Its names may hold anything: as JSON escapes, so a terminal
+                // on the descriptor shows them as they are.
+                let mut line =
+                    crate::error::json_for_terminal(&summary::denial_json(&d, 1, home).to_string());
                 line.push('\n');
                 write_all(fd, line.as_bytes());
             }
@@ -208,7 +211,7 @@ fn write_all(fd: RawFd, mut b: &[u8]) {
 pub fn after_run(log: &Log) {
     if stderr_is_terminal() {
         if let Some(line) = log.line(home().as_deref()) {
-            eprintln!("{line}");
+            eprintln!("{}", crate::error::one_line(&line));
         }
     }
 }

@@ -3,7 +3,8 @@
 //! a loop cannot fill a disk. Their JSON (the report's `denials`, one
 //! `--events` line) and the one-line summary for a terminal.
 
-use super::classify::{display, Denial};
+use super::advice::{shell_line, shell_word};
+use super::classify::{display, Denial, UNSHOWABLE};
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -75,7 +76,7 @@ impl Log {
                 format!("{n} {what} blocked {head}: {}{more}", shown.join(", "))
             })
             .collect();
-        let mut line = format!("dcjail: {}", parts.join("; "));
+        let mut line = parts.join("; ");
         if self.unlisted > 0 {
             line.push_str(&format!("; {} more not listed", self.unlisted));
         }
@@ -85,7 +86,9 @@ impl Log {
                 self.dropped
             ));
         }
-        Some(line)
+        // Every name in it is escaped and cut already; the whole is bounded
+        // too, by the one function every printer uses.
+        Some(format!("dcjail: {}", crate::error::one_line(&line)))
     }
 }
 
@@ -103,22 +106,32 @@ fn group_name(d: &Denial) -> String {
 }
 
 fn item_text(d: &Denial, home: Option<&Path>) -> String {
+    use crate::error::{escaped, FIELD_MAX};
     let what = match &d.resolved {
-        Some(p) => display(p, home),
+        Some(p) => escaped(&display(p, home), FIELD_MAX),
         None => d.op.to_string(),
     };
     let how = match (&d.fix, &d.matched) {
         (Some(f), _) => {
-            let mut s = f.flags().join(" ");
+            // The words quoted as a shell reads them back: the line can be
+            // typed as it is shown.
+            let mut s = shell_line(&f.flags());
             if let Some(m) = &f.mkdir {
-                s = format!("mkdir {m}, then {s}");
+                let dir = display(Path::new(m), home);
+                s = format!("mkdir -p -- {}, then {s}", shell_word(&dir));
             }
-            s
+            escaped(&s, FIELD_MAX)
         }
         (None, Some(m)) if d.rule == "protected" => {
-            format!("protected: {m}; see the report's why_not")
+            format!(
+                "protected: {}; see the report's why_not",
+                escaped(m, FIELD_MAX)
+            )
         }
-        (None, Some(m)) => format!("{} {m}", d.rule),
+        (None, Some(m)) => format!("{} {}", d.rule, escaped(m, FIELD_MAX)),
+        (None, None) if d.why_not.as_deref() == Some(UNSHOWABLE) => {
+            "a name that cannot be shown safely: no option is suggested".into()
+        }
         (None, None) => "no option allows it".into(),
     };
     format!("{what} ({how})")
@@ -129,7 +142,7 @@ pub fn denial_json(d: &Denial, count: u64, home: Option<&Path>) -> Value {
         json!({
             "sandbox_mode": f.workspace_write.then_some("workspace-write"),
             "allow_write": f.allow_write,
-            "mkdir_first": f.mkdir,
+            "mkdir_first": f.mkdir_argv(),
             "allow_unix_sockets": f.allow_unix_sockets,
         })
     });
@@ -145,7 +158,7 @@ pub fn denial_json(d: &Denial, count: u64, home: Option<&Path>) -> Value {
         "seen_by": d.seen_by,
         "rule": d.rule,
         "matched": d.matched,
-        "allow": d.fix.as_ref().map(|f| f.flags().join(" ")),
+        "allow": d.fix.as_ref().map(|f| shell_line(&f.flags())),
         "fix": fix,
         "why_not": d.why_not,
         "count": count,

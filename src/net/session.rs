@@ -51,7 +51,10 @@ impl Session {
             Ok(u) => u,
             Err(e) => {
                 // Going direct only narrows what works; the rules still hold.
-                eprintln!("dcjail: warning: not using the upstream proxy: {e}");
+                eprintln!(
+                    "dcjail: warning: not using the upstream proxy: {}",
+                    crate::error::one_line(&e.to_string())
+                );
                 None
             }
         };
