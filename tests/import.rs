@@ -39,6 +39,7 @@ const FILES: &[&str] = &[
     "ws/config/production.json",
     "ws/.git/config",
     "ws/.codex/config.toml",
+    "ws/.agents/skills/s.md",
     "home/.ssh/id_rsa",
     "home/.aws/credentials",
     "extra/notes.txt",
@@ -49,19 +50,23 @@ const FILES: &[&str] = &[
 /// A scratch tree with FILES, and the fixture `name` written (with `@ROOT@`
 /// filled in) to `at` under it.
 fn tree(tag: &str, name: &str, at: &str) -> Tree {
-    let root = scratch::fresh(tag);
-    for f in FILES {
-        let p = root.join(f);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(&p, format!("content of {f}\n")).unwrap();
-    }
     let text = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures/settings")
             .join(name),
     )
-    .unwrap()
-    .replace("@ROOT@", root.to_str().unwrap());
+    .unwrap();
+    tree_text(tag, &text, at)
+}
+
+/// A scratch tree with FILES, and `text` (with `@ROOT@` filled in) written
+/// to `at` under it.
+fn tree_text(tag: &str, text: &str, at: &str) -> Tree {
+    let root = scratch::fresh(tag);
+    for f in FILES {
+        touch(&root, f);
+    }
+    let text = text.replace("@ROOT@", root.to_str().unwrap());
     let settings = root.join(at);
     std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
     std::fs::write(&settings, text).unwrap();
@@ -71,6 +76,29 @@ fn tree(tag: &str, name: &str, at: &str) -> Tree {
         settings,
         root,
     }
+}
+
+/// Creates `rel` (and its directories) under `root`.
+fn touch(root: &Path, rel: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(&p, format!("content of {rel}\n")).unwrap();
+}
+
+/// The plan `explain` prints for the imported file.
+fn plan(format: &str, t: &Tree) -> Value {
+    let mut args = vec!["explain"];
+    args.extend(policy_args(format, t));
+    args.extend(["--", "true"]);
+    let o = dcjail(t, &args);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    v["plan"].clone()
 }
 
 fn dcjail(t: &Tree, args: &[&str]) -> Output {
@@ -340,6 +368,180 @@ fn a_codex_profile_overrides_and_danger_full_access_has_no_limit() {
     assert_eq!(v["plan"]["filesystem"]["access"], "danger-full-access");
 }
 
+/// Claude Code reads a user settings file's `/x` rule under `~/.claude`
+/// (its `getSettingsRootPathForSource("userSettings")`), so `Edit(/)` there
+/// is `~/.claude`, never the home directory; a relative `sandbox.filesystem`
+/// path is under the same directory. A bare `WebFetch` allow approves Claude
+/// Code's own fetch tool and gives the sandbox no network, so with no domain
+/// allowed the network is `none` and the denied domains go with it (never
+/// `full` beside a deny list).
+#[test]
+fn claude_code_user_settings_root_rules_at_dot_claude_not_home() {
+    let t = tree(
+        "import-claude-user",
+        "claude-code-user-settings.json",
+        "home/.claude/settings.json",
+    );
+    for f in [
+        "home/.claude/notes.txt",
+        "home/.claude/cache/c.txt",
+        "home/.claude/private/p.txt",
+        "home/notes.txt",
+    ] {
+        touch(&t.root, f);
+    }
+    check_paths(
+        "claude-code",
+        &t,
+        &[
+            (Write, "home/.claude/notes.txt", true),
+            (Write, "home/.claude/cache/c.txt", false),
+            (Read, "home/.claude/private/p.txt", false),
+            (Read, "home/.claude/notes.txt", true),
+            (Write, "home/notes.txt", false),
+            (Write, "home/.aws/credentials", false),
+            (Write, "ws/src/main.rs", true),
+        ],
+    );
+    check_domains(
+        "claude-code",
+        &t,
+        "none",
+        &[("github.com", 443, false), ("evil.example", 443, false)],
+    );
+    let p = plan("claude-code", &t);
+    assert_eq!(p["network"]["deny_domains"], Value::Array(vec![]), "{p}");
+    let writable: Vec<&str> = p["filesystem"]["writable"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    let home = t.home.canonicalize().unwrap();
+    assert!(
+        writable.contains(&home.join(".claude").to_str().unwrap()),
+        "{writable:?}"
+    );
+    assert!(!writable.contains(&home.to_str().unwrap()), "{writable:?}");
+}
+
+/// A settings file given with `claude --settings FILE`: its `/x` rules and
+/// relative sandbox paths are under the file's own directory.
+#[test]
+fn claude_code_settings_file_elsewhere_roots_rules_at_its_directory() {
+    let text = r#"{"permissions": {"allow": ["Edit(/)"]},
+                   "sandbox": {"filesystem": {"denyWrite": ["data.txt"]}}}"#;
+    let t = tree_text("import-claude-flag", text, "outside/cc.json");
+    check_paths(
+        "claude-code",
+        &t,
+        &[
+            (Write, "outside/new.txt", true),
+            (Write, "outside/data.txt", false),
+            (Write, "extra/notes.txt", false),
+            (Write, "ws/src/main.rs", true),
+        ],
+    );
+}
+
+/// Destinations and whether each may be reached.
+type DomainTable<'a> = &'a [(&'a str, u16, bool)];
+
+/// Claude Code's sandbox reaches `sandbox.network.allowedDomains` and the
+/// `WebFetch(domain:…)` allow rules, minus the denied ones; a bare
+/// `WebFetch` allow adds nothing; a bare `WebFetch` deny is read the
+/// narrower way: no network.
+#[test]
+fn claude_code_web_fetch_rules_shape_the_network_as_its_sandbox_does() {
+    let cases: &[(&str, &str, DomainTable)] = &[
+        (
+            r#"{"permissions": {"allow": ["WebFetch"]}}"#,
+            "none",
+            &[("github.com", 443, false)],
+        ),
+        (
+            r#"{"permissions": {"allow": ["WebFetch"]},
+                "sandbox": {"network": {"deniedDomains": ["evil.example"]}}}"#,
+            "none",
+            &[("example.com", 443, false)],
+        ),
+        (
+            r#"{"permissions": {"allow": ["WebFetch", "WebFetch(domain:github.com)"],
+                                "deny": ["WebFetch(domain:api.github.com)"]},
+                "sandbox": {"network": {"allowedDomains": ["*.github.com"],
+                                        "deniedDomains": ["gist.github.com"]}}}"#,
+            "allowlist",
+            &[
+                ("github.com", 443, true),
+                ("raw.github.com", 443, true),
+                ("api.github.com", 443, false),
+                ("gist.github.com", 443, false),
+                ("example.com", 443, false),
+            ],
+        ),
+        (
+            r#"{"permissions": {"deny": ["WebFetch"]},
+                "sandbox": {"network": {"allowedDomains": ["github.com"]}}}"#,
+            "none",
+            &[("github.com", 443, false)],
+        ),
+    ];
+    for (i, (text, mode, table)) in cases.iter().enumerate() {
+        let t = tree_text(&format!("import-claude-web-{i}"), text, "s.json");
+        check_domains("claude-code", &t, mode, table);
+        let net = &plan("claude-code", &t)["network"];
+        assert_ne!(net["mode"], "full", "{text}: {net}");
+    }
+}
+
+/// Codex takes only `sandbox_mode` from a profile: the top-level
+/// `[sandbox_workspace_write]` applies under the profile's workspace-write,
+/// with its exclusions; `writable_roots` entries are `~/x` in the home
+/// directory and relative ones under the config file's directory; `.git`,
+/// `.codex` and `.agents` stay read-only in the workspace and each root.
+#[test]
+fn codex_profile_mode_uses_the_top_level_workspace_write_table() {
+    let t = tree(
+        "import-codex-profile-write",
+        "codex-profile-write.toml",
+        "config.toml",
+    );
+    touch(&t.root, "extra/.agents/a.md");
+    check_paths(
+        "codex",
+        &t,
+        &[
+            (Write, "ws/src/main.rs", true),
+            (Write, "extra/notes.txt", true),
+            (Write, "home/.aws/credentials", true),
+            (Write, "extra/.git/HEAD", false),
+            (Write, "extra/.agents/a.md", false),
+            (Write, "ws/.agents/skills/s.md", false),
+            (Write, "ws/.codex/config.toml", false),
+            (Write, "outside/data.txt", false),
+        ],
+    );
+    let o = dcjail(
+        &t,
+        &[
+            "explain",
+            "--policy-format",
+            "codex",
+            "--policy",
+            t.settings.to_str().unwrap(),
+            "--tool",
+            "write",
+            "--path",
+            "/tmp/dcjail-import-probe",
+            "--",
+            "true",
+        ],
+    );
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["reason"], "sandbox-denied", "exclude_slash_tmp: {v}");
+    check_domains("codex", &t, "none", &[("github.com", 443, false)]);
+}
+
 /// `dcjail import` prints a policy that means what the file means: the plan
 /// from the printed TOML is the plan from the file read directly.
 #[test]
@@ -491,6 +693,13 @@ fn a_setting_dcjail_cannot_honour_is_an_error_naming_it() {
             "sandbox_workspace_write.allow_everything",
         ),
         ("codex", "default_permissions = \"dev\"\n", "default_permissions"),
+        // Codex's profile type has no such table: Codex ignores it, dcjail
+        // refuses it rather than grant what Codex does not.
+        (
+            "codex",
+            "profile = \"p\"\n[sandbox_workspace_write]\nexclude_slash_tmp = true\n[profiles.p]\nsandbox_mode = \"workspace-write\"\n[profiles.p.sandbox_workspace_write]\nwritable_roots = [\"/srv\"]\n",
+            "codex.toml:6: key `profiles.p.sandbox_workspace_write`",
+        ),
         ("codex", "profile = \"nope\"\n", "[profiles.nope]"),
         ("codex", "sandbox_mode = \n", "codex.toml:1"),
     ];

@@ -4,8 +4,14 @@
 //!
 //! Claude Code's sandbox reads everywhere but the denied paths, writes the
 //! current directory and the allowed paths, and reaches only the allowed
-//! domains. The rest of the file (hooks, model, other permission rules) is
-//! Claude Code's own and is not a sandbox setting.
+//! domains: `sandbox.network.allowedDomains` and `WebFetch(domain:…)` allow
+//! rules. A bare `WebFetch` allow rule approves Claude Code's own fetch tool
+//! and gives its sandbox no network. The rest of the file (hooks, model,
+//! other permission rules) is Claude Code's own and is not a sandbox setting.
+//!
+//! Paths are read where Claude Code reads them: a permission rule's `/x` and
+//! a relative `sandbox.filesystem` path are under the settings file's root
+//! (see [`settings_root`]), never the home directory.
 
 use super::{is_glob, Cx, Imported, Obj};
 use crate::error::Result;
@@ -45,12 +51,22 @@ pub(super) fn convert(cx: &Cx, imp: &mut Imported) -> Result<()> {
         sandbox(cx, imp, &mut sb)?;
         sb.finish(cx, READS)?;
     }
+    let mut no_web = false;
     if let Some(perms) = top.get("permissions").filter(|v| !v.is_null()) {
-        permissions(cx, imp, perms)?;
+        no_web = permissions(cx, imp, perms)?;
     }
     let n = &mut imp.policy.sandbox.network;
-    if !n.allow_domains.is_empty() && n.mode == NetMode::None {
+    if no_web {
+        n.allow_domains.clear();
+    } else if !n.allow_domains.is_empty() {
         n.mode = NetMode::Allowlist;
+    }
+    // With no domain allowed there is no network, and nothing to deny.
+    if n.mode == NetMode::None {
+        n.deny_domains.clear();
+        imp.policy.origins.retain(|o| {
+            o.field != "sandbox.network.deny_domains" && o.field != "sandbox.network.allow_domains"
+        });
     }
     Ok(())
 }
@@ -104,9 +120,9 @@ fn sandbox(cx: &Cx, imp: &mut Imported, sb: &mut Obj) -> Result<()> {
                         ),
                     ));
                 }
-                for p in sandbox_path(&s) {
-                    push(cx, imp, field, p, &key);
-                }
+                let grants = matches!(field, "allow_write" | "allow_read");
+                let p = sandbox_path(cx, &s, grants, &key)?;
+                push(cx, imp, field, p, &key);
             }
         }
         fs.finish(cx, READS)?;
@@ -153,13 +169,30 @@ fn sandbox(cx: &Cx, imp: &mut Imported, sb: &mut Obj) -> Result<()> {
     Ok(())
 }
 
-/// A `sandbox.filesystem` path: `//x` and `/x` are absolute, `~/x` is in
-/// the home directory, anything else is relative to the workspace.
-fn sandbox_path(s: &str) -> Vec<PathBuf> {
+/// A `sandbox.filesystem` path as Claude Code reads it: `/x` and `//x` are
+/// absolute, `~/x` is in the home directory, anything else is relative to
+/// the settings file's root ([`settings_root`]). Without a file the root is
+/// unknown: a relative path that grants is refused, one that denies is
+/// taken in the workspace (the root of project settings).
+fn sandbox_path(cx: &Cx, s: &str, grants: bool, key: &str) -> Result<PathBuf> {
     let s = strip_all(s);
-    match s.strip_prefix("//") {
-        Some(rest) => vec![PathBuf::from(format!("/{rest}"))],
-        None => vec![PathBuf::from(s)],
+    if let Some(rest) = s.strip_prefix("//") {
+        return Ok(PathBuf::from(format!("/{rest}")));
+    }
+    if s.starts_with('/') || s == "~" || s.starts_with("~/") {
+        return Ok(PathBuf::from(s));
+    }
+    let rel = s.strip_prefix("./").unwrap_or(s);
+    match cx.path.and_then(settings_root) {
+        Some(root) => Ok(under(&root, rel)),
+        None if grants => Err(cx.err(
+            key,
+            format!(
+                "`{s}` is relative to the settings file's directory, and this policy was not \
+                 read from a file; write an absolute path"
+            ),
+        )),
+        None => Ok(PathBuf::from(rel)),
     }
 }
 
@@ -200,11 +233,13 @@ fn domain(cx: &Cx, imp: &mut Imported, field: &str, d: String, key: &str) {
 
 /// `permissions.allow` / `permissions.deny`: the rules that shape Claude
 /// Code's sandbox. Other rules (Bash, Write, MCP tools…) only decide
-/// Claude Code's own prompts and are not read.
-fn permissions(cx: &Cx, imp: &mut Imported, perms: &Value) -> Result<()> {
+/// Claude Code's own prompts and are not read. Says whether a bare
+/// `WebFetch` deny rule turns the network off.
+fn permissions(cx: &Cx, imp: &mut Imported, perms: &Value) -> Result<bool> {
     let Value::Object(m) = perms else {
         return Err(cx.err("permissions", "expected an object"));
     };
+    let mut no_web = false;
     for list in ["allow", "deny"] {
         let key = format!("permissions.{list}");
         let rules = match m.get(list) {
@@ -216,13 +251,14 @@ fn permissions(cx: &Cx, imp: &mut Imported, perms: &Value) -> Result<()> {
             let Value::String(r) = r else {
                 return Err(cx.err(&key, "expected a list of rules"));
             };
-            rule(cx, imp, list == "deny", r, &key)?;
+            no_web |= rule(cx, imp, list == "deny", r, &key)?;
         }
     }
-    Ok(())
+    Ok(no_web)
 }
 
-fn rule(cx: &Cx, imp: &mut Imported, deny: bool, r: &str, key: &str) -> Result<()> {
+/// One rule; `true` for a bare `WebFetch` deny, which turns the network off.
+fn rule(cx: &Cx, imp: &mut Imported, deny: bool, r: &str, key: &str) -> Result<bool> {
     let (tool, spec) = match r.split_once('(') {
         Some((t, rest)) => match rest.strip_suffix(')') {
             Some(spec) => (t.trim(), Some(spec.trim())),
@@ -240,18 +276,18 @@ fn rule(cx: &Cx, imp: &mut Imported, deny: bool, r: &str, key: &str) -> Result<(
             for path in rule_paths(cx, p, true, key)? {
                 push(cx, imp, "deny_read", path, key);
             }
-            Ok(())
+            Ok(false)
         }
         ("Edit", true, None) => {
             imp.policy.sandbox.mode = SandboxMode::ReadOnly;
             cx.origin(imp, "sandbox.mode", key);
-            Ok(())
+            Ok(false)
         }
         ("Edit", true, Some(p)) => {
             for path in rule_paths(cx, p, true, key)? {
                 push(cx, imp, "deny_write", path, key);
             }
-            Ok(())
+            Ok(false)
         }
         ("Edit", false, Some(p)) => {
             let paths = rule_paths(cx, p, false, key)?;
@@ -267,18 +303,17 @@ fn rule(cx: &Cx, imp: &mut Imported, deny: bool, r: &str, key: &str) -> Result<(
             for path in paths {
                 push(cx, imp, "allow_write", path, key);
             }
-            Ok(())
+            Ok(false)
         }
-        ("WebFetch", _, None) if !deny => {
-            imp.policy.sandbox.network.mode = NetMode::Full;
-            cx.origin(imp, "sandbox.network.mode", key);
-            Ok(())
-        }
-        ("WebFetch", _, None) => {
+        // A bare allow approves Claude Code's own fetch tool; its sandbox
+        // takes only `domain:` rules, so the commands get no network from it.
+        ("WebFetch", false, None) => Ok(false),
+        // A bare deny: Claude Code's documents do not say what it does to the
+        // sandbox, and the narrower reading is no network at all.
+        ("WebFetch", true, None) => {
             imp.policy.sandbox.network.mode = NetMode::None;
-            imp.policy.sandbox.network.allow_domains.clear();
             cx.origin(imp, "sandbox.network.mode", key);
-            Ok(())
+            Ok(true)
         }
         ("WebFetch", _, Some(s)) => match s.strip_prefix("domain:") {
             Some(d) => {
@@ -289,7 +324,7 @@ fn rule(cx: &Cx, imp: &mut Imported, deny: bool, r: &str, key: &str) -> Result<(
                     "allow_domains"
                 };
                 domain(cx, imp, field, d.trim().to_string(), key);
-                Ok(())
+                Ok(false)
             }
             None => Err(cx.err(
                 key,
@@ -299,17 +334,22 @@ fn rule(cx: &Cx, imp: &mut Imported, deny: bool, r: &str, key: &str) -> Result<(
             )),
         },
         // Other tools' rules are prompts for Claude Code, not sandbox rules.
-        _ => Ok(()),
+        _ => Ok(false),
     }
 }
 
 /// A permission rule's path, gitignore-style as Claude Code reads it: `//x`
-/// is absolute, `~/x` in the home directory, `/x` relative to the project
-/// (the directory holding `.claude/`, else the settings file's directory),
-/// anything else relative to the workspace. For a deny rule a `/x` also
-/// denies the absolute `/x`, and a name without `/` matches at any depth.
+/// is absolute, `~/x` in the home directory, `/x` under the settings file's
+/// root ([`settings_root`]), anything else relative to the workspace. For a
+/// deny rule a `/x` also denies the absolute `/x`, and a name without `/`
+/// matches at any depth.
 fn rule_paths(cx: &Cx, p: &str, deny: bool, key: &str) -> Result<Vec<PathBuf>> {
     let p = strip_all(p);
+    // `./**` (and `.`, `./`) is the directory Claude Code runs in: the
+    // workspace, not a name to look for at any depth.
+    if p.is_empty() || p == "." || p == "./" {
+        return Ok(vec![PathBuf::from(".")]);
+    }
     if let Some(rest) = p.strip_prefix("//") {
         return Ok(vec![PathBuf::from(format!("/{rest}"))]);
     }
@@ -318,8 +358,8 @@ fn rule_paths(cx: &Cx, p: &str, deny: bool, key: &str) -> Result<Vec<PathBuf>> {
     }
     if let Some(rest) = p.strip_prefix('/') {
         let mut out = Vec::new();
-        match cx.path.and_then(project_root) {
-            Some(root) => out.push(root.join(rest)),
+        match cx.path.and_then(settings_root) {
+            Some(root) => out.push(under(&root, rest)),
             None if !deny => {
                 return Err(cx.err(
                     key,
@@ -332,7 +372,10 @@ fn rule_paths(cx: &Cx, p: &str, deny: bool, key: &str) -> Result<Vec<PathBuf>> {
             None => {}
         }
         if deny {
-            out.push(PathBuf::from(p));
+            let abs = PathBuf::from(p);
+            if !out.contains(&abs) {
+                out.push(abs);
+            }
         }
         return Ok(out);
     }
@@ -345,17 +388,68 @@ fn rule_paths(cx: &Cx, p: &str, deny: bool, key: &str) -> Result<Vec<PathBuf>> {
     Ok(vec![PathBuf::from(p)])
 }
 
-fn project_root(settings: &Path) -> Option<PathBuf> {
+/// `rest` under `root`; `root` itself when `rest` is empty.
+fn under(root: &Path, rest: &str) -> PathBuf {
+    let rest = rest.trim_start_matches('/');
+    if rest.is_empty() {
+        root.to_path_buf()
+    } else if root == Path::new(".") {
+        PathBuf::from(rest)
+    } else {
+        root.join(rest)
+    }
+}
+
+/// The directory Claude Code resolves a settings file's `/x` rules and
+/// relative sandbox paths against (its `getSettingsRootPathForSource`):
+/// - the user settings (`settings.json` in `$CLAUDE_CONFIG_DIR` or in
+///   `~/.claude`): that directory — `~/.claude`, never the home directory;
+/// - a project's `.claude/settings.json` or `.claude/settings.local.json`:
+///   the project, the directory holding `.claude/`;
+/// - the managed `managed-settings.json` (or a file in `managed-settings.d`):
+///   the directory Claude Code runs in, the workspace (`.`);
+/// - any other file (`claude --settings FILE`): the file's directory.
+fn settings_root(settings: &Path) -> Option<PathBuf> {
     let abs = if settings.is_absolute() {
         settings.to_path_buf()
     } else {
         std::env::current_dir().ok()?.join(settings)
     };
     let dir = abs.parent()?;
-    if dir.file_name().is_some_and(|n| n == ".claude") {
-        dir.parent().map(Path::to_path_buf)
-    } else {
-        Some(dir.to_path_buf())
+    let name = abs.file_name()?.to_string_lossy();
+    if name == "managed-settings.json" || dir.file_name().is_some_and(|n| n == "managed-settings.d")
+    {
+        return Some(PathBuf::from("."));
+    }
+    if user_config_dirs().iter().any(|d| same_dir(d, dir)) {
+        return Some(dir.to_path_buf());
+    }
+    if dir.file_name().is_some_and(|n| n == ".claude")
+        && (name == "settings.json" || name == "settings.local.json")
+    {
+        return dir.parent().map(Path::to_path_buf);
+    }
+    Some(dir.to_path_buf())
+}
+
+/// Where Claude Code keeps the user settings: `$CLAUDE_CONFIG_DIR`, and
+/// `~/.claude` (both, so that either one set or not reads the narrower way).
+fn user_config_dirs() -> Vec<PathBuf> {
+    let set = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    let mut out = Vec::new();
+    if let Some(d) = set("CLAUDE_CONFIG_DIR") {
+        out.push(PathBuf::from(d));
+    }
+    if let Some(h) = set("HOME") {
+        out.push(PathBuf::from(h).join(".claude"));
+    }
+    out
+}
+
+fn same_dir(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
     }
 }
 
@@ -391,6 +485,8 @@ mod tests {
         );
         assert_eq!(paths("/build", false), ["/proj/build"]);
         assert_eq!(paths("./.env", true), [".env"]);
+        assert_eq!(paths("./**", true), ["."]);
+        assert_eq!(paths("./**", false), ["."]);
         assert_eq!(paths(".env", true), ["**/.env"]);
         assert_eq!(paths("config/prod.json", true), ["config/prod.json"]);
         assert_eq!(paths("out/", false), ["out/"]);
@@ -403,9 +499,46 @@ mod tests {
     }
 
     #[test]
-    fn sandbox_paths_are_absolute_with_one_or_two_slashes() {
-        assert_eq!(sandbox_path("//tmp/build"), [PathBuf::from("/tmp/build")]);
-        assert_eq!(sandbox_path("/tmp/build/**"), [PathBuf::from("/tmp/build")]);
-        assert_eq!(sandbox_path("~/.kube"), [PathBuf::from("~/.kube")]);
+    fn sandbox_paths_are_absolute_with_one_or_two_slashes_and_else_under_the_root() {
+        let settings = Path::new("/proj/.claude/settings.json");
+        let c = cx(Some(settings));
+        let path = |s: &str| sandbox_path(&c, s, true, "k").unwrap();
+        assert_eq!(path("//tmp/build"), PathBuf::from("/tmp/build"));
+        assert_eq!(path("/tmp/build/**"), PathBuf::from("/tmp/build"));
+        assert_eq!(path("~/.kube"), PathBuf::from("~/.kube"));
+        assert_eq!(path("out"), PathBuf::from("/proj/out"));
+        assert_eq!(path("./out"), PathBuf::from("/proj/out"));
+        // Without a file: a relative grant is refused, a relative deny stays
+        // in the workspace.
+        assert!(sandbox_path(&cx(None), "out", true, "k").is_err());
+        assert_eq!(
+            sandbox_path(&cx(None), "secrets", false, "k").unwrap(),
+            PathBuf::from("secrets")
+        );
+    }
+
+    /// Claude Code's `getSettingsRootPathForSource`: a project's settings
+    /// under the project, a `--settings` file under its directory, managed
+    /// settings under the directory Claude Code runs in.
+    #[test]
+    fn the_settings_root_is_where_claude_code_puts_it() {
+        let root = |p: &str| settings_root(Path::new(p)).unwrap();
+        assert_eq!(root("/proj/.claude/settings.json"), PathBuf::from("/proj"));
+        assert_eq!(
+            root("/proj/.claude/settings.local.json"),
+            PathBuf::from("/proj")
+        );
+        assert_eq!(
+            root("/proj/.claude/other.json"),
+            PathBuf::from("/proj/.claude")
+        );
+        assert_eq!(root("/srv/cc/flags.json"), PathBuf::from("/srv/cc"));
+        assert_eq!(
+            root("/etc/claude-code/managed-settings.json"),
+            PathBuf::from(".")
+        );
+        assert_eq!(under(Path::new("."), ""), PathBuf::from("."));
+        assert_eq!(under(Path::new("."), "x/y"), PathBuf::from("x/y"));
+        assert_eq!(under(Path::new("/a"), ""), PathBuf::from("/a"));
     }
 }

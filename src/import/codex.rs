@@ -1,13 +1,17 @@
 //! Codex's `config.toml` (`~/.codex/config.toml`): `sandbox_mode` and the
-//! `[sandbox_workspace_write]` table, or those of the profile `profile`
-//! names.
+//! `[sandbox_workspace_write]` table; the profile `profile` names may set
+//! only `sandbox_mode` (Codex's profile type has no other sandbox key, so a
+//! `[profiles.NAME.sandbox_workspace_write]` does nothing in Codex and is
+//! refused here rather than honoured).
 //!
 //! Codex's `read-only` reads everywhere and reaches no network;
-//! `workspace-write` also writes the working directory, `writable_roots`,
-//! `/tmp` and `$TMPDIR` (unless excluded), with `.git` and `.codex` inside
-//! each writable root kept read-only, and reaches the network only with
-//! `network_access`; `danger-full-access` has no limit. The rest of the file
-//! (model, approvals, MCP servers, hooks…) is Codex's own.
+//! `workspace-write` also writes the working directory, `writable_roots`
+//! (`~/x` in the home directory, a relative path under the config file's
+//! directory), `/tmp` and `$TMPDIR` (unless excluded), with `.git`, `.codex`
+//! and `.agents` inside each writable root kept read-only, and reaches the
+//! network only with `network_access`; `danger-full-access` has no limit.
+//! The rest of the file (model, approvals, MCP servers, hooks…) is Codex's
+//! own.
 
 use super::{Cx, Imported};
 use crate::error::{Refusal, Result};
@@ -16,10 +20,10 @@ use std::path::PathBuf;
 use toml::{Table, Value};
 
 const READS: &str = "sandbox_mode, profile, [sandbox_workspace_write] writable_roots, \
-network_access, exclude_tmpdir_env_var, exclude_slash_tmp, and the same in [profiles.NAME]";
+network_access, exclude_tmpdir_env_var, exclude_slash_tmp, and [profiles.NAME] sandbox_mode";
 
 /// What Codex keeps read-only inside every writable root.
-const CODEX_PROTECTED: &[&str] = &[".git", ".codex"];
+const CODEX_PROTECTED: &[&str] = &[".git", ".codex", ".agents"];
 
 #[derive(Default)]
 struct Sandbox<'a> {
@@ -100,6 +104,14 @@ fn read_layer<'a>(cx: &Cx, t: &'a Table, at: &str, sb: &mut Sandbox<'a>) -> Resu
         sb.mode = Some((s.as_str(), format!("{at}sandbox_mode")));
     }
     if let Some(v) = t.get("sandbox_workspace_write") {
+        if !at.is_empty() {
+            return Err(cx.err(
+                &format!("{at}sandbox_workspace_write"),
+                "Codex ignores this table in a profile (a profile sets only sandbox_mode; the \
+                 top-level [sandbox_workspace_write] applies): move it to the top level or \
+                 remove it",
+            ));
+        }
         let Value::Table(w) = v else {
             return Err(cx.err(&format!("{at}sandbox_workspace_write"), "expected a table"));
         };
@@ -126,7 +138,7 @@ fn workspace_write(
                     let Value::String(s) = r else {
                         return Err(cx.err(&key(k), "expected a list of paths"));
                     };
-                    roots.push(PathBuf::from(s));
+                    roots.push(root_path(cx, s, &key(k))?);
                 }
             }
             ("network_access", Value::Boolean(b)) => network = *b,
@@ -176,7 +188,34 @@ fn workspace_write(
     Ok(roots)
 }
 
-/// `.git` and `.codex` stay read-only in the workspace and in every
+/// A writable root as Codex reads it: absolute as written, `~` and `~/x`
+/// in the home directory, anything else under the config file's directory.
+fn root_path(cx: &Cx, s: &str, key: &str) -> Result<PathBuf> {
+    let p = std::path::Path::new(s);
+    if p.is_absolute() || s == "~" || s.starts_with("~/") {
+        return Ok(p.to_path_buf());
+    }
+    let dir = cx.path.and_then(|f| {
+        let abs = if f.is_absolute() {
+            f.to_path_buf()
+        } else {
+            std::env::current_dir().ok()?.join(f)
+        };
+        abs.parent().map(std::path::Path::to_path_buf)
+    });
+    match dir {
+        Some(d) => Ok(d.join(s.strip_prefix("./").unwrap_or(s))),
+        None => Err(cx.err(
+            key,
+            format!(
+                "`{s}` is relative to the config file's directory, and this policy was not read \
+                 from a file; write an absolute path"
+            ),
+        )),
+    }
+}
+
+/// `.git`, `.codex` and `.agents` stay read-only in the workspace and in every
 /// writable root, as in Codex.
 fn protect(cx: &Cx, imp: &mut Imported, roots: &[PathBuf], key: &str) {
     let deny = &mut imp.policy.sandbox.filesystem.deny_write;

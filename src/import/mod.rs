@@ -162,6 +162,11 @@ impl Cx<'_> {
     /// The first line where the last part of `key` is written as a key
     /// (`"name"` in JSON, `name =` or `[name]` in TOML).
     fn line_of(&self, key: &str) -> Option<usize> {
+        // A TOML table written under its whole name (`[profiles.p.x]`).
+        let header = format!("[{key}]");
+        if let Some(i) = self.text.lines().position(|l| l.trim() == header) {
+            return Some(i + 1);
+        }
         let last = key.rsplit('.').next().unwrap_or(key);
         let last = last.split('[').next().unwrap_or(last);
         let json = format!("\"{last}\"");
