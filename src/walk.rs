@@ -47,10 +47,13 @@
 //! expansion. Every other name (hard link) of a denied file is found by
 //! `links`.
 
+mod describe;
 mod held;
 mod links;
 mod mounts;
 mod pool;
+
+pub use describe::describe;
 
 pub use held::{held_links, keep_read_only};
 pub use links::{hard_links, Linked, Links};
@@ -79,7 +82,8 @@ pub const LIMIT_ENV: &str = "DCJAIL_WALK_LIMIT";
 const PSEUDO: &[&str] = &["/proc", "/sys", "/dev"];
 
 /// Compiles a pattern with the options `plan` uses for policy globs
-/// (`/` is not matched by `*`, backslash escapes), for tests and benches.
+/// (`/` is not matched by `*`, backslash escapes): for tests, benches and
+/// the re-walk of `matched_nothing`.
 pub fn compile(pattern: &str) -> Result<Glob, String> {
     let matcher = GlobBuilder::new(pattern)
         .literal_separator(true)
@@ -290,42 +294,6 @@ pub fn expand_plan(plan: &Plan, limit: usize) -> Result<Option<Cover>, Refusal> 
         globs: covered,
         skipped: walked.skipped,
     }))
-}
-
-/// At most this many matched paths per glob are listed by `describe`.
-const SHOWN: usize = 1000;
-
-/// `explain`'s account of the walk: whether it ran, where, at what cost,
-/// and for each glob what it covered, with what a backend covers later.
-pub fn describe(cover: Option<&Cover>, backend: Option<&str>) -> serde_json::Value {
-    use serde_json::json;
-    let later = match backend {
-        Some("bwrap") => "matches are found when dcjail starts: a file created later that matches a glob is not covered; a matched directory is masked (deny_read), bound read-only (deny_write) or re-opened (allow_read) whole, so files created inside it later are covered",
-        Some("landlock") => "matches are found when dcjail starts: a file created later that matches a glob is not covered, except inside a matched deny_read directory, which stays unreadable whole; deny_write globs inside a writable root are refused, and so is a deny_read match inside one",
-        _ => "",
-    };
-    let Some(c) = cover else {
-        return json!({ "walked": false, "entries": 0, "globs": [] });
-    };
-    json!({
-        "walked": true,
-        "roots": c.roots.iter().map(|r| r.to_string_lossy()).collect::<Vec<_>>(),
-        "entries": c.entries,
-        "limit": c.limit,
-        "globs": c.globs.iter().map(|g| json!({
-            "list": g.list.key(),
-            "glob": g.written,
-            "pattern": g.pattern,
-            "count": g.paths.len(),
-            "matched": g.paths.iter().take(SHOWN).map(|p| p.to_string_lossy()).collect::<Vec<_>>(),
-            "matched_truncated": g.paths.len() > SHOWN,
-        })).collect::<Vec<_>>(),
-        "created_later": later,
-        "skipped": {
-            "unlisted": c.skipped.unlisted.iter().take(SHOWN).map(|p| p.to_string_lossy()).collect::<Vec<_>>(),
-            "other_users_entries_in_world_writable_dirs": c.skipped.foreign,
-        },
-    })
 }
 
 /// One walk: a start directory, how deep the globs can reach below it

@@ -448,6 +448,98 @@ fn is_glob(s: &str) -> bool {
     s.contains(['*', '?', '[', '{'])
 }
 
+/// Where a written path rule starts from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Anchor {
+    /// `/…`
+    Root,
+    /// `~/…` (or `~` alone)
+    Home,
+    /// Relative: the workspace (the worktree root when one is set).
+    Base,
+    /// `**/…` written without `./`: under every root the glob walk looks in.
+    Anywhere,
+}
+
+/// A path rule as written, normalised so that it means what it reads as:
+/// `.` components and repeated or trailing `/` dropped (`./x`, `x/./y`,
+/// `x//y`, `x/`, `x/.` are `x`, `x/y`), and a trailing `/**` dropped when
+/// something precedes it (`x/**` is `x`: a rule on a directory covers the
+/// directory and everything below it, including what is created there
+/// later). Refused, naming `key` and the pattern: an empty pattern, and
+/// `..` in a glob (a glob is matched against resolved paths, where no `..`
+/// is left; a literal path with `..` is resolved instead).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Written {
+    pub anchor: Anchor,
+    /// The components after the anchor, none of them empty or `.`.
+    pub parts: Vec<String>,
+}
+
+impl Written {
+    pub fn parse(written: &str, key: &str) -> Result<Written> {
+        if written.is_empty() {
+            return Err(Refusal::policy(format!(
+                "`{key}`: an empty path names nothing; write `.` for the workspace, or remove it"
+            )));
+        }
+        let (anchor, rest) = if let Some(r) = written.strip_prefix('/') {
+            (Anchor::Root, r)
+        } else if written == "~" {
+            (Anchor::Home, "")
+        } else if let Some(r) = written.strip_prefix("~/") {
+            (Anchor::Home, r)
+        } else if written.starts_with("**") {
+            (Anchor::Anywhere, written)
+        } else {
+            (Anchor::Base, written)
+        };
+        let mut parts: Vec<String> = rest
+            .split('/')
+            .filter(|c| !c.is_empty() && *c != ".")
+            .map(str::to_string)
+            .collect();
+        let glob = is_glob(written);
+        if glob && parts.iter().any(|c| c == "..") {
+            return Err(Refusal::policy(format!(
+                "`{key}`: `{}`: a glob cannot hold `..` (it is matched against resolved paths); write the path without it",
+                crate::error::one_line(written)
+            )));
+        }
+        if glob {
+            while parts.len() > 1 && parts.last().is_some_and(|c| c == "**") {
+                parts.pop();
+            }
+            if anchor != Anchor::Anywhere && parts.len() == 1 && parts[0] == "**" {
+                parts.clear();
+            }
+        }
+        Ok(Written { anchor, parts })
+    }
+
+    /// The rest after the anchor, `/`-joined.
+    pub fn rest(&self) -> String {
+        self.parts.join("/")
+    }
+
+    pub fn is_glob(&self) -> bool {
+        self.parts.iter().any(|c| is_glob(c))
+    }
+
+    /// The normalised rule as it would be written again.
+    pub fn text(&self) -> String {
+        let rest = self.rest();
+        match self.anchor {
+            Anchor::Root => format!("/{rest}"),
+            Anchor::Home if rest.is_empty() => "~".to_string(),
+            Anchor::Home => format!("~/{rest}"),
+            Anchor::Base if rest.is_empty() => ".".to_string(),
+            Anchor::Base if rest.starts_with("**") => format!("./{rest}"),
+            Anchor::Base | Anchor::Anywhere => rest,
+        }
+    }
+}
+
 fn rules(
     list: &[PathBuf],
     base: &Path,
@@ -457,18 +549,21 @@ fn rules(
 ) -> Result<Vec<PathRule>> {
     let mut out = Vec::with_capacity(list.len());
     for p in list {
-        let s = p.to_string_lossy();
-        if is_glob(&s) {
-            let s = s.into_owned();
-            let pattern = if s.starts_with("**") || s.starts_with('/') {
-                s.clone()
-            } else if let Some(rest) = s.strip_prefix("~/") {
-                let home = home.ok_or_else(|| Error::HomeUnset {
+        let s = p.to_string_lossy().into_owned();
+        let w = Written::parse(&s, key)?;
+        let rest = w.rest();
+        if w.is_glob() {
+            let under = |dir: &Path| {
+                let dir = globset::escape(&dir.to_string_lossy());
+                format!("{}/{rest}", dir.trim_end_matches('/'))
+            };
+            let pattern = match w.anchor {
+                Anchor::Anywhere => rest.clone(),
+                Anchor::Root => format!("/{rest}"),
+                Anchor::Home => under(home.ok_or_else(|| Error::HomeUnset {
                     what: format!("`{key}`: `{s}`"),
-                })?;
-                format!("{}/{rest}", globset::escape(&home.to_string_lossy()))
-            } else {
-                format!("{}/{s}", globset::escape(&base.to_string_lossy()))
+                })?),
+                Anchor::Base => under(base),
             };
             let matcher = GlobBuilder::new(&pattern)
                 .literal_separator(true)
@@ -488,7 +583,7 @@ fn rules(
         } else {
             out.push(PathRule::Literal(resolve_lenient_in(
                 fs,
-                &absolutize(p, base, home)?,
+                &absolutize(Path::new(&w.text()), base, home)?,
             )));
         }
     }

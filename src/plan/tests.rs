@@ -181,3 +181,107 @@ fn a_linked_worktree_names_its_git_dir_and_common_dir() {
     assert!(git_dirs_in(&fs, Path::new("/sub/.git")).is_empty());
     assert!(git_dirs_in(&fs, Path::new("/none/.git")).is_empty());
 }
+
+/// The rules of one list, as `explain` shows them.
+fn shown(rules: &[PathRule]) -> Vec<String> {
+    rules
+        .iter()
+        .map(|r| match r {
+            PathRule::Literal(l) => l.display().to_string(),
+            PathRule::Glob(g) => g.pattern.clone(),
+        })
+        .collect()
+}
+
+#[test]
+fn every_spelling_of_a_path_rule_is_normalised_to_what_it_reads_as() {
+    let fs = MemFs::new().dir("/ws/sub/deep").dir("/home/u");
+    let cases: &[(&str, &str)] = &[
+        ("sub/*.txt", "/ws/sub/*.txt"),
+        ("./sub/*.txt", "/ws/sub/*.txt"),
+        ("sub/./*.txt", "/ws/sub/*.txt"),
+        ("sub//*.txt", "/ws/sub/*.txt"),
+        (".//sub/./*.txt", "/ws/sub/*.txt"),
+        ("/ws/./sub/*.txt", "/ws/sub/*.txt"),
+        ("~/./k/*.pem", "/home/u/k/*.pem"),
+        ("**/sub", "**/sub"),
+        ("**/sub/", "**/sub"),
+        ("**/sub/.", "**/sub"),
+        ("**/sub/**", "**/sub"),
+        ("**/.", "**"),
+        ("**", "**"),
+        // A leading `./` keeps a `**` glob in the workspace.
+        ("./**/a.txt", "/ws/**/a.txt"),
+        // A trailing `/**` is the directory: a literal rule on it.
+        ("sub/**", "/ws/sub"),
+        ("./sub/**/", "/ws/sub"),
+        ("./**", "/ws"),
+        ("~/k/**", "/home/u/k"),
+        ("sub/a.txt", "/ws/sub/a.txt"),
+        ("./sub/a.txt", "/ws/sub/a.txt"),
+        ("sub/./a.txt", "/ws/sub/a.txt"),
+        ("sub/", "/ws/sub"),
+        ("sub/.", "/ws/sub"),
+        (".", "/ws"),
+        ("./", "/ws"),
+        ("sub/deep/../a.txt", "/ws/sub/a.txt"),
+    ];
+    for (written, want) in cases {
+        let mut p = policy(SandboxMode::ReadOnly);
+        p.sandbox.filesystem.deny_read = paths(&[written]);
+        let plan = build_on(&fs, &p, &facts("/ws")).unwrap();
+        assert_eq!(shown(&plan.fs.deny_read), [*want], "{written}");
+        if let PathRule::Glob(g) = &plan.fs.deny_read[0] {
+            assert_eq!(g.written, *written, "what was written is kept");
+        }
+    }
+}
+
+#[test]
+fn a_normalised_glob_covers_the_directory_and_what_is_below_it() {
+    let fs = MemFs::new().dir("/ws/sub/deep");
+    for written in ["**/sub/", "**/sub/.", "./sub/", "sub/**"] {
+        let mut p = policy(SandboxMode::ReadOnly);
+        p.sandbox.filesystem.deny_read = paths(&[written]);
+        let plan = build_on(&fs, &p, &facts("/ws")).unwrap();
+        for path in ["/ws/sub", "/ws/sub/a.txt", "/ws/sub/deep/b.txt"] {
+            assert!(!plan.readable(Path::new(path)), "{written}: {path}");
+        }
+        assert!(plan.readable(Path::new("/ws/top.txt")), "{written}");
+        assert!(plan.readable(Path::new("/ws/subway")), "{written}");
+    }
+}
+
+#[test]
+fn a_path_rule_without_a_clear_meaning_is_a_policy_error_naming_it() {
+    let fs = MemFs::new().dir("/ws/sub");
+    for (key, written) in [
+        ("deny_read", ""),
+        ("deny_write", "sub/../sub/*.txt"),
+        ("allow_read", "../ws/*.txt"),
+        ("deny_read", "**/.."),
+        ("deny_read", "**/sub/../*.txt"),
+    ] {
+        let mut p = policy(SandboxMode::WorkspaceWrite);
+        let f = &mut p.sandbox.filesystem;
+        match key {
+            "deny_read" => f.deny_read = paths(&[written]),
+            "deny_write" => f.deny_write = paths(&[written]),
+            _ => f.allow_read = paths(&[written]),
+        }
+        let r = build_on(&fs, &p, &facts("/ws")).unwrap_err();
+        assert_eq!(r.reason, Reason::PolicyError, "{written}");
+        assert_eq!(r.exit_code(), 125);
+        assert!(
+            r.message
+                .starts_with(&format!("`sandbox.filesystem.{key}`: ")),
+            "{written}: {}",
+            r.message
+        );
+        if !written.is_empty() {
+            assert!(r.message.contains(&format!("`{written}`")), "{}", r.message);
+        } else {
+            assert!(r.message.contains("empty"), "{}", r.message);
+        }
+    }
+}

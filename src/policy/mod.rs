@@ -477,6 +477,19 @@ impl Policy {
                 })?;
             }
         }
+        // `full` hands the command the host's network directly: there is no
+        // proxy to check a name against, so a denied domain would stay
+        // reachable. Refused rather than run with a rule that does nothing.
+        // (A read call gets no network, and with the sandbox off no rule is
+        // enforced at all.)
+        let full = net.mode == NetMode::Full && self.sandbox.enabled && self.tool != Tool::Read;
+        if let (true, Some(d)) = (full, net.deny_domains.first()) {
+            return Err(Refusal::policy(format!(
+                "{}: `sandbox.network.deny_domains` (`{}`) with network `full` (`--net full`): `full` gives the command the host's network with no proxy, so a denied domain cannot be kept out; use `--net allowlist` with `--allow-domain` for the domains it needs (denied domains are checked first), or remove the denied domains",
+                self.source_name(),
+                crate::error::one_line(d)
+            )));
+        }
         Ok(())
     }
 
@@ -788,6 +801,44 @@ fn locate(text: &str, offset: usize) -> (usize, Option<String>) {
 /// Turns an OS string from the command line into a policy path unchanged.
 pub fn os_path(s: OsString) -> PathBuf {
     PathBuf::from(s)
+}
+
+#[cfg(test)]
+mod network_tests {
+    use super::*;
+
+    fn with(mode: NetMode, deny: &[&str]) -> Policy {
+        let mut p = embedded_built();
+        p.sandbox.network.mode = mode;
+        p.sandbox.network.deny_domains = deny.iter().map(|d| d.to_string()).collect();
+        p
+    }
+
+    #[test]
+    fn denied_domains_with_the_full_network_are_refused_naming_both() {
+        let r = with(NetMode::Full, &["evil.example"])
+            .validate()
+            .unwrap_err();
+        assert_eq!(r.reason, crate::error::Reason::PolicyError);
+        assert_eq!(r.exit_code(), 125);
+        for part in ["deny_domains", "evil.example", "`--net full`", "allowlist"] {
+            assert!(r.message.contains(part), "{part}: {}", r.message);
+        }
+        // Controls: each half alone, and the allowlist that enforces them.
+        assert!(with(NetMode::Full, &[]).validate().is_ok());
+        assert!(with(NetMode::Allowlist, &["evil.example"])
+            .validate()
+            .is_ok());
+        assert!(with(NetMode::None, &["evil.example"]).validate().is_ok());
+        // A read call gets no network at all; a sandbox turned off enforces
+        // no rule of any kind.
+        let mut p = with(NetMode::Full, &["evil.example"]);
+        p.tool = Tool::Read;
+        assert!(p.validate().is_ok());
+        let mut p = with(NetMode::Full, &["evil.example"]);
+        p.sandbox.enabled = false;
+        assert!(p.validate().is_ok());
+    }
 }
 
 #[cfg(test)]
