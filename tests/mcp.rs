@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{channel, Receiver};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::time::Duration;
 
 fn bin() -> &'static str {
@@ -52,6 +52,10 @@ impl Session {
             .arg(server())
             .current_dir(dir)
             .env("PYTHONIOENCODING", "utf-8")
+            // stdout buffered whatever the caller's environment says: the
+            // server's SIGTERM note must hold there too (a handler that
+            // wrote to it mid-flush failed with a reentrant call).
+            .env_remove("PYTHONUNBUFFERED")
             .env_remove("DCJAIL_POLICY")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -98,9 +102,18 @@ impl Session {
         let line = self
             .lines
             .recv_timeout(Duration::from_secs(20))
-            .unwrap_or_else(|_| {
+            .unwrap_or_else(|e| {
                 let _ = self.child.kill();
-                panic!("no answer from the server within 20 s")
+                let _ = self.child.wait();
+                let err = stderr_of(&mut self.child);
+                match e {
+                    RecvTimeoutError::Timeout => {
+                        panic!("no answer from the server within 20 s; stderr: {err}")
+                    }
+                    RecvTimeoutError::Disconnected => panic!(
+                        "the server's stdout reached its end before an answer; stderr: {err}"
+                    ),
+                }
             });
         self.seen.extend_from_slice(&line);
         assert_eq!(
@@ -144,6 +157,22 @@ impl Session {
         );
         (status, self.seen, err)
     }
+}
+
+/// What is left on the child's stderr, read for at most 5 s (a process
+/// still holding it open does not hang the report of a failure).
+fn stderr_of(child: &mut Child) -> String {
+    let Some(mut e) = child.stderr.take() else {
+        return String::new();
+    };
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        let mut err = String::new();
+        let _ = std::io::Read::read_to_string(&mut e, &mut err);
+        let _ = tx.send(err);
+    });
+    rx.recv_timeout(Duration::from_secs(5))
+        .unwrap_or_else(|_| "(still open after 5 s)".into())
 }
 
 fn wait(child: &mut Child) -> Option<i32> {
