@@ -1,5 +1,6 @@
 //! Network allowlist (`sandbox.network.mode = "allowlist"`): dcjail's own
-//! HTTP/SOCKS5 proxy ([`proxy`]), the wire parsers it trusts nothing
+//! HTTP/SOCKS5 proxy ([`proxy`]; one plain-HTTP request per connection,
+//! `forward`), the wire parsers it trusts nothing
 //! without ([`parse`]), the byte relay and the loopback↔unix bridge
 //! ([`conn`]; on Linux the bytes move inside the kernel, `splice`), and the
 //! per-run glue: the secret, the command's proxy environment, the exit
@@ -10,6 +11,8 @@
 
 pub mod conn;
 pub mod domain;
+mod forward;
+pub mod framing;
 pub mod parse;
 pub mod proxy;
 #[cfg(any(target_os = "linux", target_os = "macos"))]

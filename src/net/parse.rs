@@ -111,7 +111,7 @@ pub fn parse_request(buf: &[u8]) -> Result<Option<(Request, usize)>, ParseError>
     )))
 }
 
-fn strip_cr(line: &[u8]) -> Result<&[u8], ParseError> {
+pub(crate) fn strip_cr(line: &[u8]) -> Result<&[u8], ParseError> {
     let line = line
         .strip_suffix(b"\r")
         .ok_or(ParseError::Malformed("line not ended by CRLF"))?;
@@ -226,7 +226,7 @@ fn parse_port(p: &str) -> Result<u16, ParseError> {
     }
 }
 
-fn parse_header(line: &[u8]) -> Result<(String, Vec<u8>), ParseError> {
+pub(crate) fn parse_header(line: &[u8]) -> Result<(String, Vec<u8>), ParseError> {
     if line.first().is_some_and(|b| *b == b' ' || *b == b'\t') {
         return Err(ParseError::Malformed("folded header line"));
     }
@@ -244,7 +244,7 @@ fn parse_header(line: &[u8]) -> Result<(String, Vec<u8>), ParseError> {
     Ok((name, value.to_vec()))
 }
 
-fn trim(v: &[u8]) -> &[u8] {
+pub(crate) fn trim(v: &[u8]) -> &[u8] {
     let start = v
         .iter()
         .position(|b| *b != b' ' && *b != b'\t')
@@ -352,6 +352,8 @@ pub fn parse_response_status(buf: &[u8]) -> Result<Option<(u16, usize)>, ParseEr
         .ok_or(ParseError::Malformed("bad status code"))?;
     Ok(Some((code, end + 4)))
 }
+
+pub use super::framing::*;
 
 // ---- SOCKS5 (RFC 1928, RFC 1929) ----
 

@@ -6,7 +6,9 @@
 //! the proxy then connects to those checked addresses, never looking the
 //! name up again (a second answer could differ: DNS rebinding). Refused
 //! destinations are collected once each, with the reason, for the exit
-//! report.
+//! report. A plain-HTTP connection carries one request (`net::forward`):
+//! nothing the client sends after it reaches the origin, and no request's
+//! credentials (the secret) reach an origin at all.
 //!
 //! It must never connect anywhere the rules did not allow, never forward a
 //! request that failed to parse, and never let one client hold unbounded
@@ -14,7 +16,8 @@
 //! deadline, connections are capped ([`Limit`]).
 
 use super::conn::{accept_loop, relay, Conn, Limit, Listener};
-use super::parse::{self, reply, ParseError, Request, SocksAddr, Target, MAX_HEAD};
+use super::forward;
+use super::parse::{self, reply, Framing, ParseError, Request, SocksAddr, Target, MAX_HEAD};
 use crate::net::domain::{Host, Rules, Verdict, METADATA_NAMES};
 use std::fmt;
 use std::io::{self, Read, Write};
@@ -303,6 +306,11 @@ fn http(shared: &Shared, mut client: Box<dyn Conn>, mut buf: Vec<u8>, deadline: 
             "Proxy-Authenticate: Basic realm=\"dcjail\"\r\n",
         );
     }
+    // A plain-HTTP request's body must end where the origin will see it
+    // end: anything else is refused before any connection is made.
+    let Some(framing) = framing_or_refuse(&mut client, &req) else {
+        return;
+    };
     let port = req.target.port();
     let host = match Host::parse(req.target.host()) {
         Ok(h) => h,
@@ -346,18 +354,57 @@ fn http(shared: &Shared, mut client: Box<dyn Conn>, mut buf: Vec<u8>, deadline: 
     };
     let _ = client.set_read_timeout_conn(None);
     let _ = client.set_write_timeout_conn(None);
-    let mut upstream = upstream;
-    let rest = &buf[used..];
-    let sent = match &req.target {
-        Target::Authority { .. } => client
-            .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
-            .and_then(|_| upstream.write_all(rest)),
-        Target::Absolute { .. } => upstream
-            .write_all(&parse::origin_head(&req))
-            .and_then(|_| upstream.write_all(rest)),
-    };
-    if sent.is_ok() {
-        relay(client, upstream);
+    let rest = buf.split_off(used);
+    match &req.target {
+        // A tunnel: after the 200 the bytes are the client's own (its TLS);
+        // the CONNECT head, with the secret, stays here.
+        Target::Authority { .. } => {
+            let mut upstream = upstream;
+            let sent = client
+                .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                .and_then(|_| upstream.write_all(&rest));
+            if sent.is_ok() {
+                relay(client, upstream);
+            }
+        }
+        // One request, checked above; nothing after it is forwarded.
+        Target::Absolute { .. } => {
+            forward::one_request(client, upstream, &req, framing, rest, |c, why| {
+                respond(
+                    c,
+                    502,
+                    "Bad Gateway",
+                    &format!("dcjail proxy: {dest}: {}\n", crate::error::one_line(why)),
+                    "",
+                )
+            })
+        }
+    }
+}
+
+/// A request's body framing; `None` once a body the proxy will not forward
+/// (one the origin could read to another end) has been answered 400 or 501.
+fn framing_or_refuse(client: &mut Box<dyn Conn>, req: &Request) -> Option<Framing> {
+    match &req.target {
+        Target::Authority { .. } => Some(Framing::Empty),
+        Target::Absolute { .. } => match parse::request_framing(req) {
+            Ok(f) => Some(f),
+            Err(refused) => {
+                let reason = if refused.code == 501 {
+                    "Not Implemented"
+                } else {
+                    "Bad Request"
+                };
+                respond(
+                    client,
+                    refused.code,
+                    reason,
+                    &format!("dcjail proxy: {}\n", refused.why),
+                    "",
+                );
+                None
+            }
+        },
     }
 }
 
