@@ -291,6 +291,15 @@ pub enum Error {
     Cwd(String),
     /// `sandbox.workspace` names no directory that can be resolved.
     Workspace { written: PathBuf, why: String },
+    /// A workspace or writable root (`key`, `written`) resolves to
+    /// `resolved`, on a kernel interface filesystem (`kind`) rather than
+    /// storage.
+    NotStorage {
+        key: &'static str,
+        written: PathBuf,
+        resolved: PathBuf,
+        kind: &'static str,
+    },
     /// `worktree.root` is not an existing git worktree (gate 5).
     WorktreeRoot { root: PathBuf, why: String },
     /// A policy path (`what`, quoted as written) starts with `~` and HOME
@@ -351,6 +360,7 @@ impl Error {
             Error::StartDir(_)
             | Error::Cwd(_)
             | Error::Workspace { .. }
+            | Error::NotStorage { .. }
             | Error::WorktreeRoot { .. }
             | Error::HomeUnset { .. }
             | Error::TildeUser(_)
@@ -424,6 +434,25 @@ impl fmt::Display for Error {
             }
             Error::WorktreeRoot { root, why } => {
                 write!(f, "worktree.root `{}`: {why}", root.display())
+            }
+            Error::NotStorage {
+                key,
+                written,
+                resolved,
+                kind,
+            } => {
+                let to = if written == resolved {
+                    String::new()
+                } else {
+                    format!(" (resolves to `{}`)", resolved.display())
+                };
+                write!(
+                    f,
+                    "{key} `{}`{to} is on {kind}, a kernel interface rather than storage \
+                     (what is written there changes the host and outlives the run); \
+                     choose a directory on a disk or tmpfs",
+                    written.display()
+                )
             }
             Error::HomeUnset { what } => write!(f, "{what} uses ~ but HOME is not set"),
             Error::TildeUser(p) => write!(

@@ -341,10 +341,11 @@ fn landlock_cannot_reach_an_abstract_socket_outside() {
 s=socket.socket(socket.AF_UNIX)\n\
 try:\n s.connect('\\0'+sys.argv[1]); s.send(b'x'); print('REACHED')\n\
 except OSError as e: print('BLOCKED', e)\n";
-    // --net full: AF_UNIX sockets may be created; only the scope stops it.
+    // --net full with unix sockets allowed: AF_UNIX sockets may be
+    // created; only the scope stops it.
     let o = jailed(
         &s.ws(),
-        &["--net", "full"],
+        &["--net", "full", "--allow-unix-sockets"],
         &[python(), "-c", script, &name],
     );
     assert!(

@@ -169,10 +169,12 @@ pub fn layer_spec_with(plan: &Plan, subtraction: WriteSubtraction) -> Result<Lay
                 inet: Inet::Deny,
             },
         ),
+        // Every internet socket; unix sockets only when allowed, as in the
+        // other modes (the network mode says nothing about local IPC).
         NetMode::Full => (
             false,
             SocketRules {
-                allow_unix: true,
+                allow_unix: plan.net.allow_unix_sockets,
                 inet: Inet::Allow,
             },
         ),

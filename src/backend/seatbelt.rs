@@ -26,6 +26,7 @@ const TRUST: &str = include_str!("../../profiles/seatbelt/trust.sbpl");
 const NETWORK_FULL: &str = include_str!("../../profiles/seatbelt/network.sbpl");
 const TAIL: &str = include_str!("../../profiles/seatbelt/tail.sbpl");
 const UNIX_SOCKETS: &str = include_str!("../../profiles/seatbelt/unix-sockets.sbpl");
+const NO_UNIX_SOCKETS: &str = include_str!("../../profiles/seatbelt/no-unix-sockets.sbpl");
 const ALLOWLIST: &str = include_str!("../../profiles/seatbelt/allowlist.sbpl");
 
 /// The parameter naming the proxy's endpoint, `localhost:<port>`.
@@ -621,7 +622,8 @@ fn dedup(v: &mut Vec<PathBuf>) {
 
 /// The network. `none`: no rule at all (`deny default` holds).
 /// `allowlist`: one outbound TCP endpoint, dcjail's proxy on loopback.
-/// `full`: the network profile. Returns whether the proxy port is pending.
+/// `full`: the network profile, minus unix sockets unless they are
+/// allowed. Returns whether the proxy port is pending.
 fn net_rules(plan: &Plan, proxy_port: Option<u16>, params: &mut Params, p: &mut String) -> bool {
     let mode = plan.effective_net();
     let mut pending = false;
@@ -643,6 +645,9 @@ fn net_rules(plan: &Plan, proxy_port: Option<u16>, params: &mut Params, p: &mut 
         NetMode::Full => {
             include(p, TRUST);
             include(p, NETWORK_FULL);
+            if !plan.net.allow_unix_sockets {
+                include(p, NO_UNIX_SOCKETS);
+            }
         }
     }
     pending

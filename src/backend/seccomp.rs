@@ -35,7 +35,7 @@ pub enum Inet {
     /// Only SOCK_STREAM over AF_INET/AF_INET6 (a proxy reached over TCP,
     /// with landlock limiting the port); every other family refused.
     StreamOnly,
-    /// Any family, any type: no socket rule at all.
+    /// Any family, any type (AF_UNIX only when `allow_unix`).
     Allow,
 }
 
@@ -492,7 +492,14 @@ fn socket_entry(s: SocketRules) -> Option<Entry> {
         allowed.push((AF_UNIX as u64, "AF_UNIX"));
     }
     let (when, says) = match s.inet {
-        Inet::Allow => return None,
+        Inet::Allow if s.allow_unix => return None,
+        // Every family but AF_UNIX: a unix socket reaches code outside the
+        // sandbox (D-Bus, docker.sock, agents) that the network mode does
+        // not speak for. socketpair(2) is another call and stays allowed.
+        Inet::Allow => (
+            vec![vec![Cmp::Eq(0, AF_UNIX as u64)]],
+            "family is AF_UNIX".to_string(),
+        ),
         Inet::Deny if allowed.is_empty() => (Vec::new(), "always (every family)".to_string()),
         Inet::Deny => (
             vec![allowed.iter().map(|(f, _)| Cmp::Ne(0, *f)).collect()],

@@ -23,6 +23,9 @@ pub trait Fs {
     fn is_file_nofollow(&self, p: &Path) -> bool;
     /// The text of the file at `p`.
     fn read_text(&self, p: &Path) -> io::Result<String>;
+    /// The filesystem `p` (symlinks followed) lies on: `statfs(2)`'s type
+    /// and `stat(2)`'s device.
+    fn filesystem(&self, p: &Path) -> io::Result<FsOf>;
     /// The protected table and git's files for the writable `roots`
     /// (canonical), with the grants git needs; `protected::collect` on the
     /// real filesystem. It reads many files (git configs, the home's
@@ -35,6 +38,19 @@ pub trait Fs {
         protect: bool,
     ) -> Result<Collected, Error>;
 }
+
+/// Which filesystem a path lies on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FsOf {
+    /// `statfs(2)`'s `f_type` (the kernel's magic number for the type).
+    pub magic: u64,
+    /// `stat(2)`'s `st_dev`: equal for two paths on the same mount's
+    /// filesystem.
+    pub dev: u64,
+}
+
+/// ext4's magic: what `MemFs` says when it was told nothing.
+pub const EXT4_MAGIC: u64 = 0xef53;
 
 /// The machine's filesystem.
 #[derive(Clone, Copy, Debug, Default)]
@@ -61,6 +77,30 @@ impl Fs for RealFs {
         std::fs::read_to_string(p)
     }
 
+    #[cfg(unix)]
+    fn filesystem(&self, p: &Path) -> io::Result<FsOf> {
+        use std::os::unix::ffi::OsStrExt;
+        use std::os::unix::fs::MetadataExt;
+        let dev = std::fs::metadata(p)?.dev();
+        let c = std::ffi::CString::new(p.as_os_str().as_bytes())
+            .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+        // SAFETY: statfs into a zeroed buffer of the right type, with a
+        // NUL-terminated path.
+        let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+        if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // f_type is signed on some libcs; the magic is its low 32 bits.
+        #[allow(clippy::unnecessary_cast)]
+        let magic = (st.f_type as i64 as u64) & 0xffff_ffff;
+        Ok(FsOf { magic, dev })
+    }
+
+    #[cfg(not(unix))]
+    fn filesystem(&self, _p: &Path) -> io::Result<FsOf> {
+        Err(io::Error::from(io::ErrorKind::Unsupported))
+    }
+
     fn protected(
         &self,
         roots: &[PathBuf],
@@ -85,6 +125,9 @@ pub enum Node {
 #[derive(Clone, Debug, Default)]
 pub struct MemFs {
     nodes: BTreeMap<PathBuf, Node>,
+    /// Mounts: a path is on the longest one it lies under; ext4 on device
+    /// 1 when none.
+    mounts: Vec<(PathBuf, FsOf)>,
     pub audit: Option<Collected>,
 }
 
@@ -101,6 +144,14 @@ impl MemFs {
     pub fn dir(mut self, p: &str) -> MemFs {
         self.parents(Path::new(p));
         self.nodes.insert(PathBuf::from(p), Node::Dir);
+        self
+    }
+
+    /// Mounts a filesystem of type `magic` (device `dev`) at `p`, which is
+    /// added as a directory.
+    pub fn mount(mut self, p: &str, magic: u64, dev: u64) -> MemFs {
+        self = self.dir(p);
+        self.mounts.push((PathBuf::from(p), FsOf { magic, dev }));
         self
     }
 
@@ -208,6 +259,22 @@ impl Fs for MemFs {
     fn is_dir(&self, p: &Path) -> bool {
         self.canonicalize(p)
             .is_ok_and(|c| self.node(&c) == Some(&Node::Dir))
+    }
+
+    fn filesystem(&self, p: &Path) -> io::Result<FsOf> {
+        let c = self.canonicalize(p)?;
+        Ok(self
+            .mounts
+            .iter()
+            .filter(|(m, _)| c.starts_with(m))
+            .max_by_key(|(m, _)| m.components().count())
+            .map_or(
+                FsOf {
+                    magic: EXT4_MAGIC,
+                    dev: 1,
+                },
+                |(_, f)| *f,
+            ))
     }
 
     fn protected(

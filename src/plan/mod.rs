@@ -11,10 +11,11 @@ use crate::policy::{BackendChoice, Mode, NetMode, Policy, SandboxMode, Tool};
 use crate::protected::HostEnv;
 
 mod fs;
+mod storage;
 #[cfg(test)]
 mod tests;
 
-pub use fs::{Fs, MemFs, Node, RealFs};
+pub use fs::{Fs, FsOf, MemFs, Node, RealFs, EXT4_MAGIC};
 use globset::{GlobBuilder, GlobMatcher};
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
@@ -206,6 +207,9 @@ pub fn build_in(
     fs: &dyn Fs,
 ) -> Result<Plan> {
     let at = places(policy, facts, fs)?;
+    if policy.sandbox.enabled {
+        workspace_on_storage(policy, &at, facts, fs)?;
+    }
     let home = facts.home.as_deref();
     let fs_pol = &policy.sandbox.filesystem;
     let held_read = policy.tool == Tool::Read;
@@ -214,7 +218,7 @@ pub fn build_in(
     } else {
         policy.sandbox.mode
     };
-    let mut writable = writable_roots(access, &at, fs_pol, facts, fs)?;
+    let mut writable = writable_roots(access, &at, policy, facts, fs)?;
     let rule = |list: &[PathBuf], key: &str| rules(list, &at.base, home, key, fs);
     let deny_read = rule(&fs_pol.deny_read, "sandbox.filesystem.deny_read")?;
     let allow_read = rule(&fs_pol.allow_read, "sandbox.filesystem.allow_read")?;
@@ -290,18 +294,29 @@ fn places(policy: &Policy, facts: &Facts, fs: &dyn Fs) -> Result<Places> {
 }
 
 /// The roots the command may write, canonical and without duplicates.
+/// Each one must be storage, not a kernel interface (`storage`): refused,
+/// naming the key and the path as written, when the sandbox is on.
 fn writable_roots(
     access: SandboxMode,
     at: &Places,
-    fs_pol: &crate::policy::Filesystem,
+    policy: &Policy,
     facts: &Facts,
     fs: &dyn Fs,
 ) -> Result<Vec<PathBuf>> {
+    let fs_pol = &policy.sandbox.filesystem;
     let mut writable = Vec::new();
+    let push = |writable: &mut Vec<PathBuf>, key, written: &Path, c: PathBuf| -> Result<()> {
+        if policy.sandbox.enabled {
+            storage_only(fs, key, written, &c)?;
+        }
+        writable.push(c);
+        Ok(())
+    };
     match access {
         SandboxMode::ReadOnly => {}
         SandboxMode::DangerFullAccess => writable.push(PathBuf::from("/")),
         SandboxMode::WorkspaceWrite => {
+            // Checked by `workspace_on_storage` already.
             writable.push(at.workspace.clone());
             if let Some(w) = &at.worktree {
                 writable.push(w.clone());
@@ -310,21 +325,55 @@ fn writable_roots(
                 // A missing extra root grants nothing; skipping it only narrows.
                 let abs = absolutize(p, &at.base, facts.home.as_deref())?;
                 if let Ok(c) = fs.canonicalize(&abs) {
-                    writable.push(c);
+                    push(&mut writable, "sandbox.filesystem.allow_write", p, c)?;
                 }
             }
-            for t in [Some(PathBuf::from("/tmp")), facts.tmpdir.clone()]
-                .into_iter()
-                .flatten()
-            {
-                if let Ok(c) = fs.canonicalize(&t) {
-                    writable.push(c);
+            let tmp = PathBuf::from("/tmp");
+            for (key, t) in [("/tmp", Some(&tmp)), ("TMPDIR", facts.tmpdir.as_ref())] {
+                if let Some(t) = t {
+                    if let Ok(c) = fs.canonicalize(t) {
+                        push(&mut writable, key, t, c)?;
+                    }
                 }
             }
         }
     }
     dedup_roots(&mut writable);
     Ok(writable)
+}
+
+/// Refuses `canonical` (written as `written` under `key`) when it lies on
+/// a kernel interface filesystem rather than storage (`storage`).
+fn storage_only(fs: &dyn Fs, key: &'static str, written: &Path, canonical: &Path) -> Result<()> {
+    match storage::pseudo(fs, canonical) {
+        None => Ok(()),
+        Some(kind) => Err(Error::NotStorage {
+            key,
+            written: written.to_path_buf(),
+            resolved: canonical.to_path_buf(),
+            kind,
+        }
+        .into()),
+    }
+}
+
+/// The workspace and the worktree root must be storage in every access
+/// mode: a read-only run there is refused too, as the workspace names
+/// where the work is, and `/proc` is no such place.
+fn workspace_on_storage(policy: &Policy, at: &Places, facts: &Facts, fs: &dyn Fs) -> Result<()> {
+    match &policy.sandbox.workspace {
+        Some(w) => storage_only(fs, "sandbox.workspace", w, &at.workspace)?,
+        None => storage_only(
+            fs,
+            "the workspace (the current directory)",
+            &facts.cwd,
+            &at.workspace,
+        )?,
+    }
+    if let (Some(w), Some(root)) = (&at.worktree, &policy.worktree.root) {
+        storage_only(fs, "worktree.root", root, w)?;
+    }
+    Ok(())
 }
 
 /// The protected table and git's files (with git's own grants, whatever

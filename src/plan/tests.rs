@@ -285,3 +285,88 @@ fn a_path_rule_without_a_clear_meaning_is_a_policy_error_naming_it() {
         }
     }
 }
+
+/// A host with `/proc`, `/sys`, a devtmpfs `/dev` (tmpfs's type, its own
+/// device) and a tmpfs `/dev/shm` of another device.
+fn host_with_pseudo_fs() -> MemFs {
+    const TMPFS: u64 = 0x0102_1994;
+    MemFs::new()
+        .dir("/home/u/ws")
+        .dir("/tmp")
+        .mount("/proc", 0x9fa0, 2)
+        .mount("/sys", 0x6265_6572, 3)
+        .mount("/sys/fs/cgroup", 0x6367_7270, 4)
+        .mount("/dev", TMPFS, 5)
+        .dir("/dev/net")
+        .mount("/dev/shm", TMPFS, 6)
+        .mount("/dev/pts", 0x1cd1, 7)
+        .symlink("/home/u/to-proc", "/proc")
+}
+
+fn refusal_text(r: Result<Plan>) -> String {
+    match r {
+        Ok(p) => panic!("built: {:?}", p.fs.writable),
+        Err(e) => {
+            assert_eq!(e.reason, Reason::PolicyError, "{e}");
+            e.to_string()
+        }
+    }
+}
+
+#[test]
+fn a_workspace_on_a_kernel_interface_is_refused_in_every_mode_even_through_a_link() {
+    let fs = host_with_pseudo_fs();
+    for mode in [SandboxMode::ReadOnly, SandboxMode::WorkspaceWrite] {
+        for (ws, kind) in [
+            ("/proc", "proc"),
+            ("/proc/sys/kernel", "proc"),
+            ("/home/u/to-proc", "proc"),
+            ("/sys/fs/cgroup", "cgroup2"),
+            ("/dev", "device directory"),
+            ("/dev/net", "device directory"),
+            ("/dev/pts", "devpts"),
+        ] {
+            let mut p = policy(mode);
+            p.sandbox.workspace = Some(PathBuf::from(ws));
+            let t = refusal_text(build_on(&fs, &p, &facts("/home/u/ws")));
+            assert!(t.contains(ws) && t.contains(kind), "{ws}: {t}");
+        }
+    }
+    // The cwd as the workspace, too.
+    let t = refusal_text(build_on(
+        &fs,
+        &policy(SandboxMode::ReadOnly),
+        &facts("/proc"),
+    ));
+    assert!(t.contains("/proc"), "{t}");
+    // Unsandboxed, nothing is enforced and nothing is refused.
+    let mut p = policy(SandboxMode::WorkspaceWrite);
+    p.sandbox.enabled = false;
+    assert!(build_on(&fs, &p, &facts("/proc")).is_ok());
+}
+
+#[test]
+fn writable_roots_on_a_kernel_interface_are_refused_but_dev_shm_is_storage() {
+    let fs = host_with_pseudo_fs();
+    for root in ["/sys", "/home/u/to-proc", "/dev", "/dev/pts"] {
+        let mut p = policy(SandboxMode::WorkspaceWrite);
+        p.sandbox.filesystem.allow_write = vec![PathBuf::from(root)];
+        let t = refusal_text(build_on(&fs, &p, &facts("/home/u/ws")));
+        assert!(t.contains("allow_write") && t.contains(root), "{t}");
+    }
+    let mut f = facts("/home/u/ws");
+    f.tmpdir = Some(PathBuf::from("/home/u/to-proc"));
+    let t = refusal_text(build_on(&fs, &policy(SandboxMode::WorkspaceWrite), &f));
+    assert!(t.contains("TMPDIR"), "{t}");
+    let mut p = policy(SandboxMode::WorkspaceWrite);
+    p.sandbox.filesystem.allow_write = vec![PathBuf::from("/dev/shm")];
+    let plan = build_on(&fs, &p, &facts("/home/u/ws")).unwrap();
+    assert!(plan.fs.writable.contains(&PathBuf::from("/dev/shm")));
+    // danger-full-access writes `/`, which is storage.
+    assert!(build_on(
+        &fs,
+        &policy(SandboxMode::DangerFullAccess),
+        &facts("/home/u/ws")
+    )
+    .is_ok());
+}

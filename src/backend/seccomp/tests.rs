@@ -134,6 +134,20 @@ fn full_network_has_no_socket_rule() {
 }
 
 #[test]
+fn full_network_without_unix_sockets_refuses_only_af_unix() {
+    let r = describe(
+        SocketRules {
+            allow_unix: false,
+            inet: Inet::Allow,
+        },
+        FsRules::OPEN,
+    );
+    let s: Vec<_> = r.iter().filter(|d| d.syscall == "socket").collect();
+    assert_eq!(s.len(), 1, "{r:?}");
+    assert_eq!(s[0].when, "family is AF_UNIX");
+}
+
+#[test]
 fn unix_allowed_refuses_other_families() {
     let r = describe(
         SocketRules {
