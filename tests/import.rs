@@ -327,25 +327,7 @@ fn codex_config_allows_and_denies_what_codex_documents() {
         ],
     );
     check_domains("codex", &t, "none", &[("github.com", 443, false)]);
-    // exclude_slash_tmp: /tmp is not writable (checked without writing it).
-    let o = dcjail(
-        &t,
-        &[
-            "explain",
-            "--policy-format",
-            "codex",
-            "--policy",
-            t.settings.to_str().unwrap(),
-            "--tool",
-            "write",
-            "--path",
-            "/tmp/dcjail-import-probe",
-            "--",
-            "true",
-        ],
-    );
-    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v["reason"], "sandbox-denied", "{v}");
+    assert_tmp_not_writable(&t);
 }
 
 #[test]
@@ -521,8 +503,15 @@ fn codex_profile_mode_uses_the_top_level_workspace_write_table() {
             (Write, "outside/data.txt", false),
         ],
     );
+    assert_tmp_not_writable(&t);
+    check_domains("codex", &t, "none", &[("github.com", 443, false)]);
+}
+
+/// Codex's `exclude_slash_tmp`: /tmp is not writable under the imported
+/// policy (checked with `explain`, without writing it).
+fn assert_tmp_not_writable(t: &Tree) {
     let o = dcjail(
-        &t,
+        t,
         &[
             "explain",
             "--policy-format",
@@ -539,7 +528,6 @@ fn codex_profile_mode_uses_the_top_level_workspace_write_table() {
     );
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["reason"], "sandbox-denied", "exclude_slash_tmp: {v}");
-    check_domains("codex", &t, "none", &[("github.com", 443, false)]);
 }
 
 /// `dcjail import` prints a policy that means what the file means: the plan

@@ -299,7 +299,7 @@ const BODY_GRACE: Duration = Duration::from_secs(5);
 
 /// Reads and drops what the client still sends, briefly, so closing does
 /// not turn into a reset that eats the end of the response.
-fn drain(client: &mut Box<dyn Conn>) {
+pub(super) fn drain(client: &mut Box<dyn Conn>) {
     let _ = client.set_read_timeout_conn(Some(Duration::from_millis(200)));
     let mut sink = [0u8; 4096];
     for _ in 0..16 {

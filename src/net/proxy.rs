@@ -485,15 +485,7 @@ fn respond(client: &mut Box<dyn Conn>, code: u16, reason: &str, body: &str, extr
     let _ = client.write_all(body.as_bytes());
     let _ = client.flush();
     client.shutdown_conn(Shutdown::Write);
-    // Drain briefly so the close does not turn into a reset that eats the reply.
-    let _ = client.set_read_timeout_conn(Some(Duration::from_millis(200)));
-    let mut sink = [0u8; 4096];
-    for _ in 0..16 {
-        match client.read(&mut sink) {
-            Ok(n) if n > 0 => {}
-            _ => break,
-        }
-    }
+    forward::drain(client);
 }
 
 // ---- SOCKS5 ----
