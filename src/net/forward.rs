@@ -21,42 +21,48 @@ const BUF: usize = 64 * 1024;
 /// A connection with the bytes already read from it but not yet used.
 struct Source {
     conn: Box<dyn Conn>,
+    /// Zeroed once; the bytes read are `buf[pos..len]`.
     buf: Vec<u8>,
     pos: usize,
+    len: usize,
 }
 
 impl Source {
     fn new(conn: Box<dyn Conn>, pending: Vec<u8>) -> Source {
+        let len = pending.len();
+        let mut buf = pending;
+        buf.resize(len + BUF, 0);
         Source {
             conn,
-            buf: pending,
+            buf,
             pos: 0,
+            len,
         }
     }
 
     fn unread(&self) -> &[u8] {
-        &self.buf[self.pos..]
+        &self.buf[self.pos..self.len]
     }
 
-    /// Reads more; `Ok(false)` at EOF.
+    /// Reads more (into the buffer's free end, the unread bytes moved to
+    /// its front first, never zeroed again); `Ok(false)` at EOF.
     fn fill(&mut self) -> io::Result<bool> {
         if self.pos > 0 {
-            self.buf.drain(..self.pos);
+            self.buf.copy_within(self.pos..self.len, 0);
+            self.len -= self.pos;
             self.pos = 0;
         }
-        let start = self.buf.len();
-        self.buf.resize(start + BUF, 0);
+        if self.buf.len() - self.len < BUF {
+            self.buf.resize(self.len + BUF, 0);
+        }
         loop {
-            match self.conn.read(&mut self.buf[start..]) {
+            match self.conn.read(&mut self.buf[self.len..]) {
                 Ok(n) => {
-                    self.buf.truncate(start + n);
+                    self.len += n;
                     return Ok(n > 0);
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    self.buf.truncate(start);
-                    return Err(e);
-                }
+                Err(e) => return Err(e),
             }
         }
     }
@@ -109,7 +115,7 @@ impl Source {
         loop {
             if !self.unread().is_empty() {
                 to.write_all(self.unread())?;
-                self.pos = self.buf.len();
+                self.pos = self.len;
             }
             if !self.fill()? {
                 return Ok(());
