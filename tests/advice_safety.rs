@@ -17,8 +17,7 @@ use serde_json::Value;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
 
 /// The names a hostile command makes in `$HOME`: each would widen the
 /// run or run a command if a suggestion carrying it were re-read by a
@@ -83,36 +82,11 @@ impl Drop for Tree {
     }
 }
 
-/// Waits for `c` at most `secs`; killed (by its pid) past that.
-fn output(mut c: Command, secs: u64) -> Output {
-    c.stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut child = c.spawn().expect("start the command");
-    let end = Instant::now() + Duration::from_secs(secs);
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            return child.wait_with_output().unwrap();
-        }
-        if Instant::now() > end {
-            let _ = child.kill();
-            let o = child.wait_with_output().unwrap();
-            panic!("timed out after {secs}s: {}", text(&o));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "status {:?}\nstdout: {}\nstderr: {}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
 /// The options of every run here: bwrap, the tree's workspace, and the
 /// mode from a policy file (as an agent's setup gives it), so that an
 /// option on the line could still change it.
+use scratch::{output_within as output, text};
+
 fn base(t: &Tree) -> Vec<String> {
     let policy = t.root.join("policy.toml");
     if !policy.exists() {

@@ -11,39 +11,17 @@ mod scratch;
 use std::os::unix::net::UnixListener;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use scratch::text;
 
 const PY: &str = "/usr/bin/python3";
 const BACKENDS: [&str; 2] = ["bwrap", "landlock"];
 
-/// Runs `cmd` for at most 60 seconds; the child is killed by its own
-/// handle (its PID) when it overruns.
+/// Runs `cmd` for at most 60 seconds, stdin closed.
 fn run(mut cmd: Command) -> Output {
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    let start = Instant::now();
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            return child.wait_with_output().unwrap();
-        }
-        if start.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            let o = child.wait_with_output().unwrap();
-            panic!("timed out: {}", text(&o));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "status {:?}\nstdout: {}\nstderr: {}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
+    cmd.stdin(Stdio::null());
+    scratch::output_within(cmd, 60)
 }
 
 /// dcjail with `args` in `cwd`, as root or (`nobody`) as uid 65534.

@@ -237,3 +237,35 @@ pub fn remove_all(root: &Path) -> std::io::Result<()> {
     remove(root);
     Ok(())
 }
+
+/// Runs `c` (its stdout and stderr captured) for at most `secs` seconds;
+/// past that it is killed by its own handle (its pid) and the test fails
+/// with what it printed.
+pub fn output_within(mut c: Command, secs: u64) -> std::process::Output {
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    c.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = c.spawn().expect("start the command");
+    let end = Instant::now() + Duration::from_secs(secs);
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        if Instant::now() > end {
+            let _ = child.kill();
+            let o = child.wait_with_output().unwrap();
+            panic!("timed out after {secs}s: {}", text(&o));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A finished command's status, stdout and stderr, for a failing assertion.
+pub fn text(o: &std::process::Output) -> String {
+    format!(
+        "status {:?}\nstdout: {}\nstderr: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
