@@ -194,6 +194,7 @@ fn setid(arg: u8, also: &[Cmp]) -> Vec<(Vec<Cmp>, Action)> {
 
 /// Numbers of the unified table that libc does not name yet.
 const SYS_SETXATTRAT: i64 = 463;
+const SYS_LANDLOCK_RESTRICT_SELF: i64 = 446;
 const SYS_REMOVEXATTRAT: i64 = 466;
 const SYS_OPEN_TREE_ATTR: i64 = 467;
 const SYS_FILE_SETATTR: i64 = 469;
@@ -450,6 +451,20 @@ fn fs_table(fs: FsRules) -> Vec<Entry> {
     ]);
     if fs.meta != Meta::Allow {
         t.extend(unbrokered(fs.meta));
+    }
+    if fs.create && !fs.observe {
+        // The broker must act only as the command could: a domain the
+        // command adds to itself is applied to the broker's hands too.
+        t.push(Entry {
+            name: "landlock_restrict_self",
+            nr: SYS_LANDLOCK_RESTRICT_SELF,
+            allow: Vec::new(),
+            rules: Vec::new(),
+            default: Action::Broker,
+            says: vec![
+                "to the broker, which applies the same ruleset to the process that makes its calls for this one, then lets the kernel apply it".into(),
+            ],
+        });
     }
     // Entries whose every answer is Allow say nothing and are left out.
     t.retain(|e| e.default != Action::Allow || !e.rules.is_empty());
