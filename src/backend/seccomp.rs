@@ -37,6 +37,13 @@ pub enum Inet {
     StreamOnly,
     /// Any family, any type (AF_UNIX only when `allow_unix`).
     Allow,
+    /// The command has a network namespace of its own (bwrap, `none` and
+    /// `allowlist`): AF_INET/AF_INET6 of any type, which reach only that
+    /// namespace's loopback (the command's own servers, and the proxy's
+    /// listener), and AF_NETLINK's NETLINK_ROUTE, which lists its
+    /// interfaces; every other family refused (AF_VSOCK, for one, is not
+    /// namespaced).
+    OwnNamespace,
 }
 
 /// One comparison on a syscall argument. Arguments are compared on their
@@ -520,6 +527,26 @@ fn socket_entry(s: SocketRules) -> Option<Entry> {
             vec![allowed.iter().map(|(f, _)| Cmp::Ne(0, *f)).collect()],
             "family is not AF_UNIX".to_string(),
         ),
+        Inet::OwnNamespace => {
+            allowed.push((AF_INET as u64, "AF_INET"));
+            allowed.push((AF_INET6 as u64, "AF_INET6"));
+            allowed.push((libc::AF_NETLINK as u64, "AF_NETLINK"));
+            let when = vec![
+                allowed.iter().map(|(f, _)| Cmp::Ne(0, *f)).collect(),
+                vec![
+                    Cmp::Eq(0, libc::AF_NETLINK as u64),
+                    Cmp::Ne(2, libc::NETLINK_ROUTE as u64),
+                ],
+            ];
+            let names: Vec<&str> = allowed.iter().map(|(_, n)| *n).collect();
+            (
+                when,
+                format!(
+                    "family is not one of {} (the namespace's own loopback only), or an AF_NETLINK protocol is not NETLINK_ROUTE",
+                    names.join(", ")
+                ),
+            )
+        }
         Inet::StreamOnly => {
             allowed.push((AF_INET as u64, "AF_INET"));
             allowed.push((AF_INET6 as u64, "AF_INET6"));

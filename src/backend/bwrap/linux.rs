@@ -73,9 +73,13 @@ fn layer_spec(plan: &Plan) -> Result<crate::backend::landlock::LayerSpec, String
 fn layer_with_truncation(plan: &Plan) -> Result<crate::backend::landlock::LayerSpec, String> {
     use crate::backend::landlock::{access, layer_spec_with, WriteSubtraction};
     let mut spec = layer_spec_with(plan, WriteSubtraction::ByMounts)?;
-    if plan.effective_net() == NetMode::Allowlist {
-        // The proxy's listener inside the namespace (net::session).
-        spec.tcp_connect_ports = vec![super::SANDBOX_PROXY_PORT];
+    if plan.effective_net() != NetMode::Full {
+        // A network namespace of its own, where loopback is the only
+        // interface: the command's own servers and, under the allowlist,
+        // the proxy's listener (net::session) are all it can reach. A test
+        // server and its client, a dev server, work as without dcjail.
+        spec.restrict_tcp = false;
+        spec.sockets.inet = crate::backend::seccomp::Inet::OwnNamespace;
     }
     if reads_everywhere(&spec) {
         trim(&mut spec, access::READ);
