@@ -305,6 +305,7 @@ fn errno_name(e: i32) -> &'static str {
         libc::EPERM => "EPERM",
         libc::EACCES => "EACCES",
         libc::EROFS => "EROFS",
+        libc::EBUSY => "EBUSY",
         _ => "other",
     }
 }

@@ -100,6 +100,7 @@ const EACCES: i32 = 13;
 const EFAULT: i32 = 14;
 const EEXIST: i32 = 17;
 const EXDEV: i32 = 18;
+const EBUSY: i32 = 16;
 const ENOTDIR: i32 = 20;
 const EINVAL: i32 = 22;
 const E2BIG: i32 = 7;
