@@ -16,7 +16,7 @@ mod scratch;
 
 use std::os::unix::fs::chown;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use scratch::text;
 
@@ -27,37 +27,6 @@ fn fixture(name: &str) -> String {
         "{}/tests/fixtures/selflock/{name}",
         env!("CARGO_MANIFEST_DIR")
     )
-}
-
-fn is_root() -> bool {
-    // SAFETY: getuid never fails.
-    unsafe { libc::getuid() == 0 }
-}
-
-fn users() -> &'static [bool] {
-    if is_root() {
-        &[false, true]
-    } else {
-        &[false]
-    }
-}
-
-/// `argv` in `cwd`, as root or (`nobody`) as uid 65534, for at most 60 s.
-fn run(cwd: &Path, nobody: bool, argv: &[&str]) -> Output {
-    let mut cmd = if nobody {
-        let mut c = Command::new("setpriv");
-        c.args(["--reuid", "65534", "--regid", "65534", "--clear-groups"]);
-        c.args(argv);
-        c
-    } else {
-        let mut c = Command::new(argv[0]);
-        c.args(&argv[1..]);
-        c
-    };
-    cmd.current_dir(cwd)
-        .env_remove("DCJAIL_POLICY")
-        .stdin(Stdio::null());
-    scratch::output_within(cmd, 60)
 }
 
 /// A workspace `ws` with `ok/` (what the program's own domain allows) and
@@ -121,12 +90,12 @@ fn lines(o: &Output) -> String {
 #[test]
 fn a_self_landlocked_program_is_refused_by_the_broker_as_by_the_kernel() {
     let prog = fixture("selflock.py");
-    for &nobody in users() {
+    for &nobody in scratch::users() {
         // Without dcjail: what the kernel answers the restricted program.
         let ws = workspace("bare", nobody);
         let (w, ok) = (ws.to_string_lossy(), ws.join("ok"));
         let ok = ok.to_string_lossy();
-        let bare = run(&ws, nobody, &[PY, &prog, &w, &ok]);
+        let bare = scratch::run_as(&ws, nobody, &[PY, &prog, &w, &ok]);
         assert!(bare.status.success(), "{}", text(&bare));
         assert!(lines(&bare).contains("made-file EACCES"), "{}", text(&bare));
         let bare_lines = lines(&bare).replace(&*w, "WS");
@@ -136,7 +105,7 @@ fn a_self_landlocked_program_is_refused_by_the_broker_as_by_the_kernel() {
         let w = ws.to_string_lossy().into_owned();
         let mut argv = dcjail_args("workspace-write", &[]);
         argv.extend([PY, &prog, "--no-restrict", &w]);
-        let o = run(&ws, nobody, &argv);
+        let o = scratch::run_as(&ws, nobody, &argv);
         assert!(
             o.status.success() && lines(&o).ends_with("RAN\n"),
             "{}",
@@ -152,7 +121,7 @@ fn a_self_landlocked_program_is_refused_by_the_broker_as_by_the_kernel() {
             let ok = format!("{w}/ok");
             let mut argv = backend_args(be, "workspace-write", &[]);
             argv.extend([PY, &prog, &w, &ok]);
-            let o = run(&ws, nobody, &argv);
+            let o = scratch::run_as(&ws, nobody, &argv);
             let t = text(&o);
             assert!(
                 o.status.success() && lines(&o).ends_with("RAN\n"),
@@ -170,12 +139,12 @@ fn a_nested_dcjail_with_the_default_policy_makes_nothing() {
     let script = "echo inner-ran; touch nested-file; mkdir nested-dir; ln -s x nested-link; \
                   mkfifo nested-fifo; echo hi > /dev/null && echo devnull-ok; \
                   { echo via-stdout > /dev/stdout; } | cat";
-    for &nobody in users() {
+    for &nobody in scratch::users() {
         // Control: the same script without the inner dcjail makes them all.
         let ws = workspace("nested-control", nobody);
         let mut argv = dcjail_args("workspace-write", &[]);
         argv.extend(["/bin/sh", "-c", script]);
-        let o = run(&ws, nobody, &argv);
+        let o = scratch::run_as(&ws, nobody, &argv);
         assert!(o.status.success(), "{}", text(&o));
         assert_eq!(made(&ws).len(), 4, "{:?} {}", made(&ws), text(&o));
 
@@ -186,7 +155,7 @@ fn a_nested_dcjail_with_the_default_policy_makes_nothing() {
         let mut argv = dcjail_args("workspace-write", &[]);
         argv.extend(["env", "-u", "DCJAIL_POLICY", scratch::exe(), "--"]);
         argv.extend(["/bin/sh", "-c", script]);
-        let o = run(&ws, nobody, &argv);
+        let o = scratch::run_as(&ws, nobody, &argv);
         let out = lines(&o);
         for want in ["inner-ran", "devnull-ok", "via-stdout"] {
             assert!(out.contains(want), "{want}: {}", text(&o));
@@ -198,10 +167,10 @@ fn a_nested_dcjail_with_the_default_policy_makes_nothing() {
 #[test]
 fn a_program_with_its_own_seccomp_filter_keeps_its_refusal() {
     let prog = fixture("selfseccomp.py");
-    for &nobody in users() {
+    for &nobody in scratch::users() {
         let ws = workspace("seccomp", nobody);
         let w = ws.to_string_lossy().into_owned();
-        let bare = run(&ws, nobody, &[PY, &prog, &w]);
+        let bare = scratch::run_as(&ws, nobody, &[PY, &prog, &w]);
         assert!(
             lines(&bare).contains("made-by-filtered EPERM"),
             "{}",
@@ -209,7 +178,7 @@ fn a_program_with_its_own_seccomp_filter_keeps_its_refusal() {
         );
         let mut argv = dcjail_args("workspace-write", &[]);
         argv.extend([PY, &prog, &w]);
-        let o = run(&ws, nobody, &argv);
+        let o = scratch::run_as(&ws, nobody, &argv);
         assert_eq!(lines(&o), lines(&bare), "{}", text(&o));
         assert!(!ws.join("made-by-filtered").exists(), "{}", text(&o));
     }
@@ -218,7 +187,7 @@ fn a_program_with_its_own_seccomp_filter_keeps_its_refusal() {
 #[test]
 fn the_rest_of_the_command_still_makes_names_after_a_restricted_program() {
     let prog = fixture("selflock.py");
-    for &nobody in users() {
+    for &nobody in scratch::users() {
         let ws = workspace("after", nobody);
         let w = ws.to_string_lossy().into_owned();
         // A restricted program, then its unrestricted parent and a sibling
@@ -229,7 +198,7 @@ fn the_rest_of_the_command_still_makes_names_after_a_restricted_program() {
         );
         let mut argv = dcjail_args("workspace-write", &[]);
         argv.extend(["/bin/sh", "-c", &script]);
-        let o = run(&ws, nobody, &argv);
+        let o = scratch::run_as(&ws, nobody, &argv);
         assert!(lines(&o).contains("RAN"), "{}", text(&o));
         assert_eq!(made(&ws), vec!["made-after".to_string()], "{}", text(&o));
         assert_eq!(made(&ws.join("ok")).len(), 7, "{}", text(&o));
@@ -239,14 +208,14 @@ fn the_rest_of_the_command_still_makes_names_after_a_restricted_program() {
 #[test]
 fn other_modes_hold_a_self_landlocked_program_as_the_kernel_does() {
     let prog = fixture("selflock.py");
-    for &nobody in users() {
+    for &nobody in scratch::users() {
         for mode in ["read-only", "danger-full-access"] {
             let ws = workspace(mode, nobody);
             let w = ws.to_string_lossy().into_owned();
             let ok = format!("{w}/ok");
             let mut argv = dcjail_args(mode, &[]);
             argv.extend([PY, &prog, &w, &ok]);
-            let o = run(&ws, nobody, &argv);
+            let o = scratch::run_as(&ws, nobody, &argv);
             assert!(lines(&o).ends_with("RAN\n"), "{mode}: {}", text(&o));
             assert_eq!(made(&ws), Vec::<String>::new(), "{mode}: {}", text(&o));
             let inside = made(&ws.join("ok")).len();
@@ -259,13 +228,13 @@ fn other_modes_hold_a_self_landlocked_program_as_the_kernel_does() {
 #[test]
 fn domains_stack_to_the_kernels_limit_and_the_deepest_still_works() {
     let prog = fixture("selflock.py");
-    for &nobody in users() {
+    for &nobody in scratch::users() {
         let ws = workspace("stack", nobody);
         let w = ws.to_string_lossy().into_owned();
         // Without dcjail 16 domains stack; under dcjail its own layer is
         // one of the 16, so the 16th the program asks for fails as the
         // kernel's limit says, and what the 15 allow is still made.
-        let bare = run(&ws, nobody, &[PY, &prog, "--stack", "17", &w]);
+        let bare = scratch::run_as(&ws, nobody, &[PY, &prog, "--stack", "17", &w]);
         assert!(
             lines(&bare).starts_with("stacked 16 E2BIG\n"),
             "{}",
@@ -275,7 +244,7 @@ fn domains_stack_to_the_kernels_limit_and_the_deepest_still_works() {
         let ws = workspace("stack", nobody);
         let mut argv = dcjail_args("workspace-write", &[]);
         argv.extend([PY, &prog, "--stack", "17", &w]);
-        let o = run(&ws, nobody, &argv);
+        let o = scratch::run_as(&ws, nobody, &argv);
         assert!(lines(&o).starts_with("stacked 15 E2BIG\n"), "{}", text(&o));
         assert!(lines(&o).ends_with("RAN\n"), "{}", text(&o));
         assert_eq!(made(&ws).len(), 7, "{}", text(&o));

@@ -14,7 +14,7 @@ mod scratch;
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Command;
 
 use scratch::text;
 
@@ -48,36 +48,6 @@ const s = http.createServer((q, r) => r.end('node served ' + q.url)).listen(0, '
 });
 "#;
 
-fn is_root() -> bool {
-    // SAFETY: getuid never fails.
-    unsafe { libc::getuid() == 0 }
-}
-
-fn users() -> &'static [bool] {
-    if is_root() {
-        &[false, true]
-    } else {
-        &[false]
-    }
-}
-
-fn run(cwd: &Path, nobody: bool, argv: &[&str]) -> Output {
-    let mut cmd = if nobody {
-        let mut c = Command::new("setpriv");
-        c.args(["--reuid", "65534", "--regid", "65534", "--clear-groups"]);
-        c.args(argv);
-        c
-    } else {
-        let mut c = Command::new(argv[0]);
-        c.args(&argv[1..]);
-        c
-    };
-    cmd.current_dir(cwd)
-        .env_remove("DCJAIL_POLICY")
-        .stdin(Stdio::null());
-    scratch::output_within(cmd, 60)
-}
-
 fn dcjail<'a>(backend: &'a str, net: &'a str, argv: &[&'a str]) -> Vec<&'a str> {
     let mut v = vec![scratch::exe(), "--backend", backend, "--net", net, "--"];
     v.extend_from_slice(argv);
@@ -102,11 +72,11 @@ fn a_server_and_its_client_in_one_command_work_under_none_and_allowlist() {
         ("node", &[node, "-e", NODE_SERVER]),
     ];
     for (name, argv) in programs {
-        let bare = run(&dir, false, argv);
+        let bare = scratch::run_as(&dir, false, argv);
         assert!(bare.status.success(), "{name} bare: {}", text(&bare));
-        for &nobody in users() {
+        for &nobody in scratch::users() {
             for net in ["none", "allowlist"] {
-                let o = run(&dir, nobody, &dcjail("bwrap", net, argv));
+                let o = scratch::run_as(&dir, nobody, &dcjail("bwrap", net, argv));
                 assert!(o.status.success(), "{name} {net}: {}", text(&o));
                 assert_eq!(o.stdout, bare.stdout, "{name} {net}: {}", text(&o));
             }
@@ -122,7 +92,7 @@ fn a_dev_server_started_by_a_call_is_gone_when_the_call_ends() {
         "exec -a {marker} {PY} -m http.server 0 --bind 127.0.0.1 >/dev/null 2>&1 & sleep 0.5; \
          kill -0 $! && echo serving"
     );
-    let o = run(
+    let o = scratch::run_as(
         &dir,
         false,
         &dcjail("bwrap", "none", &["/bin/bash", "-c", &script]),
@@ -183,15 +153,15 @@ fn the_hosts_loopback_and_the_outside_stay_unreachable() {
          print('RAN')\n"
     );
     // Control: without dcjail the host's service answers.
-    let bare = run(&dir, false, &[PY, "-c", &probe]);
+    let bare = scratch::run_as(&dir, false, &[PY, "-c", &probe]);
     assert!(
         String::from_utf8_lossy(&bare.stdout).contains("127.0.0.1 host secret"),
         "{}",
         text(&bare)
     );
-    for &nobody in users() {
+    for &nobody in scratch::users() {
         for net in ["none", "allowlist"] {
-            let o = run(&dir, nobody, &dcjail("bwrap", net, &[PY, "-c", &probe]));
+            let o = scratch::run_as(&dir, nobody, &dcjail("bwrap", net, &[PY, "-c", &probe]));
             let out = String::from_utf8_lossy(&o.stdout);
             assert!(out.contains("RAN"), "{net}: {}", text(&o));
             assert!(!out.contains("host secret"), "{net}: {}", text(&o));
@@ -220,7 +190,7 @@ fn landlock_refuses_a_local_server_and_the_report_says_why() {
         "-c",
         PY_SERVER,
     ];
-    let o = run(&dir, false, &argv);
+    let o = scratch::run_as(&dir, false, &argv);
     assert!(!o.status.success(), "{}", text(&o));
     let rep = std::fs::read_to_string(&report).unwrap();
     assert!(

@@ -12,44 +12,19 @@ mod scratch;
 
 use std::os::unix::fs::chown;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use scratch::text;
 
-fn is_root() -> bool {
-    // SAFETY: getuid never fails.
-    unsafe { libc::getuid() == 0 }
-}
-
-fn users() -> &'static [bool] {
-    if is_root() {
-        &[false, true]
-    } else {
-        &[false]
-    }
-}
-
 fn run(cwd: &Path, nobody: bool, argv: &[&str]) -> Output {
-    let mut cmd = if nobody {
-        let mut c = Command::new("setpriv");
-        c.args(["--reuid", "65534", "--regid", "65534", "--clear-groups"]);
-        c.args(argv);
-        c
-    } else {
-        let mut c = Command::new(argv[0]);
-        c.args(&argv[1..]);
-        c
-    };
-    cmd.current_dir(cwd)
-        .env_remove("DCJAIL_POLICY")
-        .env("HOME", cwd)
+    let mut cmd = scratch::command_as(cwd, nobody, argv);
+    cmd.env("HOME", cwd)
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_AUTHOR_NAME", "t")
         .env("GIT_AUTHOR_EMAIL", "t@example.com")
         .env("GIT_COMMITTER_NAME", "t")
         .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .env("GIT_ALLOW_PROTOCOL", "file")
-        .stdin(Stdio::null());
+        .env("GIT_ALLOW_PROTOCOL", "file");
     scratch::output_within(cmd, 60)
 }
 
@@ -115,7 +90,7 @@ fn refusals(v: &serde_json::Value, path_end: &str) -> Vec<(String, String, Strin
 
 #[test]
 fn git_config_refused_on_the_kept_config_is_in_the_report() {
-    for &nobody in users() {
+    for &nobody in scratch::users() {
         for args in [
             &["git", "config", "user.name", "someone"][..],
             // husky's `prepare`
@@ -148,7 +123,7 @@ fn git_config_refused_on_the_kept_config_is_in_the_report() {
 
 #[test]
 fn git_submodule_add_lists_each_refusal() {
-    for &nobody in users() {
+    for &nobody in scratch::users() {
         let ws = repo("submodule", nobody);
         let sub = repo("submodule-src", nobody);
         let url = format!("file://{}", sub.display());
