@@ -315,6 +315,8 @@ pub enum Error {
     },
     /// A domain rule does not parse.
     Domain(String),
+    /// A bad `[sandbox.env]` pattern.
+    Env(String),
     /// `worktree enter` from inside a dcjail worktree.
     InsideWorktree(PathBuf),
     /// A directory that is not inside a git repository.
@@ -365,7 +367,8 @@ impl Error {
             | Error::HomeUnset { .. }
             | Error::TildeUser(_)
             | Error::BadGlob { .. }
-            | Error::Domain(_) => Reason::PolicyError,
+            | Error::Domain(_)
+            | Error::Env(_) => Reason::PolicyError,
             Error::NotUsable { .. } => Reason::SandboxDenied,
             Error::GitTooLarge { .. }
             | Error::GitFileTooLarge { .. }
@@ -462,6 +465,7 @@ impl fmt::Display for Error {
             ),
             Error::BadGlob { key, glob, why } => write!(f, "`{key}`: bad glob `{glob}`: {why}"),
             Error::Domain(m) => f.write_str(m),
+            Error::Env(m) => f.write_str(m),
             Error::InsideWorktree(wt) => write!(
                 f,
                 "already inside worktree {}; run `dcjail worktree exit` on it first",

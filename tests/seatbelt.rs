@@ -90,6 +90,7 @@ fn base_plan() -> Plan {
             allow_unix_sockets: false,
         },
         timeout: None,
+        env: dcjail::policy::env::EnvRules::new(&Default::default()).unwrap(),
         policy_file: None,
         observe: false,
     }

@@ -142,6 +142,8 @@ pub struct Plan {
     pub fs: FsPlan,
     pub net: NetPlan,
     pub timeout: Option<Duration>,
+    /// What of dcjail's environment the command does not inherit.
+    pub env: crate::policy::env::EnvRules,
     pub policy_file: Option<PathBuf>,
     /// Denials are recorded for a report (`crate::denials`): set by the
     /// caller of `build`, before a backend renders the plan.
@@ -254,6 +256,7 @@ pub fn build_in(
         },
         net,
         timeout: (!policy.sandbox.timeout.is_zero()).then_some(policy.sandbox.timeout),
+        env: crate::policy::env::EnvRules::new(&policy.sandbox.env).map_err(Error::Env)?,
         policy_file: policy.source.clone(),
         observe: false,
     };

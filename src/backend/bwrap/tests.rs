@@ -50,6 +50,7 @@ fn plan(access: SandboxMode, writable: &[&str], protected: &[&str]) -> Plan {
             allow_unix_sockets: false,
         },
         timeout: None,
+        env: crate::policy::env::EnvRules::new(&Default::default()).unwrap(),
         policy_file: None,
         observe: false,
     }
