@@ -14,6 +14,8 @@
 //! protected; its work is bounded, and past the bound it refuses rather
 //! than protect less.
 
+mod find;
+
 use crate::error::Error;
 use crate::gitconfig::{self, Entry};
 use crate::paths::resolve_lenient;
@@ -131,6 +133,10 @@ pub struct Audit<'a> {
     real: RealPaths,
     commondirs: std::collections::HashMap<std::ffi::OsString, Option<PathBuf>>,
     own_dirs: std::collections::HashMap<std::ffi::OsString, bool>,
+    /// Auditing the repositories the walk found below the roots: none of
+    /// them gets its git dir granted (a linked worktree nested in the
+    /// workspace must not make its main repository writable).
+    nested: bool,
 }
 
 impl<'a> Audit<'a> {
@@ -157,6 +163,7 @@ impl<'a> Audit<'a> {
             real: RealPaths::default(),
             commondirs: Default::default(),
             own_dirs: Default::default(),
+            nested: false,
         }
     }
 
@@ -167,6 +174,27 @@ impl<'a> Audit<'a> {
         for r in self.roots {
             self.worktree(r, 0)?;
         }
+        if self.protect {
+            self.nested()?;
+        }
+        Ok(())
+    }
+
+    /// Every repository below the roots, at any depth, audited like the
+    /// roots' own: checkouts first (their settings are relative to them),
+    /// then the git dirs no checkout led to (bare repositories, module
+    /// git dirs, a `.git` a checkout's settings moved).
+    fn nested(&mut self) -> Result<(), Error> {
+        let limit = self.env.walk_limit.unwrap_or(find::DEFAULT_LIMIT);
+        let found = find::find(self.roots, self.euid, limit)?;
+        self.nested = true;
+        for wt in &found.checkouts {
+            self.worktree(wt, 1)?;
+        }
+        for g in &found.gitdirs {
+            self.gitdir(g, None, 1, true)?;
+        }
+        self.nested = false;
         Ok(())
     }
 
@@ -688,8 +716,10 @@ impl<'a> Audit<'a> {
     /// this checkout) gets that git dir. A `.git` file planted elsewhere
     /// gains nothing: the git dir it names must point back.
     fn grant(&mut self, wt: &Path, dotgit: &Path, g: &Path) {
-        // Only a checkout the command may write needs its git dir writable.
-        if !self.roots.iter().any(|r| wt.starts_with(r)) {
+        // Only a checkout the command may write needs its git dir writable,
+        // and only a root: a nested checkout's git dir is protected, not
+        // granted.
+        if self.nested || !self.roots.iter().any(|r| wt.starts_with(r)) {
             return;
         }
         let canon_dotgit = self.real.of(dotgit);
