@@ -24,8 +24,9 @@ pub enum Scope {
     /// (the root is `$HOME`, or an `allow_write` root such as `~/.cargo`).
     Home,
     /// Relative to every git dir found from the writable roots: a root's
-    /// `.git`, the git dir a `.git` file names, its common dir, and the git
-    /// dirs of submodules and linked worktrees.
+    /// `.git`, the git dir a `.git` file names, its common dir, the git
+    /// dirs of submodules and linked worktrees, and every repository a
+    /// walk finds below the roots.
     GitDir,
     /// Found at launch from something else: `path` describes it.
     Found,
@@ -182,6 +183,9 @@ pub const TABLE: &[Entry] = &[
     e("objects/info/alternates", GitDir, File, "git, to find objects", "objects would come from a store the command controls"),
     e("objects/info/http-alternates", GitDir, File, "git fetch over dumb HTTP", "objects would come from an address the command names"),
     e("gitdir", GitDir, File, "git worktree (a linked worktree's admin dir)", "the path back to the worktree; git worktree prune and repair follow it"),
+    e("every repository below a writable root", Found, Dir,
+      "git, in that repository, and in one that has it as a submodule (git status recurses into a populated gitlink)",
+      "found by a walk at launch, at any depth: a clone in a home directory, a vendored checkout, a module git dir, a bare repository given with --allow-write, a repository under /tmp; each gets the git-dir entries"),
     e("modules/<name>, recursively", Found, Dir, "git submodule and every command that recurses into submodules",
       "each module git dir gets the git-dir entries; also for submodules named in .gitmodules but not cloned yet"),
     e("worktrees/<id>", Found, Dir, "git, inside that linked worktree",
