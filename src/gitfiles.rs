@@ -127,6 +127,8 @@ pub struct Audit<'a> {
     /// Git dirs audited, and whether as used by a checkout in a root.
     gitdirs: std::collections::HashMap<PathBuf, bool>,
     worktrees: HashSet<PathBuf>,
+    /// The worktrees that hold a `.git`: where a repository lives.
+    checkouts: Vec<PathBuf>,
     files: HashSet<(PathBuf, Option<PathBuf>)>,
     global: Vec<Relative>,
     work: usize,
@@ -157,6 +159,7 @@ impl<'a> Audit<'a> {
             grants: Vec::new(),
             gitdirs: Default::default(),
             worktrees: HashSet::new(),
+            checkouts: Vec::new(),
             files: HashSet::new(),
             global: Vec::new(),
             work: 0,
@@ -198,10 +201,10 @@ impl<'a> Audit<'a> {
         Ok(())
     }
 
-    /// The protected paths found (not yet filtered by the roots) and the
-    /// grants.
-    pub fn finish(self) -> (Vec<PathBuf>, Vec<PathBuf>) {
-        (self.out.into_vec(), self.grants)
+    /// The protected paths found (not yet filtered by the roots), the
+    /// grants, and the worktree tops of the repositories found.
+    pub fn finish(self) -> (Vec<PathBuf>, Vec<PathBuf>, Vec<PathBuf>) {
+        (self.out.into_vec(), self.grants, self.checkouts)
     }
 
     fn spend(&mut self, at: &Path) -> Result<(), Error> {
@@ -334,6 +337,9 @@ impl<'a> Audit<'a> {
         // Submodule git dirs live in the worktree's own git dir (`modules`
         // is per worktree in git, not in the common dir).
         let mut own = None;
+        if meta.is_ok() {
+            self.checkouts.push(wt.to_path_buf());
+        }
         match meta {
             Err(_) => {
                 if depth == 0 {

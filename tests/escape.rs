@@ -1077,6 +1077,32 @@ fn cases() -> Vec<Case> {
         },
         Case {
             group: "protected",
+            name: "make a repository inside the workspace's (mkdir, a .git file, mv from /tmp)",
+            protect: true,
+            net: "none",
+            setup: |c, env| {
+                // SAFETY: geteuid never fails.
+                let uid = unsafe { libc::geteuid() };
+                let d = scratch::fresh_in_tmp(&format!("escape-made-{}", c.tag), uid);
+                env.vars.push(("MADE".into(), d.display().to_string()));
+                env.dirs.push(d);
+            },
+            script: |_, env| {
+                let t = env.var("MADE");
+                format!(
+                    "mkdir -p a b && mkdir a/.git; echo 'gitdir: ../x' > b/.git; mkdir -p '{t}/r/.git' && mv '{t}/r' c"
+                )
+            },
+            next: None,
+            check: |c, _, _| {
+                for n in ["a/.git", "b/.git", "c/.git"] {
+                    absent(&c.ws.join(n))?;
+                }
+                Ok(())
+            },
+        },
+        Case {
+            group: "protected",
             name: "hard link a protected file",
             protect: true,
             net: "none",

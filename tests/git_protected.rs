@@ -616,11 +616,18 @@ fn reach_attacks() -> Vec<Reach> {
 /// inside a writable root read-only) and nothing runs or changes.
 #[test]
 fn every_repository_the_run_can_reach_is_protected_like_the_workspaces() {
+    run_attacks("r", &reach_attacks());
+}
+
+/// Each attack of `list`: the control shows the host's next git running
+/// the planted program; bwrap and auto run the command and the host's git
+/// runs nothing of it, and git keeps working inside; landlock refuses.
+fn run_attacks(tag: &str, list: &[Reach]) {
     let mut failures = Vec::new();
     for nobody in users() {
-        for (i, a) in reach_attacks().iter().enumerate() {
+        for (i, a) in list.iter().enumerate() {
             for backend in [None, Some("bwrap"), Some("auto"), Some("landlock")] {
-                let mut w = World::new(&format!("r{i}-{}", backend.unwrap_or("none")), nobody);
+                let mut w = World::new(&format!("{tag}{i}-{}", backend.unwrap_or("none")), nobody);
                 let (ws, roots, target, (tdir, targs)) = (a.setup)(&mut w);
                 w.chown();
                 let before = snapshot(&target);
@@ -679,17 +686,79 @@ fn every_repository_the_run_can_reach_is_protected_like_the_workspaces() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// A gitlink to a repository of the command's: the host's next `git
+/// status` in the workspace recurses into it and runs its fsmonitor.
+const GITLINK: &str =
+    r#"link() { git update-index --add --cacheinfo "160000,$(git -C "$1" rev-parse HEAD),$1"; }"#;
+
+/// A repository made during the run, inside the workspace's repository:
+/// with a gitlink in the workspace's index (no `.gitmodules` needed), the
+/// user's next `git status` there enters it.
+fn made_attacks() -> Vec<Reach> {
+    fn status(w: &mut World) -> Reached {
+        let r = w.repo("ws");
+        (r.clone(), vec![], r.join("sub/.git"), (r, vec!["status"]))
+    }
+    vec![
+        Reach {
+            name: "git init of a nested repository with a gitlink to it",
+            setup: status,
+            script: "git init -q sub && git -C sub commit -q --allow-empty -m x && git -C sub config core.fsmonitor \"$PAYLOAD\" && link sub",
+        },
+        Reach {
+            name: "its git dir hidden in .git/modules, a .git file pointing there",
+            setup: status,
+            script: "git init -q --bare .git/modules/x && git -C .git/modules/x config core.fsmonitor \"$PAYLOAD\" && git -C .git/modules/x config core.bare false && mkdir sub && echo 'gitdir: ../.git/modules/x' > sub/.git && git -C sub commit -q --allow-empty -m x && link sub",
+        },
+        Reach {
+            name: "made under /tmp, then moved into the workspace",
+            setup: |w| {
+                let t = w.in_tmp("made");
+                let r = w.repo("ws");
+                std::fs::write(r.join("tmp-dir"), t.to_str().unwrap()).unwrap();
+                (r.clone(), vec![], r.join("sub/.git"), (r, vec!["status"]))
+            },
+            script: "T=$(cat tmp-dir)/r; git init -q \"$T\" && git -C \"$T\" commit -q --allow-empty -m x && git -C \"$T\" config core.fsmonitor \"$PAYLOAD\" && mv \"$T\" sub && link sub",
+        },
+        Reach {
+            name: "inside a nested repository of the user's, a gitlink in its index",
+            setup: |w| {
+                let r = w.repo("ws");
+                let lib = r.join("vendor/lib");
+                nested(w, &lib);
+                (r, vec![], lib.join("sub/.git"), (lib, vec!["status"]))
+            },
+            script: "cd vendor/lib && git init -q sub && git -C sub commit -q --allow-empty -m x && git -C sub config core.fsmonitor \"$PAYLOAD\" && link sub; cd ../..",
+        },
+    ]
+}
+
+/// A gitlink or a nested repository made during the run cannot get a later
+/// `git` in the workspace to run anything: no `.git` can be made inside a
+/// repository's worktree found at launch, nor moved in from outside.
+#[test]
+fn a_repository_made_during_the_run_cannot_run_anything_through_a_gitlink() {
+    let with_link: Vec<Reach> = made_attacks()
+        .into_iter()
+        .map(|mut a| {
+            a.script = Box::leak(format!("{GITLINK}\n{}", a.script).into_boxed_str());
+            a
+        })
+        .collect();
+    run_attacks("m", &with_link);
+}
+
 /// What the user's own nested repositories look like after a run: every
 /// repository's history (subjects), tree, status and the gitlinks.
 /// Commit dates are fixed, so the same work gives the same object names
 /// with and without dcjail.
-fn repos_summary(w: &World, ws: &Path, bare: &Path) -> String {
+fn repos_summary(w: &World, ws: &Path, tmpw: &Path, bare: &Path) -> String {
     let mut s = String::new();
     for (name, d) in [
         ("ws", ws.to_path_buf()),
-        ("cloned", ws.join("cloned")),
+        ("cloned", tmpw.join("cloned")),
         ("vendor/dep", ws.join("vendor/dep")),
-        ("fresh", ws.join("fresh")),
+        ("fresh", tmpw.join("fresh")),
         ("sub", ws.join("sub")),
         ("bare", bare.to_path_buf()),
     ] {
@@ -705,10 +774,10 @@ fn repos_summary(w: &World, ws: &Path, bare: &Path) -> String {
 }
 
 const REAL_WORK: &str = r#"set -e
-git clone -q -b main "$SRC" cloned
-echo c > cloned/c.txt && git -C cloned add c.txt && git -C cloned commit -q -m in-clone
+git clone -q -b main "$SRC" "$TMPW/cloned"
+echo c > "$TMPW/cloned/c.txt" && git -C "$TMPW/cloned" add c.txt && git -C "$TMPW/cloned" commit -q -m in-clone
 echo x > vendor/dep/new.txt && git -C vendor/dep add new.txt && git -C vendor/dep commit -q -m in-nested
-git init -q -b main fresh && echo f > fresh/f && git -C fresh add f && git -C fresh commit -q -m in-fresh
+git init -q -b main "$TMPW/fresh" && echo f > "$TMPW/fresh/f" && git -C "$TMPW/fresh" add f && git -C "$TMPW/fresh" commit -q -m in-fresh
 git -C sub pull -q --ff-only "$SRC" main
 echo s > sub/s.txt && git -C sub add s.txt && git -C sub commit -q -m in-sub
 git add sub && git commit -q -m bump-sub
@@ -716,9 +785,10 @@ git push -q "$BARE" main
 echo REALWORK-DONE
 "#;
 
-/// The user's own nested repositories keep working: a clone made in the
-/// workspace, commits in an existing nested repository, `git init` of a
-/// new one, a pull and a commit inside a submodule, and a push into a bare
+/// The user's own nested repositories keep working: a clone and a `git
+/// init` under /tmp (inside a repository's worktree no `.git` can be made:
+/// see above), commits in an existing nested repository, a pull and a
+/// commit inside a submodule, and a push into a bare
 /// repository given as a root — each leaving exactly what the same work
 /// leaves without dcjail. (`git submodule add`, `init` and an `update`
 /// that checks out write the workspace's `.git/config` or the module's
@@ -756,11 +826,13 @@ fn nested_repositories_and_submodules_work_exactly_as_without_dcjail() {
             nested(&w, &ws.join("vendor/dep"));
             w.git_ok(&w.dir, &["init", "-q", "--bare", "-b", "main", "bare.git"]);
             let bare = w.dir.join("bare.git");
+            let tmpw = w.in_tmp("rw");
             w.chown();
             let script = format!(
-                "SRC='{}' BARE='{}'\n{REAL_WORK}",
+                "SRC='{}' BARE='{}' TMPW='{}'\n{REAL_WORK}",
                 src.display(),
-                bare.display()
+                bare.display(),
+                tmpw.display()
             );
             let o = w.run(&ws, backend, std::slice::from_ref(&bare), &script);
             let who = if nobody { "uid 65534" } else { "caller" };
@@ -770,7 +842,7 @@ fn nested_repositories_and_submodules_work_exactly_as_without_dcjail() {
                 w.remove();
                 continue;
             }
-            let summary = repos_summary(&w, &ws, &bare);
+            let summary = repos_summary(&w, &ws, &tmpw, &bare);
             match &control {
                 None => control = Some(summary),
                 Some(c) if *c != summary => failures.push(format!(

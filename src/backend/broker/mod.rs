@@ -38,7 +38,7 @@ mod meta;
 mod observe;
 mod resolve;
 
-use super::stub_format::Program;
+use super::stub_format::{Program, ZONE};
 use super::sys::{self, nr, Fd};
 use create::*;
 use meta::*;
