@@ -259,6 +259,9 @@ pub enum Error {
     /// The git metadata reachable from a writable root is more than the
     /// audit of the protected table reads (`at` is where it stopped).
     GitTooLarge { at: PathBuf, max_work: usize },
+    /// The walk for git dirs under a writable root met more entries than
+    /// its bound, or a directory it could not read (`why`).
+    GitWalk { root: PathBuf, why: String },
     /// A git configuration file is larger than the audit reads.
     GitFileTooLarge { path: PathBuf, max_mib: u64 },
     /// An argument of the command cannot reach execve (a NUL byte).
@@ -371,6 +374,7 @@ impl Error {
             | Error::Env(_) => Reason::PolicyError,
             Error::NotUsable { .. } => Reason::SandboxDenied,
             Error::GitTooLarge { .. }
+            | Error::GitWalk { .. }
             | Error::GitFileTooLarge { .. }
             | Error::Network(_)
             | Error::BrokerProgram(_)
@@ -405,6 +409,14 @@ impl fmt::Display for Error {
                  config files and directory entries): dcjail cannot tell which files git would run, \
                  so no backend can keep them protected; {NO_PROTECT_HINT}",
                 at.display()
+            ),
+            Error::GitWalk { root, why } => write!(
+                f,
+                "cannot finish the search for git repositories under the writable root `{}` ({why}): \
+                 dcjail keeps every repository it can reach read-only in its config and hooks, and one it \
+                 did not find would stay open; make the root smaller (--workspace, --allow-write), \
+                 or {NO_PROTECT_HINT}",
+                root.display()
             ),
             Error::GitFileTooLarge { path, max_mib } => write!(
                 f,

@@ -82,6 +82,7 @@ fn base_plan() -> Plan {
             allow_read: Vec::new(),
             deny_write: Vec::new(),
             protected: Vec::new(),
+            git_checkouts: Vec::new(),
         },
         net: NetPlan {
             mode: NetMode::None,

@@ -25,10 +25,22 @@ pub(super) fn absent(at: &At) -> Result<(), i32> {
 /// Refuses to create the missing name `at.name` in `at.dir` where a guard
 /// forbids it or the layer grants no `need` there.
 pub(super) fn may_create(c: &Ctx<'_>, at: &At, need: u64) -> Result<(), i32> {
-    if guarded(c.prog, &at.dir, at.name.bytes().trim_end_slash())? {
+    let name = at.name.bytes().trim_end_slash();
+    if guarded(c.prog, &at.dir, name)? || (name == b".git" && in_zone(c.prog, &at.dir)?) {
         return Err(EROFS);
     }
     may_make(c, at, need)
+}
+
+/// A directory moved from outside every repository's worktree into one
+/// could carry a `.git` made outside: such a move is refused with EXDEV,
+/// which `mv` and the like answer by copying, name by name, through
+/// `may_create`. `moved` is the mode of what enters `to`.
+fn may_move_in(c: &Ctx<'_>, from: &Fd, to: &Fd, moved: u32) -> Result<(), i32> {
+    if moved & S_IFMT == S_IFDIR && in_zone(c.prog, to)? && !in_zone(c.prog, from)? {
+        return Err(EXDEV);
+    }
+    Ok(())
 }
 
 /// The layer's rights for making an entry in `at.dir`.
@@ -374,6 +386,10 @@ pub(super) fn rename(
         }
     }
     may_refer(c, &from.dir, &to.dir)?;
+    may_move_in(c, &from.dir, &to.dir, src.mode)?;
+    if let (Ok(d), true) = (&dst, flags & RENAME_EXCHANGE != 0) {
+        may_move_in(c, &to.dir, &from.dir, d.mode)?;
+    }
     if flags & RENAME_NOREPLACE != 0 && dst.is_ok() {
         return Err(EEXIST);
     }

@@ -39,7 +39,7 @@ mod observe;
 mod resolve;
 mod shadow;
 
-use super::stub_format::Program;
+use super::stub_format::{Program, ZONE};
 use super::sys::{self, nr, Fd};
 use create::*;
 use meta::*;

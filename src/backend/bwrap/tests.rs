@@ -42,6 +42,7 @@ fn plan(access: SandboxMode, writable: &[&str], protected: &[&str]) -> Plan {
             allow_read: vec![],
             deny_write: vec![],
             protected: protected.iter().map(PathBuf::from).collect(),
+            git_checkouts: vec![],
         },
         net: NetPlan {
             mode: NetMode::None,
