@@ -170,52 +170,64 @@ fn layer(
 /// Each guard's directory by inode, as the broker inside compares it. The
 /// directory was seen on the way from a writable root in `render`; it must
 /// still be a directory, and not a symlink, now.
+///
+/// A directory that is gone (another program removed it meanwhile: a
+/// repository under `/tmp`, say) holds no name to guard: a directory made
+/// again at its path is another inode, which the guard would not match
+/// anyway. So it is left out rather than refusing the run.
 fn guard_ids(guards: &[Guard]) -> Result<Vec<GuardId>, String> {
     use std::os::unix::fs::MetadataExt;
-    guards
-        .iter()
-        .map(|g| {
-            let m = std::fs::symlink_metadata(&g.dir).map_err(|e| {
-                format!(
+    let mut ids = Vec::new();
+    for g in guards {
+        let m = match std::fs::symlink_metadata(&g.dir) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => {
+                return Err(format!(
                     "`{}` (where `{}` must stay uncreatable): {}",
                     g.dir.display(),
                     g.name.to_string_lossy(),
                     crate::policy::io_words(&e)
-                )
-            })?;
-            if !m.is_dir() {
-                return Err(format!(
-                    "`{}` changed while the sandbox was being set up",
-                    g.dir.display()
-                ));
+                ))
             }
-            Ok((m.dev(), m.ino(), g.name.as_bytes().to_vec()))
-        })
-        .collect()
+        };
+        if !m.is_dir() {
+            return Err(format!(
+                "`{}` changed while the sandbox was being set up",
+                g.dir.display()
+            ));
+        }
+        ids.push((m.dev(), m.ino(), g.name.as_bytes().to_vec()));
+    }
+    Ok(ids)
 }
 
 /// Each repository worktree's top by inode, marked `ZONE` for the broker.
+/// A worktree that is gone meanwhile is left out, as a guard's directory.
 fn zone_ids(zones: &[PathBuf]) -> Result<Vec<GuardId>, String> {
     use std::os::unix::fs::MetadataExt;
-    zones
-        .iter()
-        .map(|z| {
-            let m = std::fs::symlink_metadata(z).map_err(|e| {
-                format!(
+    let mut ids = Vec::new();
+    for z in zones {
+        let m = match std::fs::symlink_metadata(z) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => {
+                return Err(format!(
                     "`{}` (a repository found at launch): {}",
                     z.display(),
                     crate::policy::io_words(&e)
-                )
-            })?;
-            if !m.is_dir() {
-                return Err(format!(
-                    "`{}` changed while the sandbox was being set up",
-                    z.display()
-                ));
+                ))
             }
-            Ok((m.dev(), m.ino(), crate::backend::stub_format::ZONE.to_vec()))
-        })
-        .collect()
+        };
+        if !m.is_dir() {
+            return Err(format!(
+                "`{}` changed while the sandbox was being set up",
+                z.display()
+            ));
+        }
+        ids.push((m.dev(), m.ino(), crate::backend::stub_format::ZONE.to_vec()));
+    }
+    Ok(ids)
 }
 
 /// What `auto` (and `--backend bwrap`) checks before rendering: a trusted
