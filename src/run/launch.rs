@@ -37,6 +37,7 @@ pub(super) fn launch(
         return (say(&Error::StartDir(e).into()), Vec::new());
     }
     let mut denied = Vec::new();
+    let mut retries = 0;
     loop {
         let net = match crate::exec::start_net(plan, &mut choice.launch) {
             Ok(n) => n,
@@ -59,6 +60,15 @@ pub(super) fn launch(
         denied.append(&mut net.finish());
         match attempt {
             Attempt::Done(status) => return (status, denied),
+            // Nothing ran yet: the same backend once more, a path another
+            // program removed meanwhile left out.
+            Attempt::Failed(kind, why) if retries < 2 && backend::vanished_while_mounting(&why) => {
+                retries += 1;
+                match backend::again(plan, globs, kind) {
+                    Ok(next) => choice = next,
+                    Err(r) => return (say(&r), denied),
+                }
+            }
             Attempt::Failed(kind, why) => match backend::fallback(plan, globs, kind, why) {
                 Ok(next) => choice = next,
                 Err(r) => return (say(&r), denied),
