@@ -32,7 +32,7 @@ pub const DEFAULT_LIMIT: usize = 1_000_000;
 /// on the way, and bubblewrap's cost per mount grows with the mounts made
 /// before it: past this many a launch would take many seconds, so it
 /// refuses instead (fail closed: protecting fewer is not an option).
-pub const MAX_REPOS: usize = 256;
+pub const MAX_REPOS: usize = 128;
 
 /// Pseudo filesystems, never entered (no writable root is one).
 const PSEUDO: &[&str] = &["/proc", "/sys", "/dev"];
