@@ -855,3 +855,54 @@ fn nested_repositories_and_submodules_work_exactly_as_without_dcjail() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// A clone inside the workspace's repository is refused, cleanly (nothing
+/// left), and the run's report says why and what to do instead.
+#[test]
+fn a_clone_inside_the_repository_is_refused_and_the_report_says_why() {
+    for nobody in users() {
+        let mut w = World::new("clone-in", nobody);
+        let src = w.repo("src");
+        let ws = w.repo("ws");
+        let report = w.dir.join("report.json");
+        w.chown();
+        let mut c = w.as_user(bin());
+        c.args([
+            "--backend",
+            "bwrap",
+            "--sandbox-mode",
+            "workspace-write",
+            "--report",
+        ])
+        .arg(&report)
+        .arg("--workspace")
+        .arg(&ws)
+        .args(["--", "git", "clone", "-q"])
+        .arg(&src)
+        .arg("vendor/src")
+        .current_dir(&ws);
+        let o = scratch::output_within(c, 120);
+        assert_ne!(o.status.code(), Some(0), "{}", scratch::text(&o));
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("vendor/src/.git"),
+            "{}",
+            scratch::text(&o)
+        );
+        assert!(
+            !ws.join("vendor/src").exists(),
+            "the failed clone left files"
+        );
+        let r: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+        let d = &r["denials"][0];
+        assert_eq!(d["rule"], "protected", "{r}");
+        assert!(
+            d["why_not"]
+                .as_str()
+                .unwrap_or("")
+                .contains("no `.git` can be made inside the worktree"),
+            "{r}"
+        );
+        w.remove();
+    }
+}

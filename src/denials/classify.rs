@@ -144,6 +144,27 @@ fn path_rule(plan: &Plan, p: &Path, home: Option<&Path>, mut d: Denial) -> Denia
         ));
         return d;
     }
+    let in_checkout = |c: &PathBuf| p.starts_with(c);
+    if p.file_name() == Some(std::ffi::OsStr::new(".git")) {
+        if let Some(top) = plan
+            .fs
+            .git_checkouts
+            .iter()
+            .filter(|c| in_checkout(c))
+            .max()
+        {
+            d.rule = "protected";
+            d.matched = Some(display(top, home));
+            d.why_not = Some(format!(
+                "no `.git` can be made inside the worktree of a repository found at launch ({}): \
+                 a later git status there would enter a repository of the command's through a \
+                 gitlink; clone or init it under /tmp, or outside the sandbox; only \
+                 --no-protect-defaults lifts it",
+                display(top, home)
+            ));
+            return d;
+        }
+    }
     if let Some(r) = plan.fs.deny_write.iter().find(|r| r.covers(p)) {
         d.rule = "deny_write";
         d.matched = Some(match r {
