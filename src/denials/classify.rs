@@ -145,7 +145,9 @@ fn path_rule(plan: &Plan, p: &Path, home: Option<&Path>, mut d: Denial) -> Denia
         return d;
     }
     let in_checkout = |c: &PathBuf| p.starts_with(c);
-    if p.file_name() == Some(std::ffi::OsStr::new(".git")) {
+    if p.file_name()
+        .is_some_and(|n| n.as_encoded_bytes().eq_ignore_ascii_case(b".git"))
+    {
         if let Some(top) = plan
             .fs
             .git_checkouts
