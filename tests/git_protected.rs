@@ -906,3 +906,40 @@ fn a_clone_inside_the_repository_is_refused_and_the_report_says_why() {
         w.remove();
     }
 }
+
+/// Repositories under /tmp are found and held at launch, and other
+/// processes make and remove theirs there all the time: one removed
+/// between bwrap's look and its mount must not make the launch fail. Under
+/// a bounded churn of repositories, every launch runs its command (before
+/// the retry, about one in ten failed here).
+#[test]
+fn launches_hold_while_another_process_makes_and_removes_repositories_under_tmp() {
+    let w = World::new("churn", false);
+    let ws = w.repo("ws");
+    // SAFETY: geteuid never fails.
+    let churn_dir = scratch::fresh_in_tmp(&format!("churn-{}", std::process::id()), unsafe {
+        libc::geteuid()
+    });
+    let script = format!(
+        "for i in $(seq 1 4000); do git init -q '{d}/r'$((i%5)) 2>/dev/null; rm -rf '{d}/r'$(((i+2)%5)); done",
+        d = churn_dir.display()
+    );
+    let mut churn = Command::new("sh").args(["-c", &script]).spawn().unwrap();
+    let mut failed = Vec::new();
+    for _ in 0..40 {
+        let o = w.run(&ws, Some("bwrap"), &[], "echo RAN");
+        if !String::from_utf8_lossy(&o.stdout).contains("RAN") {
+            failed.push(scratch::text(&o));
+        }
+    }
+    let _ = churn.kill();
+    let _ = churn.wait();
+    scratch::remove(&churn_dir);
+    w.remove();
+    assert!(
+        failed.is_empty(),
+        "{} of 40 launches failed:\n{}",
+        failed.len(),
+        failed.join("\n")
+    );
+}
