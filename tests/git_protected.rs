@@ -924,7 +924,15 @@ fn launches_hold_while_another_process_makes_and_removes_repositories_under_tmp(
         "for i in $(seq 1 4000); do git init -q '{d}/r'$((i%5)) 2>/dev/null; rm -rf '{d}/r'$(((i+2)%5)); done",
         d = churn_dir.display()
     );
-    let mut churn = Command::new("sh").args(["-c", &script]).spawn().unwrap();
+    // Its own process group: the kill below reaches the git it runs too.
+    let mut churn = {
+        use std::os::unix::process::CommandExt;
+        Command::new("sh")
+            .args(["-c", &script])
+            .process_group(0)
+            .spawn()
+            .unwrap()
+    };
     let mut failed = Vec::new();
     for _ in 0..40 {
         let o = w.run(&ws, Some("bwrap"), &[], "echo RAN");
@@ -932,7 +940,9 @@ fn launches_hold_while_another_process_makes_and_removes_repositories_under_tmp(
             failed.push(scratch::text(&o));
         }
     }
-    let _ = churn.kill();
+    let pgid = i32::try_from(churn.id()).unwrap();
+    // SAFETY: a signal to the process group this test made.
+    unsafe { libc::kill(-pgid, libc::SIGKILL) };
     let _ = churn.wait();
     scratch::remove(&churn_dir);
     w.remove();
