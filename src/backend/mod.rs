@@ -288,34 +288,6 @@ pub fn fallback(
     )))
 }
 
-/// The same backend once more, for a launch that failed only because
-/// another program removed a path it was mounting meanwhile (a repository
-/// under `/tmp`): rendered again, what is gone is left out.
-pub fn again(plan: &Plan, globs: Option<crate::walk::Cover>, kind: Kind) -> Result<Choice> {
-    let list = [kind];
-    let (literal, links) = literal_plan(plan, globs.as_ref(), &list)?;
-    let launch = prepare(kind, plan, literal.as_ref(), this_host()).map_err(|why| {
-        Refusal::unavailable(format!(
-            "cannot enforce this policy here; {}: {}",
-            kind.name(),
-            why.message()
-        ))
-    })?;
-    Ok(Choice {
-        kind: Some(kind),
-        launch,
-        passed_over: Vec::new(),
-        globs,
-        links,
-    })
-}
-
-/// Whether bubblewrap failed only at a path that vanished while it mounted.
-pub fn vanished_while_mounting(why: &str) -> bool {
-    why.starts_with("bubblewrap could not build the sandbox")
-        && (why.contains("No such file or directory") || why.contains("Unable to find"))
-}
-
 /// Probes one backend for this plan and renders its launch, or says why not.
 /// `literal` is `plan` with its globs replaced by the paths the walk found:
 /// what bwrap and landlock enforce.
@@ -599,22 +571,3 @@ mod tests {
     }
 }
 
-#[cfg(test)]
-mod again_tests {
-    #[test]
-    fn only_a_path_gone_while_bwrap_mounted_is_retried() {
-        for yes in [
-            "bubblewrap could not build the sandbox: Can't bind mount /oldroot/tmp/r/.git on /newroot/tmp/r/.git: Unable to mount source on destination: No such file or directory",
-            "bubblewrap could not build the sandbox: Can't bind mount /oldroot/tmp/r on /newroot/tmp/r: Unable to find \"/newroot/tmp/r\" in mount table",
-        ] {
-            assert!(super::vanished_while_mounting(yes), "{yes}");
-        }
-        for no in [
-            "bubblewrap could not build the sandbox: setting up uid map: Permission denied",
-            "bubblewrap could not build the sandbox: it exited before the second stage",
-            "No such file or directory",
-        ] {
-            assert!(!super::vanished_while_mounting(no), "{no}");
-        }
-    }
-}

@@ -37,7 +37,6 @@ pub(super) fn launch(
         return (say(&Error::StartDir(e).into()), Vec::new());
     }
     let mut denied = Vec::new();
-    let mut retries = 0;
     loop {
         let net = match crate::exec::start_net(plan, &mut choice.launch) {
             Ok(n) => n,
@@ -60,15 +59,6 @@ pub(super) fn launch(
         denied.append(&mut net.finish());
         match attempt {
             Attempt::Done(status) => return (status, denied),
-            // Nothing ran yet: the same backend once more, a path another
-            // program removed meanwhile left out.
-            Attempt::Failed(kind, why) if retries < 2 && backend::vanished_while_mounting(&why) => {
-                retries += 1;
-                match backend::again(plan, globs, kind) {
-                    Ok(next) => choice = next,
-                    Err(r) => return (say(&r), denied),
-                }
-            }
             Attempt::Failed(kind, why) => match backend::fallback(plan, globs, kind, why) {
                 Ok(next) => choice = next,
                 Err(r) => return (say(&r), denied),
@@ -107,9 +97,22 @@ fn attempt(
             if let Some(fd) = obs {
                 crate::backend::stub_format::set_report_fd(&mut l.program, fd);
             }
-            match crate::exec::bwrap::launch(plan, &l, argv, envp, side) {
-                Ok(status) => status,
-                Err(e) => return Attempt::Failed(Kind::Bwrap, e.into()),
+            let mut side = side;
+            let mut tries = 0;
+            loop {
+                let s = side.as_mut().map(|s| crate::exec::Side {
+                    fd: s.fd,
+                    ready: &mut *s.ready,
+                });
+                match crate::exec::bwrap::launch(plan, &l, argv, envp, s) {
+                    Ok(status) => break status,
+                    // A path held in place vanished between bwrap's look
+                    // and its mount (another process removing a repository
+                    // under /tmp): nothing of the command ran, and the next
+                    // try skips what is gone (`--bind-try`).
+                    Err(e) if tries < 3 && vanished_while_mounting(&e) => tries += 1,
+                    Err(e) => return Attempt::Failed(Kind::Bwrap, e.into()),
+                }
             }
         }
         #[cfg(not(target_os = "linux"))]
@@ -123,6 +126,15 @@ fn attempt(
         Launch::Seatbelt(r) => crate::exec::seatbelt::launch(plan, &r, envp, keep_parent),
     };
     Attempt::Done(status)
+}
+
+/// Whether bwrap failed at a bind mount: what it was about to mount can
+/// be removed meanwhile (it then says "No such file", "Unable to find … in
+/// mount table" or "Unable to remount"). A mount that fails for good fails
+/// again on the last try, and that refusal is the one shown.
+#[cfg(target_os = "linux")]
+fn vanished_while_mounting(e: &crate::backend::Unavailable) -> bool {
+    matches!(&e.missing, crate::backend::Missing::Setup(m) if m.contains("Can't bind mount"))
 }
 
 /// The landlock launch: the ruleset applied in the child, supervised, with
