@@ -30,7 +30,7 @@ function __dcjail_state
             continue
         end
         switch "$node:$w"
-            case 'dcjail:--policy' 'dcjail:--policy-fd' 'dcjail:--policy-format' 'dcjail:--mode' 'dcjail:--tool' 'dcjail:--permission' 'dcjail:--rule' 'dcjail:--approval' 'dcjail:--classifier' 'dcjail:--path' 'dcjail:--worktree' 'dcjail:--plan-card' 'dcjail:--sandbox-mode' 'dcjail:--backend' 'dcjail:--workspace' 'dcjail:--allow-read' 'dcjail:--deny-read' 'dcjail:--allow-write' 'dcjail:--deny-write' 'dcjail:--net' 'dcjail:--allow-domain' 'dcjail:--deny-domain' 'dcjail:--timeout' 'dcjail:--report' 'dcjail:--events' 'explain:--policy' 'explain:--policy-fd' 'explain:--policy-format' 'explain:--mode' 'explain:--tool' 'explain:--permission' 'explain:--rule' 'explain:--approval' 'explain:--classifier' 'explain:--path' 'explain:--worktree' 'explain:--plan-card' 'explain:--sandbox-mode' 'explain:--backend' 'explain:--workspace' 'explain:--allow-read' 'explain:--deny-read' 'explain:--allow-write' 'explain:--deny-write' 'explain:--net' 'explain:--allow-domain' 'explain:--deny-domain' 'explain:--timeout' 'explain:--report' 'explain:--events' 'explain:--denials' 'worktree_enter:--base' 'worktree_enter:--policy' 'worktree_enter:--mode' 'worktree_enter:--plan-card' 'hook:--policy' 'hook:--policy-format' 'hook:--settings'
+            case 'dcjail:--policy' 'dcjail:--policy-fd' 'dcjail:--policy-format' 'dcjail:--mode' 'dcjail:--tool' 'dcjail:--permission' 'dcjail:--rule' 'dcjail:--approval' 'dcjail:--classifier' 'dcjail:--path' 'dcjail:--worktree' 'dcjail:--plan-card' 'dcjail:--sandbox-mode' 'dcjail:--backend' 'dcjail:--workspace' 'dcjail:--allow-read' 'dcjail:--deny-read' 'dcjail:--allow-write' 'dcjail:--deny-write' 'dcjail:--net' 'dcjail:--allow-domain' 'dcjail:--deny-domain' 'dcjail:--allow-unix-socket' 'dcjail:--timeout' 'dcjail:--report' 'dcjail:--events' 'explain:--policy' 'explain:--policy-fd' 'explain:--policy-format' 'explain:--mode' 'explain:--tool' 'explain:--permission' 'explain:--rule' 'explain:--approval' 'explain:--classifier' 'explain:--path' 'explain:--worktree' 'explain:--plan-card' 'explain:--sandbox-mode' 'explain:--backend' 'explain:--workspace' 'explain:--allow-read' 'explain:--deny-read' 'explain:--allow-write' 'explain:--deny-write' 'explain:--net' 'explain:--allow-domain' 'explain:--deny-domain' 'explain:--allow-unix-socket' 'explain:--timeout' 'explain:--report' 'explain:--events' 'explain:--denials' 'worktree_enter:--base' 'worktree_enter:--policy' 'worktree_enter:--mode' 'worktree_enter:--plan-card' 'hook:--policy' 'hook:--policy-format' 'hook:--settings'
                 set value $w
                 continue
             case '*:-*'
@@ -200,7 +200,7 @@ complete -c dcjail -n '__dcjail_is dcjail' -l no-protect-defaults -d 'Do not pro
 complete -c dcjail -n '__dcjail_is dcjail' -l net -x -a 'none allowlist full' -d 'Network: none, allowlist, full'
 complete -c dcjail -n '__dcjail_is dcjail' -l allow-domain -x -d 'Allow this domain through the proxy (repeatable); without --net it means --net allowlist'
 complete -c dcjail -n '__dcjail_is dcjail' -l deny-domain -x -d 'Deny this domain, checked first (repeatable)'
-complete -c dcjail -n '__dcjail_is dcjail' -l allow-unix-sockets -d 'Let the command create unix sockets (ssh-agent, gpg-agent...): any socket file it sees is reachable'
+complete -c dcjail -n '__dcjail_is dcjail' -l allow-unix-socket -r -F -d 'Let the command connect to this unix socket, or to the sockets in this directory (repeatable): it then drives the program behind it (tmux runs commands)'
 complete -c dcjail -n '__dcjail_is dcjail' -l timeout -x -d 'Kill the whole command tree after DURATION (exit 124): 1.5, 90s, 5m, 1h, 2d; 0 = none'
 complete -c dcjail -n '__dcjail_is dcjail' -l report -r -F -d 'Write the run\'s JSON report to FILE'
 complete -c dcjail -n '__dcjail_is dcjail' -l events -x -d 'Stream each denial as one JSON line to descriptor FD while the command runs'
@@ -233,7 +233,7 @@ complete -c dcjail -n '__dcjail_is explain' -l no-protect-defaults -d 'Do not pr
 complete -c dcjail -n '__dcjail_is explain' -l net -x -a 'none allowlist full' -d 'Network: none, allowlist, full'
 complete -c dcjail -n '__dcjail_is explain' -l allow-domain -x -d 'Allow this domain through the proxy (repeatable); without --net it means --net allowlist'
 complete -c dcjail -n '__dcjail_is explain' -l deny-domain -x -d 'Deny this domain, checked first (repeatable)'
-complete -c dcjail -n '__dcjail_is explain' -l allow-unix-sockets -d 'Let the command create unix sockets (ssh-agent, gpg-agent...): any socket file it sees is reachable'
+complete -c dcjail -n '__dcjail_is explain' -l allow-unix-socket -r -F -d 'Let the command connect to this unix socket, or to the sockets in this directory (repeatable): it then drives the program behind it (tmux runs commands)'
 complete -c dcjail -n '__dcjail_is explain' -l timeout -x -d 'Kill the whole command tree after DURATION (exit 124): 1.5, 90s, 5m, 1h, 2d; 0 = none'
 complete -c dcjail -n '__dcjail_is explain' -l report -r -F -d 'Write the run\'s JSON report to FILE'
 complete -c dcjail -n '__dcjail_is explain' -l events -x -d 'Stream each denial as one JSON line to descriptor FD while the command runs'

@@ -19,12 +19,15 @@
 //!                                              notifications are served
 //! u32 n  { u64 dev  u64 ino  u32 len  name }   names that cannot be created
 //!                                              in the directory (dev, ino)
+//! u32 n  { u32 len  path bytes }               unix sockets (or directories
+//!                                              of them) the command may
+//!                                              connect to
 //! i32 report_fd                                where the broker writes denial
 //!                                              records (`denial_wire`); -1: none
 //! ```
 
 /// First bytes of a program; the version is the last byte.
-pub const MAGIC: &[u8; 12] = b"DCJAIL-STUB\x03";
+pub const MAGIC: &[u8; 12] = b"DCJAIL-STUB\x04";
 
 /// Longest rule path the stub accepts (Linux PATH_MAX, NUL excluded).
 pub const MAX_PATH: usize = 4095;
@@ -132,6 +135,7 @@ pub struct Program<'a> {
     filters: List<'a>,
     pub flags: u32,
     guards: List<'a>,
+    sockets: List<'a>,
     /// Where the broker records denials, or -1.
     pub report_fd: i32,
 }
@@ -244,6 +248,17 @@ impl<'a> Program<'a> {
             }
             Ok(())
         })?;
+        let sockets = r.list(|r| {
+            let n = r.u32()? as usize;
+            if n == 0 || n > MAX_PATH {
+                return Err("socket path length out of range");
+            }
+            let p = r.take(n)?;
+            if p[0] != b'/' || p.contains(&0) {
+                return Err("socket path is not absolute or holds a NUL");
+            }
+            Ok(())
+        })?;
         let report_fd = r.u32()? as i32;
         if report_fd < -1 || (report_fd >= 0 && flags & BROKER == 0) {
             return Err("a denial report needs a broker and a descriptor");
@@ -261,6 +276,7 @@ impl<'a> Program<'a> {
             filters,
             flags,
             guards,
+            sockets,
             report_fd,
         })
     }
@@ -280,6 +296,17 @@ impl<'a> Program<'a> {
             let ino = r.u64().ok()?;
             let n = r.u32().ok()? as usize;
             Some((dev, ino, r.take(n).ok()?))
+        })
+    }
+
+    /// The named unix sockets, or directories of them; no NUL in any.
+    pub fn sockets(&self) -> impl Iterator<Item = &'a [u8]> + 'a {
+        let mut r = Reader {
+            b: self.sockets.bytes,
+        };
+        (0..self.sockets.count).map_while(move |_| {
+            let n = r.u32().ok()? as usize;
+            r.take(n).ok()
         })
     }
 

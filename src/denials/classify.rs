@@ -22,7 +22,9 @@ pub struct Fix {
     /// A directory to make before the run (an allow_write root must
     /// exist), absolute.
     pub mkdir: Option<String>,
-    pub allow_unix_sockets: bool,
+    /// A unix socket to name (`~/x` or absolute): the command then drives
+    /// the program behind it.
+    pub allow_unix_socket: Option<String>,
 }
 
 impl Fix {
@@ -35,8 +37,8 @@ impl Fix {
         if let Some(p) = &self.allow_write {
             v.extend(["--allow-write".into(), p.clone()]);
         }
-        if self.allow_unix_sockets {
-            v.push("--allow-unix-sockets".into());
+        if let Some(p) = &self.allow_unix_socket {
+            v.extend(["--allow-unix-socket".into(), p.clone()]);
         }
         v
     }
@@ -72,7 +74,8 @@ pub struct Denial {
     /// predicted (the kernel layer refuses it, as the rules say).
     pub seen_by: &'static str,
     /// outside the writable roots | protected | deny_write | device |
-    /// setuid | unix sockets off | network | refused
+    /// setuid | unix socket not named | unix datagram | unix sockets off |
+    /// network | refused
     pub rule: &'static str,
     /// The protected entry or deny_write pattern that matched.
     pub matched: Option<String>,
@@ -104,8 +107,11 @@ pub fn classify(plan: &Plan, f: &Fact<'_>, home: Option<&Path>) -> Denial {
         fix: None,
         why_not: None,
     };
-    if op == "socket" {
+    if op == "socket" || op == "socketpair" {
         return socket(plan, f, d);
+    }
+    if op == "connect" {
+        return connect(d, home);
     }
     if is_meta(op) {
         d.kind = "metadata";
@@ -227,21 +233,90 @@ fn socket(plan: &Plan, f: &Fact<'_>, mut d: Denial) -> Denial {
     d.path = None;
     d.resolved = None;
     if f.arg & 0xffff_ffff == libc::AF_UNIX as u64 {
+        let ty = (f.arg >> 32) & 0xf;
         d.kind = "unix_socket";
-        d.rule = "unix sockets off";
-        d.fix = Some(Fix {
-            allow_unix_sockets: true,
-            ..Fix::default()
-        });
+        if ty == libc::SOCK_STREAM as u64 || ty == libc::SOCK_SEQPACKET as u64 {
+            d.rule = "unix sockets off";
+            d.why_not = Some(
+                "this sandbox runs inside another one whose broker holds the seccomp listener, so no connect could be checked and no unix socket is made; no option allows it (socketpair works)"
+                    .into(),
+            );
+        } else {
+            d.rule = "unix datagram";
+            d.why_not = Some(
+                "a unix datagram socket names its destination on every send, which dcjail cannot check; no option allows it (stream and seqpacket sockets work, and reach a socket the policy names)"
+                    .into(),
+            );
+        }
     } else {
         d.kind = "socket";
         d.rule = "network";
         d.why_not = Some(format!(
-            "the network is `{}`: only connections through dcjail's proxy (--net allowlist --allow-domain D) or --net full allow this socket",
-            plan.net.mode.word()
+            "the network is `{}`: only connections through dcjail's proxy (--net allowlist --allow-domain D) or --net full allow this socket (family {})",
+            plan.net.mode.word(),
+            f.arg & 0xffff_ffff
         ));
     }
     d
+}
+
+/// A unix socket's connect the broker refused: the socket is neither named
+/// nor bound by the command. Naming it is suggested unless the program
+/// does without it (`quiet_socket`).
+fn connect(mut d: Denial, home: Option<&Path>) -> Denial {
+    d.kind = "unix_socket";
+    d.rule = "unix socket not named";
+    let Some(p) = d.resolved.clone() else {
+        d.why_not = Some("the socket's path could not be read".into());
+        return d;
+    };
+    if let Some(why) = quiet_socket(&p) {
+        d.why_not = Some(format!(
+            "{why}: the program goes on without it, so naming it is not suggested"
+        ));
+        return d;
+    }
+    let shown = display(&p, home);
+    match p.to_str() {
+        Some(abs) if crate::error::showable(abs) && crate::error::showable(&shown) => {
+            d.fix = Some(Fix {
+                allow_unix_socket: Some(shown),
+                ..Fix::default()
+            });
+        }
+        _ => d.why_not = Some(UNSHOWABLE.into()),
+    }
+    d
+}
+
+/// Host services that programs try and do without when refused: glibc's
+/// name service cache and systemd's user database (it falls back to
+/// /etc/passwd), the system logger and the journal (the message is
+/// dropped), D-Bus (a desktop notification, an accessibility bus).
+/// Naming one of them would open the service to the command and change
+/// nothing of the run.
+pub fn quiet_socket(p: &Path) -> Option<&'static str> {
+    let s = p.to_string_lossy();
+    let s = s.strip_prefix("/var").unwrap_or(&s);
+    const QUIET: &[(&str, &str)] = &[
+        ("/run/nscd/", "glibc's name service cache (nscd)"),
+        ("/run/systemd/userdb/", "systemd's user database"),
+        ("/run/systemd/journal/", "the systemd journal"),
+        ("/run/systemd/notify", "systemd's notify socket"),
+        ("/run/dbus/", "the D-Bus system bus"),
+        ("/dev/log", "the system logger"),
+    ];
+    if let Some((_, why)) = QUIET
+        .iter()
+        .find(|(q, _)| s.starts_with(q) || s == q.trim_end_matches('/'))
+    {
+        return Some(why);
+    }
+    // The session bus: $XDG_RUNTIME_DIR/bus, /run/user/UID/bus.
+    if s.starts_with("/run/user/") && (s.ends_with("/bus") || s.contains("/at-spi/")) {
+        return Some("the D-Bus session bus");
+    }
+    None
 }
 
 /// The path as the host names it: `..` and `.` taken out of a path that
@@ -335,6 +410,9 @@ pub fn op_name(nr: i32) -> &'static str {
         (SYS_lremovexattr, "lremovexattr"),
         (SYS_fremovexattr, "fremovexattr"),
         (SYS_socket, "socket"),
+        (SYS_socketpair, "socketpair"),
+        (SYS_connect, "connect"),
+        (SYS_bind, "bind"),
     ];
     X86.iter()
         .chain(ALL)

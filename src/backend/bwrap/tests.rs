@@ -47,7 +47,7 @@ fn plan(access: SandboxMode, writable: &[&str], protected: &[&str]) -> Plan {
             mode: NetMode::None,
             allow: vec![],
             deny: vec![],
-            allow_unix_sockets: false,
+            allow_unix_sockets: Vec::new(),
         },
         timeout: None,
         policy_file: None,
