@@ -602,3 +602,77 @@ fn an_abstract_socket_outside_stays_out_of_reach_though_the_broker_connects() {
         scratch::remove(&ws);
     }
 }
+
+/// A blocking connect waits while the listener's backlog is full and goes
+/// through once it accepts (the broker's child makes that call); the other
+/// calls go on meanwhile.
+const FULL_BACKLOG: &str = r#"
+import os, socket, threading, time
+p = "full.sock"
+s = socket.socket(socket.AF_UNIX); s.bind(p); s.listen(0)
+done = []
+def client(i):
+    c = socket.socket(socket.AF_UNIX); c.connect(p); c.sendall(b"%d" % i); done.append(c)
+ts = [threading.Thread(target=client, args=(i,)) for i in range(4)]
+for t in ts: t.start()
+time.sleep(0.5)
+print("connected before accept:", len(done) < 4)
+got = sorted(s.accept()[0].recv(1) for _ in range(4))
+for t in ts: t.join()
+print(got, len(done))
+os.unlink(p)
+"#;
+
+/// The same over TCP on loopback (`--net full`): a SYN to a full accept
+/// queue is dropped and sent again, so the connect outlasts the broker's
+/// one-tick try and its child waits for the handshake.
+const FULL_BACKLOG_TCP: &str = r#"
+import socket, threading, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(0); a = s.getsockname()
+done = []
+def client(i):
+    c = socket.socket(); c.connect(a); c.sendall(b"%d" % i); done.append(c)
+ts = [threading.Thread(target=client, args=(i,)) for i in range(3)]
+for t in ts: t.start()
+time.sleep(0.5)
+print("connected before accept:", len(done) < 3)
+got = sorted(s.accept()[0].recv(1) for _ in range(3))
+for t in ts: t.join()
+print(got, len(done))
+"#;
+
+#[test]
+fn a_blocking_connect_waits_for_a_full_backlog_as_without_dcjail() {
+    for uid in users() {
+        let ws = owned("backlog-ws", uid);
+        let script = format!("{PY} -c '{}'", FULL_BACKLOG.replace('\'', "'\\''"));
+        let mut c = as_user(uid, "sh");
+        c.args(["-c", &script]).current_dir(&ws);
+        let control = output_within(c, 30);
+        assert_eq!(
+            String::from_utf8_lossy(&control.stdout),
+            "connected before accept: True\n[b'0', b'1', b'2', b'3'] 4\n",
+            "{}",
+            text(&control)
+        );
+        for (be, net) in modes() {
+            let o = jail(uid, &ws, be, net, &[], &script);
+            assert_eq!(o.stdout, control.stdout, "{uid} {be} {net}: {}", text(&o));
+        }
+        let script = format!("{PY} -c '{}'", FULL_BACKLOG_TCP.replace('\'', "'\\''"));
+        let mut c = as_user(uid, "sh");
+        c.args(["-c", &script]).current_dir(&ws);
+        let control = output_within(c, 60);
+        assert_eq!(
+            String::from_utf8_lossy(&control.stdout),
+            "connected before accept: True\n[b'0', b'1', b'2'] 3\n",
+            "{}",
+            text(&control)
+        );
+        for be in BACKENDS {
+            let o = jail(uid, &ws, be, "full", &[], &script);
+            assert_eq!(o.stdout, control.stdout, "{uid} {be} full: {}", text(&o));
+        }
+        scratch::remove(&ws);
+    }
+}

@@ -297,7 +297,11 @@ fn connect(mut d: Denial, home: Option<&Path>) -> Denial {
 /// nothing of the run.
 pub fn quiet_socket(p: &Path) -> Option<&'static str> {
     let s = p.to_string_lossy();
-    let s = s.strip_prefix("/var").unwrap_or(&s);
+    // /var/run is /run on every current system.
+    let s = match s.strip_prefix("/var/run/") {
+        Some(rest) => format!("/run/{rest}"),
+        None => s.into_owned(),
+    };
     const QUIET: &[(&str, &str)] = &[
         ("/run/nscd/", "glibc's name service cache (nscd)"),
         ("/run/systemd/userdb/", "systemd's user database"),
@@ -306,10 +310,12 @@ pub fn quiet_socket(p: &Path) -> Option<&'static str> {
         ("/run/dbus/", "the D-Bus system bus"),
         ("/dev/log", "the system logger"),
     ];
-    if let Some((_, why)) = QUIET
-        .iter()
-        .find(|(q, _)| s.starts_with(q) || s == q.trim_end_matches('/'))
-    {
+    // A directory (trailing `/`) holds any socket in it; else the one path.
+    let hit = |q: &str| match q.strip_suffix('/') {
+        Some(dir) => s.starts_with(q) || s == dir,
+        None => s == q,
+    };
+    if let Some((_, why)) = QUIET.iter().find(|(q, _)| hit(q)) {
         return Some(why);
     }
     // The session bus: $XDG_RUNTIME_DIR/bus, /run/user/UID/bus.
@@ -418,4 +424,47 @@ pub fn op_name(nr: i32) -> &'static str {
         .chain(ALL)
         .find(|(n, _)| *n == i64::from(nr))
         .map_or("syscall", |(_, name)| name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn services_programs_do_without_are_quiet_and_agents_are_not() {
+        for p in [
+            "/var/run/nscd/socket",
+            "/run/nscd/socket",
+            "/run/systemd/userdb/io.systemd.DynamicUser",
+            "/run/systemd/journal/socket",
+            "/run/systemd/journal/stdout",
+            "/run/systemd/notify",
+            "/dev/log",
+            "/run/dbus/system_bus_socket",
+            "/var/run/dbus/system_bus_socket",
+            "/run/user/1000/bus",
+            "/run/user/1000/at-spi/bus_0",
+        ] {
+            assert!(quiet_socket(Path::new(p)).is_some(), "{p}");
+        }
+        for p in [
+            "/run/user/1000/gnupg/S.gpg-agent",
+            "/tmp/tmux-1000/default",
+            "/var/run/docker.sock",
+            "/home/u/.ssh/agent.sock",
+            "/run/user/1000/busy",
+            "/dev/logs",
+        ] {
+            assert!(quiet_socket(Path::new(p)).is_none(), "{p}");
+        }
+    }
+
+    #[test]
+    fn a_socket_fix_is_one_option_and_its_path() {
+        let f = Fix {
+            allow_unix_socket: Some("~/.gnupg/S.gpg-agent".into()),
+            ..Fix::default()
+        };
+        assert_eq!(f.flags(), ["--allow-unix-socket", "~/.gnupg/S.gpg-agent"]);
+    }
 }

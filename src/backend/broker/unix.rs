@@ -23,7 +23,8 @@
 //!   outside the sandbox stays out of reach here too.
 //!
 //! A blocking socket may wait (a full backlog, a slow network): a child of
-//! the broker then makes the call and answers, as for a FIFO.
+//! the broker then makes the call and answers, as for a FIFO, after a try
+//! here that waits one tick at most (`at_once`).
 
 use super::create::{sockopt, their_fd};
 use super::{
@@ -173,6 +174,9 @@ fn perform(c: &Ctx<'_>, sock: Fd, sa: &[u8], pin: Option<Fd>) -> Result<Reply, i
     if fl & O_NONBLOCK != 0 {
         return raw_connect(&sock, sa);
     }
+    if let Some(r) = at_once(&sock, sa) {
+        return r;
+    }
     const SIGCHLD: usize = 17;
     // SAFETY: a plain fork (clone with SIGCHLD only); the child only makes
     // system calls on values it owns and exits.
@@ -187,6 +191,59 @@ fn perform(c: &Ctx<'_>, sock: Fd, sa: &[u8], pin: Option<Fd>) -> Result<Reply, i
         sys::exit(0);
     }
     Ok(Reply::None)
+}
+
+/// A blocking connect, tried here with a send timeout of one tick (the
+/// timeout a connect waits by), the socket's own put back after: a unix
+/// connect waits only for a full backlog, a TCP one for its handshake,
+/// which on loopback or a near network ends within the tick. `None` when
+/// it would wait longer (EAGAIN; EINPROGRESS, the handshake going on): a
+/// child then makes the call, which for TCP waits for that same handshake.
+/// The socket is not connected yet, so nothing but this call reads the
+/// timeout meanwhile.
+fn at_once(sock: &Fd, sa: &[u8]) -> Option<Result<Reply, i32>> {
+    const SOL_SOCKET: usize = 1;
+    const SO_SNDTIMEO: usize = 21;
+    const EAGAIN: i32 = 11;
+    const EINPROGRESS: i32 = 115;
+    let mut old = [0u64; 2];
+    let mut len: u32 = 16;
+    // SAFETY: a struct timeval of 16 bytes and its length.
+    unsafe {
+        sys::call(
+            sys::nr::GETSOCKOPT,
+            &[
+                sock.raw(),
+                SOL_SOCKET,
+                SO_SNDTIMEO,
+                old.as_mut_ptr() as usize,
+                &mut len as *mut u32 as usize,
+            ],
+        )
+    }
+    .ok()?;
+    let set = |tv: &[u64; 2]| {
+        // SAFETY: a struct timeval of 16 bytes.
+        unsafe {
+            sys::call(
+                sys::nr::SETSOCKOPT,
+                &[
+                    sock.raw(),
+                    SOL_SOCKET,
+                    SO_SNDTIMEO,
+                    tv.as_ptr() as usize,
+                    16,
+                ],
+            )
+        }
+    };
+    set(&[0, 1]).ok()?;
+    let r = raw_connect(sock, sa);
+    let _ = set(&old);
+    match r {
+        Err(EAGAIN) | Err(EINPROGRESS) => None,
+        r => Some(r),
+    }
 }
 
 fn raw_connect(sock: &Fd, sa: &[u8]) -> Result<Reply, i32> {
