@@ -118,6 +118,9 @@ fn item_text(d: &Denial, home: Option<&Path>) -> String {
             // The words quoted as a shell reads them back: the line can be
             // typed as it is shown.
             let mut s = shell_line(&f.flags());
+            if f.allow_unix_socket.is_some() {
+                s.push_str(", which lets the command drive that server");
+            }
             if let Some(m) = &f.mkdir {
                 let dir = display(Path::new(m), home);
                 s = format!("mkdir -p -- {}, then {s}", shell_word(&dir));

@@ -174,6 +174,13 @@ fn perform(c: &Ctx<'_>, sock: Fd, sa: &[u8], pin: Option<Fd>) -> Result<Reply, i
     if fl & O_NONBLOCK != 0 {
         return raw_connect(&sock, sa);
     }
+    // A datagram socket's connect only records the peer: it never waits,
+    // and its send timeout may be in use by another thread.
+    const SO_TYPE: usize = 3;
+    const SOCK_DGRAM: i32 = 2;
+    if sockopt(&sock, SO_TYPE)? == SOCK_DGRAM {
+        return raw_connect(&sock, sa);
+    }
     if let Some(r) = at_once(&sock, sa) {
         return r;
     }
