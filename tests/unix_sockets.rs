@@ -135,6 +135,9 @@ impl Drop for Tmux {
         let mut c = as_user(self.uid, "tmux");
         c.args(["-S", self.sock.to_str().unwrap(), "kill-server"]);
         let _ = c.output();
+        if let Some(dir) = self.sock.parent() {
+            scratch::remove(dir);
+        }
     }
 }
 
