@@ -16,6 +16,11 @@ pub struct HostEnv {
     pub xdg_config_home: Option<PathBuf>,
     pub git_config_global: Option<PathBuf>,
     pub git_config_system: Option<PathBuf>,
+    /// `DCJAIL_WALK_LIMIT`: the bound on directory entries a launch-time
+    /// walk reads (the search for git repositories under the writable
+    /// roots); `None` for the default. A value that is not a positive
+    /// number is refused where the glob walk reads it.
+    pub walk_limit: Option<usize>,
 }
 
 impl HostEnv {
@@ -30,6 +35,10 @@ impl HostEnv {
             xdg_config_home: var("XDG_CONFIG_HOME"),
             git_config_global: var("GIT_CONFIG_GLOBAL"),
             git_config_system: var("GIT_CONFIG_SYSTEM"),
+            walk_limit: std::env::var("DCJAIL_WALK_LIMIT")
+                .ok()
+                .and_then(|v| v.parse::<usize>().ok())
+                .filter(|n| *n > 0),
         }
     }
 }

@@ -82,6 +82,7 @@ fn base_plan() -> Plan {
             allow_read: Vec::new(),
             deny_write: Vec::new(),
             protected: Vec::new(),
+            git_checkouts: Vec::new(),
         },
         net: NetPlan {
             mode: NetMode::None,
@@ -90,6 +91,7 @@ fn base_plan() -> Plan {
             allow_unix_sockets: Vec::new(),
         },
         timeout: None,
+        env: dcjail::policy::env::EnvRules::new(&Default::default()).unwrap(),
         policy_file: None,
         observe: false,
     }

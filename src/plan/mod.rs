@@ -117,6 +117,10 @@ pub struct FsPlan {
     /// Read-only when present, uncreatable when missing: the protected
     /// table (`crate::protected`) and git's files.
     pub protected: Vec<PathBuf>,
+    /// The worktree tops of the repositories found at launch (with the
+    /// protected table): in them and below them no `.git` can be made
+    /// during the run, and no directory moved in from outside them.
+    pub git_checkouts: Vec<PathBuf>,
 }
 
 #[derive(Clone, Debug)]
@@ -145,6 +149,8 @@ pub struct Plan {
     pub fs: FsPlan,
     pub net: NetPlan,
     pub timeout: Option<Duration>,
+    /// What of dcjail's environment the command does not inherit.
+    pub env: crate::policy::env::EnvRules,
     pub policy_file: Option<PathBuf>,
     /// Denials are recorded for a report (`crate::denials`): set by the
     /// caller of `build`, before a backend renders the plan.
@@ -226,7 +232,8 @@ pub fn build_in(
     let deny_read = rule(&fs_pol.deny_read, "sandbox.filesystem.deny_read")?;
     let allow_read = rule(&fs_pol.allow_read, "sandbox.filesystem.allow_read")?;
     let deny_write = rule(&fs_pol.deny_write, "sandbox.filesystem.deny_write")?;
-    let protected = protected_paths(policy, access, &mut writable, &at, facts, env, fs)?;
+    let (protected, git_checkouts) =
+        protected_paths(policy, access, &mut writable, &at, facts, env, fs)?;
     let net_pol = &policy.sandbox.network;
     let net = NetPlan {
         mode: if held_read {
@@ -254,9 +261,11 @@ pub fn build_in(
             allow_read,
             deny_write,
             protected,
+            git_checkouts,
         },
         net,
         timeout: (!policy.sandbox.timeout.is_zero()).then_some(policy.sandbox.timeout),
+        env: crate::policy::env::EnvRules::new(&policy.sandbox.env).map_err(Error::Env)?,
         policy_file: policy.source.clone(),
         observe: false,
     };
@@ -381,7 +390,8 @@ fn workspace_on_storage(policy: &Policy, at: &Places, facts: &Facts, fs: &dyn Fs
 
 /// The protected table and git's files (with git's own grants, whatever
 /// `protect_defaults` says, added to `writable`), and the policy, the plan
-/// card and dcjail itself, which are never writable from inside.
+/// card and dcjail itself, which are never writable from inside; with the
+/// worktree tops of the repositories found.
 fn protected_paths(
     policy: &Policy,
     access: SandboxMode,
@@ -390,9 +400,10 @@ fn protected_paths(
     facts: &Facts,
     env: &HostEnv,
     fs: &dyn Fs,
-) -> Result<Vec<PathBuf>> {
+) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
     let home = facts.home.as_deref();
     let mut protected = Vec::new();
+    let mut checkouts = Vec::new();
     if access == SandboxMode::WorkspaceWrite {
         let protect = policy.sandbox.filesystem.protect_defaults;
         let found = fs
@@ -401,6 +412,7 @@ fn protected_paths(
         writable.extend(found.grants);
         dedup_roots(writable);
         protected = found.protected;
+        checkouts = found.checkouts;
     }
     let mut own: Vec<PathBuf> = Vec::new();
     if let Some(p) = &policy.source {
@@ -417,7 +429,7 @@ fn protected_paths(
             protected.push(p);
         }
     }
-    Ok(protected)
+    Ok((protected, checkouts))
 }
 
 /// Gate 6, first half: each declared path must be usable as the tool says.

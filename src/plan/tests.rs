@@ -144,10 +144,12 @@ fn the_audit_adds_its_grants_to_the_writable_roots_and_its_paths_to_the_protecte
     fs.audit = Some(Collected {
         protected: paths(&["/ws/.git/hooks"]),
         grants: paths(&["/repo/.git", "/ws"]),
+        checkouts: paths(&["/ws"]),
     });
     let plan = build_on(&fs, &policy(SandboxMode::WorkspaceWrite), &facts("/ws")).unwrap();
     assert_eq!(plan.fs.writable, paths(&["/ws", "/repo/.git"]));
     assert_eq!(plan.fs.protected, paths(&["/ws/.git/hooks"]));
+    assert_eq!(plan.fs.git_checkouts, paths(&["/ws"]));
 }
 
 #[test]

@@ -28,8 +28,8 @@
 
 use super::create::{sockopt, their_fd};
 use super::{
-    answer, is_under, path_of, read_exact, stat_fd, status_of, sys, Buf, Ctx, Fd, Reply, AT_FDCWD,
-    EACCES, EINVAL, O_CLOEXEC, O_NOFOLLOW, O_NONBLOCK, O_PATH, S_IFMT, S_IFSOCK,
+    answer, is_under, path_of, perform, read_exact, stat_fd, status_of, sys, Arg, Buf, Ctx, Fd,
+    Reply, AT_FDCWD, EACCES, EINVAL, O_CLOEXEC, O_NOFOLLOW, O_NONBLOCK, O_PATH, S_IFMT, S_IFSOCK,
 };
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
@@ -91,7 +91,7 @@ pub(super) fn connect(c: &Ctx<'_>, sockfd: u64, addr: u64, len: usize) -> Result
         let pin = reachable(c, &sa[2..len])?;
         let mut local = [0u8; 110];
         let n = proc_fd_addr(&pin, &mut local);
-        return perform(c, sock, &local[..n], Some(pin));
+        return connect_as(c, sock, &local[..n], Some(pin));
     }
     if (domain == i32::from(AF_INET) || domain == i32::from(AF_INET6))
         && (family == AF_INET || family == AF_INET6)
@@ -106,7 +106,7 @@ pub(super) fn connect(c: &Ctx<'_>, sockfd: u64, addr: u64, len: usize) -> Result
             return Err(EACCES);
         }
     }
-    perform(c, sock, &sa[..len], None)
+    connect_as(c, sock, &sa[..len], None)
 }
 
 /// The socket file a unix address names, opened `O_PATH` and checked: a
@@ -165,31 +165,36 @@ fn proc_fd_addr(pin: &Fd, out: &mut [u8; 110]) -> usize {
 
 /// Connects the command's socket (`sock`, taken from it) to `sa`: here when
 /// the socket does not block, else in a child that answers for it.
-fn perform(c: &Ctx<'_>, sock: Fd, sa: &[u8], pin: Option<Fd>) -> Result<Reply, i32> {
+fn connect_as(c: &Ctx<'_>, sock: Fd, sa: &[u8], pin: Option<Fd>) -> Result<Reply, i32> {
     if !c.valid() {
         return Ok(Reply::None);
     }
     // SAFETY: F_GETFL takes no argument.
     let fl = unsafe { sys::call(sys::nr::FCNTL, &[sock.raw(), F_GETFL]) }?;
     if fl & O_NONBLOCK != 0 {
-        return raw_connect(&sock, sa);
+        return raw_connect(c, &sock, sa);
     }
     // A datagram socket's connect only records the peer: it never waits,
     // and its send timeout may be in use by another thread.
     const SO_TYPE: usize = 3;
     const SOCK_DGRAM: i32 = 2;
     if sockopt(&sock, SO_TYPE)? == SOCK_DGRAM {
-        return raw_connect(&sock, sa);
+        return raw_connect(c, &sock, sa);
     }
-    if let Some(r) = at_once(&sock, sa) {
+    if let Some(r) = at_once(c, &sock, sa) {
         return r;
+    }
+    if c.shadow >= 0 {
+        // A command that restricted itself: its shadow makes the call, and
+        // the broker waits for it (a shadow serves one call at a time).
+        return raw_connect(c, &sock, sa);
     }
     const SIGCHLD: usize = 17;
     // SAFETY: a plain fork (clone with SIGCHLD only); the child only makes
     // system calls on values it owns and exits.
     let pid = unsafe { sys::call(sys::nr::CLONE, &[SIGCHLD, 0, 0, 0, 0]) }?;
     if pid == 0 {
-        let reply = match raw_connect(&sock, sa) {
+        let reply = match raw_connect(c, &sock, sa) {
             Ok(r) => r,
             Err(e) => Reply::Err(e),
         };
@@ -208,7 +213,7 @@ fn perform(c: &Ctx<'_>, sock: Fd, sa: &[u8], pin: Option<Fd>) -> Result<Reply, i
 /// child then makes the call, which for TCP waits for that same handshake.
 /// The socket is not connected yet, so nothing but this call reads the
 /// timeout meanwhile.
-fn at_once(sock: &Fd, sa: &[u8]) -> Option<Result<Reply, i32>> {
+fn at_once(c: &Ctx<'_>, sock: &Fd, sa: &[u8]) -> Option<Result<Reply, i32>> {
     const SOL_SOCKET: usize = 1;
     const SO_SNDTIMEO: usize = 21;
     const EAGAIN: i32 = 11;
@@ -245,7 +250,7 @@ fn at_once(sock: &Fd, sa: &[u8]) -> Option<Result<Reply, i32>> {
         }
     };
     set(&[0, 1]).ok()?;
-    let r = raw_connect(sock, sa);
+    let r = raw_connect(c, sock, sa);
     let _ = set(&old);
     match r {
         Err(EAGAIN) | Err(EINPROGRESS) => None,
@@ -253,13 +258,11 @@ fn at_once(sock: &Fd, sa: &[u8]) -> Option<Result<Reply, i32>> {
     }
 }
 
-fn raw_connect(sock: &Fd, sa: &[u8]) -> Result<Reply, i32> {
-    // SAFETY: an address of sa.len() bytes.
-    unsafe {
-        sys::call(
-            sys::nr::CONNECT,
-            &[sock.raw(), sa.as_ptr() as usize, sa.len()],
-        )
-    }?;
+/// The connect itself: here, or by the shadow of a command that added a
+/// landlock domain of its own, so that the kernel checks that domain too
+/// (its TCP rules, its abstract-socket scope).
+fn raw_connect(c: &Ctx<'_>, sock: &Fd, sa: &[u8]) -> Result<Reply, i32> {
+    let args = [Arg::N(sock.raw()), Arg::B(sa), Arg::N(sa.len())];
+    perform(c, sys::nr::CONNECT, &args, None)?;
     Ok(Reply::Val(0))
 }

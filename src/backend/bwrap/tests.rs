@@ -42,6 +42,7 @@ fn plan(access: SandboxMode, writable: &[&str], protected: &[&str]) -> Plan {
             allow_read: vec![],
             deny_write: vec![],
             protected: protected.iter().map(PathBuf::from).collect(),
+            git_checkouts: vec![],
         },
         net: NetPlan {
             mode: NetMode::None,
@@ -50,6 +51,7 @@ fn plan(access: SandboxMode, writable: &[&str], protected: &[&str]) -> Plan {
             allow_unix_sockets: Vec::new(),
         },
         timeout: None,
+        env: crate::policy::env::EnvRules::new(&Default::default()).unwrap(),
         policy_file: None,
         observe: false,
     }
