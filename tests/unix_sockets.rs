@@ -19,19 +19,15 @@ const PY: &str = "/usr/bin/python3";
 const BACKENDS: &[&str] = &["bwrap", "landlock", "auto"];
 const NETS: &[&str] = &["none", "full"];
 
-fn is_root() -> bool {
-    // SAFETY: geteuid never fails.
-    unsafe { libc::geteuid() == 0 }
-}
-
-/// Root, and uid 65534 when the tests run as root (CI does).
+/// The uids a test runs as: the caller's, and 65534 when the caller is
+/// root (`scratch::users`).
 fn users() -> Vec<u32> {
-    if is_root() {
-        vec![0, 65534]
-    } else {
-        // SAFETY: getuid never fails.
-        vec![unsafe { libc::getuid() }]
-    }
+    // SAFETY: getuid never fails.
+    let me = unsafe { libc::getuid() };
+    scratch::users()
+        .iter()
+        .map(|nobody| if *nobody { 65534 } else { me })
+        .collect()
 }
 
 /// `cmd` run as `uid` (through setpriv when that is not who we are).
