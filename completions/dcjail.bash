@@ -48,7 +48,7 @@ _dcjail() {
             continue
         fi
         case "$node:$w" in
-            dcjail:--policy|dcjail:--policy-fd|dcjail:--policy-format|dcjail:--mode|dcjail:--tool|dcjail:--permission|dcjail:--rule|dcjail:--approval|dcjail:--classifier|dcjail:--path|dcjail:--worktree|dcjail:--plan-card|dcjail:--sandbox-mode|dcjail:--backend|dcjail:--workspace|dcjail:--allow-read|dcjail:--deny-read|dcjail:--allow-write|dcjail:--deny-write|dcjail:--net|dcjail:--allow-domain|dcjail:--deny-domain|dcjail:--timeout|dcjail:--env-pass|dcjail:--env-deny|dcjail:--report|dcjail:--events|explain:--policy|explain:--policy-fd|explain:--policy-format|explain:--mode|explain:--tool|explain:--permission|explain:--rule|explain:--approval|explain:--classifier|explain:--path|explain:--worktree|explain:--plan-card|explain:--sandbox-mode|explain:--backend|explain:--workspace|explain:--allow-read|explain:--deny-read|explain:--allow-write|explain:--deny-write|explain:--net|explain:--allow-domain|explain:--deny-domain|explain:--timeout|explain:--env-pass|explain:--env-deny|explain:--report|explain:--events|explain:--denials|worktree_enter:--base|worktree_enter:--policy|worktree_enter:--mode|worktree_enter:--plan-card|hook:--policy|hook:--policy-format|hook:--settings) value="$w" ;;
+            dcjail:--policy|dcjail:--policy-fd|dcjail:--policy-format|dcjail:--mode|dcjail:--tool|dcjail:--permission|dcjail:--rule|dcjail:--approval|dcjail:--classifier|dcjail:--path|dcjail:--worktree|dcjail:--plan-card|dcjail:--sandbox-mode|dcjail:--backend|dcjail:--workspace|dcjail:--allow-read|dcjail:--deny-read|dcjail:--allow-write|dcjail:--deny-write|dcjail:--net|dcjail:--allow-domain|dcjail:--deny-domain|dcjail:--allow-unix-socket|dcjail:--timeout|dcjail:--env-pass|dcjail:--env-deny|dcjail:--report|dcjail:--events|explain:--policy|explain:--policy-fd|explain:--policy-format|explain:--mode|explain:--tool|explain:--permission|explain:--rule|explain:--approval|explain:--classifier|explain:--path|explain:--worktree|explain:--plan-card|explain:--sandbox-mode|explain:--backend|explain:--workspace|explain:--allow-read|explain:--deny-read|explain:--allow-write|explain:--deny-write|explain:--net|explain:--allow-domain|explain:--deny-domain|explain:--allow-unix-socket|explain:--timeout|explain:--env-pass|explain:--env-deny|explain:--report|explain:--events|explain:--denials|worktree_enter:--base|worktree_enter:--policy|worktree_enter:--mode|worktree_enter:--plan-card|hook:--policy|hook:--policy-format|hook:--settings) value="$w" ;;
             *:-*) ;;
             *)
                 if (( i == start )); then
@@ -99,6 +99,7 @@ _dcjail() {
             dcjail:--allow-write) _dcjail_files ;;
             dcjail:--deny-write) _dcjail_files ;;
             dcjail:--net) _dcjail_add -W 'none allowlist full' ;;
+            dcjail:--allow-unix-socket) _dcjail_files ;;
             dcjail:--report) _dcjail_files ;;
             explain:--policy) _dcjail_files ;;
             explain:--policy-format) _dcjail_add -W 'dcjail srt claude-code codex' ;;
@@ -118,6 +119,7 @@ _dcjail() {
             explain:--allow-write) _dcjail_files ;;
             explain:--deny-write) _dcjail_files ;;
             explain:--net) _dcjail_add -W 'none allowlist full' ;;
+            explain:--allow-unix-socket) _dcjail_files ;;
             explain:--report) _dcjail_files ;;
             explain:--denials) _dcjail_files ;;
             worktree_enter:--policy) _dcjail_files ;;
@@ -141,8 +143,8 @@ _dcjail() {
     fi
     if [[ $cur == -* ]]; then
         case "$node" in
-            dcjail) _dcjail_add -W '--policy --policy-fd --policy-format --mode --tool --permission --rule --approval --classifier --path --worktree --plan-card --no-sandbox --sandbox-mode --backend --workspace --allow-read --deny-read --allow-write --deny-write --no-protect-defaults --net --allow-domain --deny-domain --allow-unix-sockets --timeout --env-pass --env-deny --report --events -h --help -V --version' ;;
-            explain) _dcjail_add -W '--policy --policy-fd --policy-format --mode --tool --permission --rule --approval --classifier --path --worktree --plan-card --no-sandbox --sandbox-mode --backend --workspace --allow-read --deny-read --allow-write --deny-write --no-protect-defaults --net --allow-domain --deny-domain --allow-unix-sockets --timeout --env-pass --env-deny --report --events --denials -h --help' ;;
+            dcjail) _dcjail_add -W '--policy --policy-fd --policy-format --mode --tool --permission --rule --approval --classifier --path --worktree --plan-card --no-sandbox --sandbox-mode --backend --workspace --allow-read --deny-read --allow-write --deny-write --no-protect-defaults --net --allow-domain --deny-domain --allow-unix-socket --timeout --env-pass --env-deny --report --events -h --help -V --version' ;;
+            explain) _dcjail_add -W '--policy --policy-fd --policy-format --mode --tool --permission --rule --approval --classifier --path --worktree --plan-card --no-sandbox --sandbox-mode --backend --workspace --allow-read --deny-read --allow-write --deny-write --no-protect-defaults --net --allow-domain --deny-domain --allow-unix-socket --timeout --env-pass --env-deny --report --events --denials -h --help' ;;
             doctor) _dcjail_add -W '--json -h --help' ;;
             worktree) _dcjail_add -W '-h --help' ;;
             worktree_enter) _dcjail_add -W '--base --json --policy --mode --plan-card -h --help' ;;

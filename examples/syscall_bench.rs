@@ -111,9 +111,9 @@ fn attach_once(install: &dyn Fn() -> Result<(), String>) -> Option<f64> {
 
 #[cfg(target_os = "linux")]
 fn attach(n: usize) {
-    use dcjail::backend::seccomp::{self, FsRules, Inet, Meta, SocketRules};
+    use dcjail::backend::seccomp::{self, FsRules, Inet, Meta, SocketRules, Unix};
     let none = SocketRules {
-        allow_unix: false,
+        unix: Unix::Named,
         inet: Inet::Deny,
     };
     let modes = [

@@ -96,7 +96,7 @@ impl Policy {
             ),
             (
                 "sandbox.network.allow_unix_sockets",
-                Bool(net.allow_unix_sockets),
+                path_list(&net.allow_unix_sockets),
             ),
             (
                 "sandbox.env.scrub_credentials",
@@ -225,7 +225,7 @@ impl Overrides {
                 "deny_domains",
             ),
             (
-                self.allow_unix_sockets,
+                !self.allow_unix_sockets.is_empty(),
                 "sandbox.network.allow_unix_sockets",
                 "allow_unix_sockets",
             ),
@@ -279,7 +279,7 @@ mod tests {
             net: Some(crate::policy::NetMode::Full),
             allow_domains: vec!["x.example".into()],
             deny_domains: vec!["y.example".into()],
-            allow_unix_sockets: true,
+            allow_unix_sockets: vec!["s".into()],
             timeout: Some(std::time::Duration::from_secs(1)),
             ..Overrides::default()
         };

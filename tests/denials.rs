@@ -443,17 +443,20 @@ fn a_setuid_bit_is_recorded_and_no_option_allows_it() {
 }
 
 #[test]
-fn a_unix_socket_is_recorded_and_allow_unix_sockets_lets_it_through() {
+fn a_unix_socket_connect_is_recorded_and_naming_the_socket_lets_it_through() {
+    use std::os::unix::net::UnixListener;
     let py = "/usr/bin/python3";
-    if !Path::new(py).exists() {
-        eprintln!("note: no {py}; skipped");
-        return;
-    }
-    let script = format!(
-        "{py} -c 'import socket; socket.socket(socket.AF_UNIX); print(\"made\")'; echo marker"
-    );
+    assert!(Path::new(py).exists(), "this test needs {py}");
     for be in BACKENDS {
         let t = Tree::new(&format!("unix-{be}"), 0);
+        let dir = scratch::socket_dir(&format!("denial-sock-{be}"));
+        let sock = dir.join("api.sock");
+        let l = UnixListener::bind(&sock).unwrap();
+        l.set_nonblocking(true).unwrap();
+        let script = format!(
+            "{py} -c 'import socket; s = socket.socket(socket.AF_UNIX); s.connect(\"{}\"); print(\"made\")'; echo marker",
+            sock.display()
+        );
         let rep = t.report().display().to_string();
         let o = run(&t, &["--backend", be, "--report", &rep], &script);
         let out = String::from_utf8_lossy(&o.stdout).to_string();
@@ -462,19 +465,26 @@ fn a_unix_socket_is_recorded_and_allow_unix_sockets_lets_it_through() {
             "{}",
             text(&o)
         );
+        assert!(l.accept().is_err(), "{be}: the listener was reached");
         let list = denials(&t);
         let d = list
             .iter()
             .find(|d| d["kind"] == "unix_socket")
             .unwrap_or_else(|| panic!("{list:#?}"));
-        assert_eq!(d["allow"], "--allow-unix-sockets");
+        let want = format!("--allow-unix-socket {}", sock.display());
+        assert_eq!(d["allow"], want.as_str());
+        assert_eq!(d["fix"]["allow_unix_sockets"], sock.to_str().unwrap());
+        assert_eq!(d["rule"], "unix socket not named");
         assert_eq!(d["program"], py);
-        let o = run(&t, &["--backend", be, "--allow-unix-sockets"], &script);
+        let s = sock.to_str().unwrap();
+        let o = run(&t, &["--backend", be, "--allow-unix-socket", s], &script);
         assert!(
             String::from_utf8_lossy(&o.stdout).contains("made"),
             "{be}: {}",
             text(&o)
         );
+        drop(l);
+        scratch::remove(&dir);
     }
 }
 

@@ -157,6 +157,8 @@ struct Env {
     abstract_name: Option<String>,
     abstract_sock: Option<UnixListener>,
     outside_proc: Option<Child>,
+    /// A tmux server of the runner's, by its socket: killed after the case.
+    tmux: Option<PathBuf>,
     /// Another session's terminal (master, slave), held by the runner.
     other_pty: Option<(std::fs::File, std::fs::File)>,
     vars: Vec<(String, String)>,
@@ -179,6 +181,13 @@ impl Drop for Env {
         if let Some(c) = &mut self.outside_proc {
             let _ = c.kill();
             let _ = c.wait();
+        }
+        if let Some(sock) = &self.tmux {
+            let _ = Command::new("tmux")
+                .arg("-S")
+                .arg(sock)
+                .arg("kill-server")
+                .output();
         }
         for d in &self.dirs {
             scratch::remove(d);
@@ -729,6 +738,38 @@ fn cases() -> Vec<Case> {
                     Ok(())
                 }
             },
+        },
+        Case {
+            group: "network",
+            name: "drive the user's tmux server (socket in /tmp)",
+            protect: false,
+            net: "none",
+            next: None,
+            setup: |c, e| {
+                // Where tmux keeps its sockets: under /tmp, which the
+                // workspace-write command may write.
+                let d = scratch::fresh_in_tmp(&format!("escape-tmux-{}", c.tag), 0);
+                let sock = d.join("default");
+                e.dirs.push(d);
+                let o = Command::new("tmux")
+                    .arg("-S")
+                    .arg(&sock)
+                    .args(["-f", "/dev/null", "new-session", "-d", "sleep 600"])
+                    .env_remove("TMUX")
+                    .output()
+                    .expect("tmux is needed: apt-get install -y tmux");
+                assert!(o.status.success(), "tmux: {o:?}");
+                e.vars.push(("SOCK".into(), sock.display().to_string()));
+                e.tmux = Some(sock);
+            },
+            script: |c, e| {
+                format!(
+                    "tmux -S '{}' run-shell 'touch {}'",
+                    e.var("SOCK"),
+                    c.outside.join("tmux-ran").display()
+                )
+            },
+            check: |c, _, _| absent(&c.outside.join("tmux-ran")),
         },
         Case {
             group: "network",
@@ -1380,9 +1421,6 @@ fn run_case(case: &Case, backend: Option<&str>, idx: usize) -> Outcome {
     let mut args: Vec<String> = vec!["--policy".into(), policy.display().to_string()];
     if let Some(b) = backend {
         args.extend(["--backend".into(), b.to_string()]);
-    }
-    if case.name.contains("unix socket") {
-        args.push("--allow-unix-sockets".into());
     }
     let extra_root = env.var("ALLOW_WRITE");
     if !extra_root.is_empty() {

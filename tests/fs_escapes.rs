@@ -506,10 +506,13 @@ print("RAN-TRUNC")
         let unix = t.root.join("policy-unix.toml");
         std::fs::write(
             &unix,
-            "[permission]\noutcome = \"allow\"\napproval = \"granted\"\n\
-             [sandbox]\nmode = \"workspace-write\"\n\
-             [sandbox.filesystem]\nprotect_defaults = false\n\
-             [sandbox.network]\nmode = \"full\"\nallow_unix_sockets = true\n",
+            format!(
+                "[permission]\noutcome = \"allow\"\napproval = \"granted\"\n\
+                 [sandbox]\nmode = \"workspace-write\"\n\
+                 [sandbox.filesystem]\nprotect_defaults = false\n\
+                 [sandbox.network]\nmode = \"full\"\nallow_unix_sockets = [{:?}]\n",
+                sock.to_str().unwrap()
+            ),
         )
         .unwrap();
         let py = t.root.join("connected.py");
@@ -743,7 +746,7 @@ fn a_unix_socket_is_never_bound_at_a_missing_protected_name() {
             &policy,
             "[permission]\noutcome = \"allow\"\napproval = \"granted\"\n\
              [sandbox]\nmode = \"workspace-write\"\n\
-             [sandbox.network]\nmode = \"full\"\nallow_unix_sockets = true\n",
+             [sandbox.network]\nmode = \"full\"\n",
         )
         .unwrap();
         let script = r#"python3 - <<'EOF'

@@ -642,8 +642,8 @@ fn a_setting_dcjail_cannot_honour_is_an_error_naming_it() {
         ("srt", r#"{"network": {"allowLocalBinding": true}}"#, "network.allowLocalBinding"),
         (
             "srt",
-            r#"{"network": {"allowUnixSockets": ["/var/run/docker.sock"]}}"#,
-            "network.allowUnixSockets",
+            r#"{"network": {"allowAllUnixSockets": true}}"#,
+            "network.allowAllUnixSockets",
         ),
         ("srt", r#"{"network": {"httpProxyPort": 8080}}"#, "network.httpProxyPort"),
         ("srt", r#"{"mitmProxy": {"socketPath": "/x"}}"#, "mitmProxy"),

@@ -313,17 +313,19 @@ fn landlock_net_none_udp_dns_query_never_leaves() {
 }
 
 #[test]
-fn landlock_net_none_refuses_unix_sockets_but_not_socketpair() {
+fn landlock_net_none_refuses_unix_datagram_sockets_but_not_streams_or_socketpair() {
     let s = Scratch::new("unix");
     let script = "import socket\n\
-try:\n socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); print('UNIX-CREATED')\n\
-except OSError as e: print('UNIX-REFUSED', e.errno)\n\
+socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); print('UNIX-CREATED')\n\
+try:\n socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); print('DGRAM-CREATED')\n\
+except OSError as e: print('DGRAM-REFUSED', e.errno)\n\
 a,b=socket.socketpair(); a.send(b'x'); print('PAIR', b.recv(1))\n\
 try:\n socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0); print('NETLINK-CREATED')\n\
 except OSError as e: print('NETLINK-REFUSED')\n";
     let o = py(&s.ws(), &[], script);
     let out = text(&o.stdout);
-    assert!(out.contains("UNIX-REFUSED 1"), "{out} {}", text(&o.stderr));
+    assert!(out.contains("UNIX-CREATED"), "{out} {}", text(&o.stderr));
+    assert!(out.contains("DGRAM-REFUSED 1"), "{out} {}", text(&o.stderr));
     assert!(out.contains("PAIR b'x'"), "{out}");
     assert!(out.contains("NETLINK-REFUSED"), "{out}");
 }
@@ -341,11 +343,11 @@ fn landlock_cannot_reach_an_abstract_socket_outside() {
 s=socket.socket(socket.AF_UNIX)\n\
 try:\n s.connect('\\0'+sys.argv[1]); s.send(b'x'); print('REACHED')\n\
 except OSError as e: print('BLOCKED', e)\n";
-    // --net full with unix sockets allowed: AF_UNIX sockets may be
-    // created; only the scope stops it.
+    // --net full: AF_UNIX sockets may be created, and the broker makes the
+    // connect; only the scope (the command's, and the broker's own) stops it.
     let o = jailed(
         &s.ws(),
-        &["--net", "full", "--allow-unix-sockets"],
+        &["--net", "full"],
         &[python(), "-c", script, &name],
     );
     assert!(
@@ -734,14 +736,14 @@ fn landlock_refuses_deny_read_inside_the_workspace_naming_it() {
 }
 
 #[test]
-fn landlock_allow_unix_sockets_allows_only_unix_sockets() {
+fn landlock_net_none_makes_unix_sockets_and_refuses_inet_ones() {
     let s = Scratch::new("allowunix");
     let p = s.0.join("unix.toml");
     std::fs::write(
         &p,
         "[permission]\noutcome = \"allow\"\napproval = \"granted\"\n\
          [sandbox]\nbackend = \"landlock\"\n\
-         [sandbox.network]\nmode = \"none\"\nallow_unix_sockets = true\n",
+         [sandbox.network]\nmode = \"none\"\n",
     )
     .unwrap();
     let script = "import socket\n\

@@ -2,7 +2,8 @@
 //! writable root on a kernel interface filesystem (`/proc`, `/sys`, `/dev`)
 //! is refused, as root and as uid 65534, also through a symlink; and with
 //! `--net full` the command still cannot reach the host's unix sockets
-//! (code outside the sandbox) unless `allow_unix_sockets` says so.
+//! (code outside the sandbox) unless `allow_unix_sockets` names them, even
+//! one inside the workspace, while it reaches the sockets it binds itself.
 #![cfg(target_os = "linux")]
 
 #[path = "support/scratch.rs"]
@@ -127,7 +128,7 @@ fn accepted(l: &UnixListener) -> bool {
 }
 
 #[test]
-fn net_full_keeps_host_unix_sockets_out_unless_allowed() {
+fn net_full_keeps_host_unix_sockets_out_unless_named() {
     assert!(Path::new(PY).exists(), "this test needs {PY}");
     let dir = scratch::socket_dir("lb-unix");
     let sock = dir.join("s");
@@ -178,6 +179,7 @@ fn net_full_keeps_host_unix_sockets_out_unless_allowed() {
             assert!(!out.contains("CONNECTED"), "{be} {net}: {}", text(&o));
             assert!(!accepted(&l), "{be} --net {net} reached the host's socket");
             assert!(out.contains("PAIR b'p'"), "{be} {net}: {}", text(&o));
+            assert!(out.contains("OWN-OK"), "{be} {net}: {}", text(&o));
             // The same answers in both modes: the network mode says
             // nothing about unix sockets.
             if let Some(prev) = &last_out {
@@ -198,7 +200,8 @@ fn net_full_keeps_host_unix_sockets_out_unless_allowed() {
                 be,
                 "--net",
                 "full",
-                "--allow-unix-sockets",
+                "--allow-unix-socket",
+                &sock,
                 "--",
                 PY,
                 "-c",
@@ -214,7 +217,7 @@ fn net_full_keeps_host_unix_sockets_out_unless_allowed() {
         );
         assert!(
             accepted(&l),
-            "{be}: --allow-unix-sockets did not reach the listener"
+            "{be}: --allow-unix-socket did not reach the listener"
         );
 
         // explain says what is enforced: the socket rule of the filter.
@@ -224,8 +227,16 @@ fn net_full_keeps_host_unix_sockets_out_unless_allowed() {
             &["explain", "--backend", be, "--net", "full", "--", "true"],
         );
         let t = String::from_utf8_lossy(&o.stdout);
-        assert!(t.contains("family is AF_UNIX"), "{be}: {}", text(&o));
-        assert!(t.contains("\"allow_unix_sockets\": false"), "{be}: {t}");
+        assert!(
+            t.contains("AF_UNIX type is SOCK_DGRAM"),
+            "{be}: {}",
+            text(&o)
+        );
+        assert!(t.contains("\"allow_unix_sockets\": []"), "{be}: {t}");
+        assert!(
+            t.contains("the command bound it during this run"),
+            "{be}: {t}"
+        );
     }
     drop(l);
     scratch::remove(&dir);

@@ -88,7 +88,7 @@ fn base_plan() -> Plan {
             mode: NetMode::None,
             allow: Vec::new(),
             deny: Vec::new(),
-            allow_unix_sockets: false,
+            allow_unix_sockets: Vec::new(),
         },
         timeout: None,
         env: dcjail::policy::env::EnvRules::new(&Default::default()).unwrap(),
@@ -147,8 +147,11 @@ fn golden_plans() -> Vec<(&'static str, Plan, Option<u16>)> {
 
     out.push(("net_none", base_plan(), None));
 
-    let mut p = base_plan();
-    p.net.allow_unix_sockets = true;
+    let mut p = workspace_write();
+    p.net.allow_unix_sockets = vec![
+        format!("{HOME}/.gnupg/S.gpg-agent").into(),
+        "/tmp/tmux-501".into(),
+    ];
     out.push(("net_none_unix_sockets", p, None));
 
     let mut p = base_plan();
@@ -478,7 +481,11 @@ fn every_golden_plan_names_the_rules_the_issue_asks_for() {
     assert!(!argv.iter().any(|a| a.as_bytes().ends_with(b"=/tmp")));
     // network modes.
     let (r, _) = get("net_none");
-    assert!(!r.profile.contains("(allow network") && !r.profile.contains("(remote "));
+    assert!(!r.profile.contains("(allow network"));
+    // Unix sockets are refused in every mode but where the plan says.
+    assert!(r
+        .profile
+        .contains("(deny network-outbound (remote unix-socket))"));
     let (r, argv) = get("net_allowlist");
     assert!(r
         .profile
@@ -486,10 +493,36 @@ fn every_golden_plan_names_the_rules_the_issue_asks_for() {
     assert!(argv.iter().any(|a| a == "PROXY=localhost:3128"));
     assert!(!r.profile.contains("(allow network*)"));
     let (r, _) = get("net_full");
-    assert!(r.profile.contains("(allow network*)"));
-    let (r, _) = get("net_none_unix_sockets");
-    assert!(r.profile.contains("(remote unix-socket)"));
+    let open = r.profile.find("(allow network*)").unwrap();
+    let closed = r
+        .profile
+        .find("(deny network-outbound (remote unix-socket))")
+        .unwrap();
+    // `full` opens the internet, not the host's unix sockets: the later
+    // rule wins.
+    assert!(open < closed, "{}", r.profile);
+    let (r, argv) = get("net_none_unix_sockets");
     assert!(!r.profile.contains("(allow network*)"));
+    for (name, value) in [
+        ("UNIX_SOCKET_0", "/Users/alice/.gnupg/S.gpg-agent"),
+        ("UNIX_SOCKET_1", "/private/tmp/tmux-501"),
+    ] {
+        assert!(argv.iter().any(|a| a == format!("{name}={value}").as_str()));
+        assert!(r.profile.contains(&format!(
+            "(remote unix-socket (subpath (param \"{name}\")))"
+        )));
+    }
+    // Sockets are bound in the writable roots and reached in the workspace
+    // (not /tmp: a host's socket there needs naming).
+    assert!(r
+        .profile
+        .contains("(local unix-socket (subpath (param \"WRITABLE_1\")))"));
+    assert!(r
+        .profile
+        .contains("(remote unix-socket (subpath (param \"WRITABLE_0\")))"));
+    assert!(!r
+        .profile
+        .contains("(remote unix-socket (subpath (param \"WRITABLE_1\")))"));
 }
 
 // ---------------------------------------------------------------- adversarial
@@ -525,6 +558,7 @@ fn shaped_plan(name: &OsStr) -> Plan {
     p.fs.allow_read = vec![PathRule::Literal(j("/Users/alice/.ssh/pub"))];
     p.fs.deny_write = vec![PathRule::Literal(j("/Users/alice/vendor"))];
     p.net.mode = NetMode::Allowlist;
+    p.net.allow_unix_sockets = vec![j("/Users/alice/.gnupg")];
     p
 }
 

@@ -443,34 +443,41 @@ fn no_protect_defaults_lets_the_command_write_a_protected_path() {
 }
 
 #[test]
-fn allow_unix_sockets_lets_the_command_create_a_unix_socket() {
+fn allow_unix_socket_takes_a_path_and_the_old_switch_names_it() {
     let d = Dir::new("unixsock");
+    // The old all-or-nothing switch is gone: a usage error naming the new
+    // option, and nothing runs.
+    let o = dcjail(&d.0, &["--allow-unix-sockets", "--", "touch", "ran"]);
+    assert_eq!(o.status.code(), Some(125), "{}", err(&o));
+    assert!(err(&o).contains("--allow-unix-socket`"), "{}", err(&o));
+    assert!(!d.join("ran").exists());
+    // The new one names a socket (repeatable): explain shows it, absolute.
+    let o = dcjail(
+        &d.0,
+        &[
+            "explain",
+            "--allow-unix-socket",
+            "a.sock",
+            "--allow-unix-socket",
+            "/run/b",
+            "--",
+            "true",
+        ],
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let want = [d.join("a.sock").display().to_string(), "/run/b".to_string()];
+    assert_eq!(
+        v["plan"]["network"]["allow_unix_sockets"],
+        serde_json::json!(want),
+        "{}",
+        err(&o)
+    );
+    // A unix stream socket is made without any option.
     let py = "import socket; socket.socket(socket.AF_UNIX); print('SOCKET')";
-    let control = Command::new("/usr/bin/python3")
-        .args(["-c", py])
-        .output()
-        .unwrap();
-    assert_eq!(out(&control), "SOCKET\n", "the probe works without dcjail");
     for backend in ["bwrap", "landlock"] {
         let o = dcjail(
             &d.0,
             &["--backend", backend, "--", "/usr/bin/python3", "-c", py],
-        );
-        assert!(
-            !out(&o).contains("SOCKET"),
-            "{backend}: created without the flag"
-        );
-        let o = dcjail(
-            &d.0,
-            &[
-                "--backend",
-                backend,
-                "--allow-unix-sockets",
-                "--",
-                "/usr/bin/python3",
-                "-c",
-                py,
-            ],
         );
         assert_eq!(out(&o), "SOCKET\n", "{backend}: {}", err(&o));
     }

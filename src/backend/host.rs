@@ -60,6 +60,12 @@ pub trait Probe {
     fn seccomp_filtered(&self) -> bool;
     /// Whether dcjail can install a seccomp filter of its own.
     fn seccomp_available(&self) -> Result<(), String>;
+    /// Whether a filter of dcjail's can hand calls to a broker: not when an
+    /// outer sandbox's filter holds the listener already (the kernel takes
+    /// one per chain of filters).
+    fn seccomp_listener(&self) -> bool {
+        !self.seccomp_filtered()
+    }
     /// landlock_create_ruleset's version query: the ABI, or why not.
     fn landlock_abi(&self) -> Sys;
     fn ns_calls(&self) -> NsCalls;

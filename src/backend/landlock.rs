@@ -36,7 +36,7 @@
 
 mod reads;
 
-use super::seccomp::{self, FsRules, Inet, Meta, SocketRules};
+use super::seccomp::{self, FsRules, Inet, Meta, SocketRules, Unix};
 use crate::plan::{PathRule, Plan};
 use crate::policy::NetMode;
 use std::path::{Path, PathBuf};
@@ -137,6 +137,9 @@ pub struct LayerSpec {
     /// `scope::*` bits.
     pub scopes: u64,
     pub sockets: SocketRules,
+    /// Unix sockets, or directories of them, the broker lets the command
+    /// connect to besides those it bound (`Unix::Named`).
+    pub unix_sockets: Vec<PathBuf>,
     /// Metadata and creation rules of the seccomp filter.
     pub fs: FsRules,
     /// Descriptors above 2 that survive into the command.
@@ -165,16 +168,16 @@ pub fn layer_spec_with(plan: &Plan, subtraction: WriteSubtraction) -> Result<Lay
         NetMode::None => (
             true,
             SocketRules {
-                allow_unix: plan.net.allow_unix_sockets,
+                unix: Unix::Named,
                 inet: Inet::Deny,
             },
         ),
-        // Every internet socket; unix sockets only when allowed, as in the
-        // other modes (the network mode says nothing about local IPC).
+        // Every internet socket; unix sockets as in the other modes (the
+        // network mode says nothing about local IPC).
         NetMode::Full => (
             false,
             SocketRules {
-                allow_unix: plan.net.allow_unix_sockets,
+                unix: Unix::Named,
                 inet: Inet::Allow,
             },
         ),
@@ -184,7 +187,7 @@ pub fn layer_spec_with(plan: &Plan, subtraction: WriteSubtraction) -> Result<Lay
         NetMode::Allowlist => (
             true,
             SocketRules {
-                allow_unix: plan.net.allow_unix_sockets,
+                unix: Unix::Named,
                 inet: Inet::StreamOnly,
             },
         ),
@@ -213,6 +216,7 @@ pub fn layer_spec_with(plan: &Plan, subtraction: WriteSubtraction) -> Result<Lay
         tcp_connect_ports: Vec::new(),
         scopes: scope::ABSTRACT_UNIX_SOCKET | scope::SIGNAL,
         sockets,
+        unix_sockets: plan.net.allow_unix_sockets.clone(),
         fs: FsRules {
             // Nothing may change in read-only; in workspace-write metadata
             // changes go to the broker, which allows them where writes are.
@@ -353,6 +357,32 @@ fn expand(rules: &[PathRule], key: &str) -> Result<Vec<PathBuf>, String> {
 }
 
 impl LayerSpec {
+    /// What holds unix sockets, for `explain`.
+    fn unix_sockets_json(&self) -> serde_json::Value {
+        use serde_json::json;
+        match self.sockets.unix {
+            Unix::Named => json!({
+                "connect": "a path only when it is named below or the command bound it during \
+                            this run (the broker checks the socket file it reaches, by inode, \
+                            and connects the command's own socket to that file)",
+                "named": self.unix_sockets.iter().map(|p| p.to_string_lossy()).collect::<Vec<_>>(),
+                "datagram": "refused (socket and socketpair): a datagram names its destination \
+                            on every send",
+                "abstract": "only those made inside the sandbox (landlock scope)",
+            }),
+            Unix::Refuse => json!({
+                "connect": "no unix socket can be made (this sandbox runs inside one whose \
+                            broker holds the seccomp listener); socketpair works",
+            }),
+        }
+    }
+
+    /// Whether a broker serves the filter's notifications: metadata,
+    /// creations, the denial report, or unix sockets' `connect`.
+    pub fn brokered(&self) -> bool {
+        self.fs.brokered() || self.sockets.unix == Unix::Named
+    }
+
     /// What each ABI-dependent feature needs, for refusal messages.
     fn needs(&self) -> Vec<(u32, &'static str)> {
         let mut v = vec![
@@ -460,6 +490,7 @@ impl LayerSpec {
                 "tcp": tcp,
                 "tcp_connect_ports": self.tcp_connect_ports,
             },
+            "unix_sockets": self.unix_sockets_json(),
             "scopes": scopes,
             "seccomp": {
                 "arch": seccomp::arch().ok(),

@@ -332,10 +332,27 @@ fn prepare_landlock(
     // A deny_write glob is refused for what it could match inside a
     // writable root, not only for what it matches now.
     self::landlock::refuse_glob_write_subtraction(plan).because(kind, Missing::Rule)?;
-    let spec = self::landlock::layer_spec(literal.unwrap_or(plan)).because(kind, Missing::Rule)?;
+    let mut spec =
+        self::landlock::layer_spec(literal.unwrap_or(plan)).because(kind, Missing::Rule)?;
     spec.check_supported_with(host)
         .because(kind, Missing::Host)?;
+    if !host.seccomp_listener() {
+        without_listener(&mut spec).because(kind, Missing::Host)?;
+    }
     Ok(spec)
+}
+
+/// Inside a sandbox whose filter holds the seccomp listener already, no
+/// broker can check a unix socket's `connect`: unix sockets are then
+/// refused (but for a stream or seqpacket `socketpair`), and a policy that
+/// names one is refused here. Everything else the broker does is refused
+/// where the filter is installed, as before.
+fn without_listener(spec: &mut self::landlock::LayerSpec) -> std::result::Result<(), String> {
+    if !spec.unix_sockets.is_empty() {
+        return Err("naming unix sockets (allow_unix_sockets) needs the seccomp broker, and this sandbox runs inside another one that already brokers its system calls".into());
+    }
+    spec.sockets.unix = self::seccomp::Unix::Refuse;
+    Ok(())
 }
 
 /// The launch as `explain` shows it: the backend's argv, rules, profile.

@@ -79,7 +79,7 @@ pub fn encode_compiled(
         o.extend_from_slice(&u32_of(n, "instructions")?.to_le_bytes());
         o.extend_from_slice(f);
     }
-    let flags = if spec.fs.brokered() { BROKER } else { 0 };
+    let flags = if spec.brokered() { BROKER } else { 0 };
     o.extend_from_slice(&flags.to_le_bytes());
     o.extend_from_slice(&u32_of(guards.len(), "guards")?.to_le_bytes());
     for (dev, ino, name) in guards {
@@ -93,6 +93,18 @@ pub fn encode_compiled(
         o.extend_from_slice(&ino.to_le_bytes());
         o.extend_from_slice(&u32_of(name.len(), "bytes")?.to_le_bytes());
         o.extend_from_slice(name);
+    }
+    o.extend_from_slice(&u32_of(spec.unix_sockets.len(), "sockets")?.to_le_bytes());
+    for s in &spec.unix_sockets {
+        let p = s.as_os_str().as_bytes();
+        if p.len() > MAX_PATH || !s.is_absolute() {
+            return Err(format!(
+                "a unix socket path is not absolute or longer than {MAX_PATH} bytes: `{}`",
+                s.display()
+            ));
+        }
+        o.extend_from_slice(&u32_of(p.len(), "bytes")?.to_le_bytes());
+        o.extend_from_slice(p);
     }
     // No denial report until the launch sets one (`set_report_fd`).
     o.extend_from_slice(&(-1i32).to_le_bytes());
@@ -123,7 +135,7 @@ mod tests {
     #[cfg(target_os = "linux")]
     fn spec_for_stub() -> crate::backend::landlock::LayerSpec {
         use crate::backend::landlock::{access, FsRule, LayerSpec};
-        use crate::backend::seccomp::{FsRules, Inet, Meta, SocketRules};
+        use crate::backend::seccomp::{FsRules, Inet, Meta, SocketRules, Unix};
         LayerSpec {
             fs: FsRules {
                 meta: Meta::Broker,
@@ -146,9 +158,10 @@ mod tests {
             tcp_connect_ports: vec![3128],
             scopes: 3,
             sockets: SocketRules {
-                allow_unix: true,
+                unix: Unix::Named,
                 inet: Inet::StreamOnly,
             },
+            unix_sockets: vec!["/run/user/0/gnupg/S.gpg-agent".into(), "/r/a b".into()],
             keep_fds: vec![7, 4],
         }
     }
@@ -185,6 +198,11 @@ mod tests {
         assert_eq!(rules, want);
         assert_eq!(p.ports().collect::<Vec<_>>(), vec![3128]);
         assert_eq!(p.keep_fds().collect::<Vec<_>>(), vec![7, 4]);
+        let sockets: Vec<&[u8]> = p.sockets().collect();
+        assert_eq!(
+            sockets,
+            vec![&b"/run/user/0/gnupg/S.gpg-agent"[..], &b"/r/a b"[..]]
+        );
         let filters: Vec<Vec<u8>> = p.filters().map(|(_, b)| b.to_vec()).collect();
         let compiled = crate::backend::seccomp::compile(spec.sockets, spec.fs)
             .unwrap()
@@ -198,6 +216,7 @@ mod tests {
         open.restrict_tcp = false;
         open.tcp_connect_ports.clear();
         open.fs = crate::backend::seccomp::FsRules::OPEN;
+        open.sockets.unix = crate::backend::seccomp::Unix::Refuse;
         let b = encode(&open, &[]).unwrap();
         let q = Program::parse(&b).unwrap();
         assert_eq!(q.handled_net, 0);

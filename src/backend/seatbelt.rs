@@ -26,7 +26,6 @@ const TRUST: &str = include_str!("../../profiles/seatbelt/trust.sbpl");
 const NETWORK_FULL: &str = include_str!("../../profiles/seatbelt/network.sbpl");
 const TAIL: &str = include_str!("../../profiles/seatbelt/tail.sbpl");
 const UNIX_SOCKETS: &str = include_str!("../../profiles/seatbelt/unix-sockets.sbpl");
-const NO_UNIX_SOCKETS: &str = include_str!("../../profiles/seatbelt/no-unix-sockets.sbpl");
 const ALLOWLIST: &str = include_str!("../../profiles/seatbelt/allowlist.sbpl");
 
 /// The parameter naming the proxy's endpoint, `localhost:<port>`.
@@ -462,6 +461,7 @@ pub fn render(plan: &Plan, proxy_port: Option<u16>) -> Result<Rendered, String> 
     read_rules(plan, &mut params, &mut p)?;
     write_rules(plan, &mut params, &mut p)?;
     let proxy_pending = net_rules(plan, proxy_port, &mut params, &mut p);
+    unix_rules(plan, &mut params, &mut p);
     include(&mut p, TAIL);
     Ok(Rendered {
         profile: p,
@@ -622,14 +622,11 @@ fn dedup(v: &mut Vec<PathBuf>) {
 
 /// The network. `none`: no rule at all (`deny default` holds).
 /// `allowlist`: one outbound TCP endpoint, dcjail's proxy on loopback.
-/// `full`: the network profile, minus unix sockets unless they are
-/// allowed. Returns whether the proxy port is pending.
+/// `full`: the network profile. Unix sockets follow (`unix_rules`).
+/// Returns whether the proxy port is pending.
 fn net_rules(plan: &Plan, proxy_port: Option<u16>, params: &mut Params, p: &mut String) -> bool {
     let mode = plan.effective_net();
     let mut pending = false;
-    if mode != NetMode::Full && plan.net.allow_unix_sockets {
-        include(p, UNIX_SOCKETS);
-    }
     match mode {
         NetMode::None => p.push_str(";; Network: none.\n"),
         NetMode::Allowlist => {
@@ -645,12 +642,45 @@ fn net_rules(plan: &Plan, proxy_port: Option<u16>, params: &mut Params, p: &mut 
         NetMode::Full => {
             include(p, TRUST);
             include(p, NETWORK_FULL);
-            if !plan.net.allow_unix_sockets {
-                include(p, NO_UNIX_SOCKETS);
-            }
         }
     }
     pending
+}
+
+/// Unix sockets, in every network mode and after its rules: bound in the
+/// writable roots, reached in the workspace roots and where the policy
+/// names a socket or a directory of them.
+fn unix_rules(plan: &Plan, params: &mut Params, p: &mut String) {
+    include(p, UNIX_SOCKETS);
+    let mut bind = Vec::new();
+    for r in &plan.fs.writable {
+        let n = params.add("WRITABLE", canonical(r).into_os_string());
+        bind.push(format!("(local unix-socket (subpath {}))", param(&n)));
+    }
+    let mut reach = Vec::new();
+    if plan.fs.access != crate::policy::SandboxMode::ReadOnly {
+        let roots = std::iter::once(&plan.workspace).chain(plan.worktree.iter());
+        for r in roots {
+            let n = params.add("WRITABLE", canonical(r).into_os_string());
+            reach.push(format!("(remote unix-socket (subpath {}))", param(&n)));
+        }
+    }
+    for s in &plan.net.allow_unix_sockets {
+        let n = params.add("UNIX_SOCKET", canonical(s).into_os_string());
+        reach.push(format!("(remote unix-socket (subpath {}))", param(&n)));
+    }
+    if !bind.is_empty() {
+        p.push_str(&format!(
+            "(allow network-bind network-inbound\n    {})\n",
+            bind.join("\n    ")
+        ));
+    }
+    if !reach.is_empty() {
+        p.push_str(&format!(
+            "(allow network-outbound\n    {})\n",
+            reach.join("\n    ")
+        ));
+    }
 }
 
 /// Whether this process already runs under a Seatbelt profile. A profile

@@ -22,11 +22,26 @@ mod observe {
 /// Which `socket()` calls the command may make.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SocketRules {
-    /// AF_UNIX sockets may be created.
-    pub allow_unix: bool,
+    pub unix: Unix,
     pub inet: Inet,
 }
 
+/// Unix-domain sockets. A socket reaches code outside the sandbox (D-Bus,
+/// docker.sock, an agent, a terminal multiplexer) through its path, which
+/// only `connect` (and a datagram's address) names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unix {
+    /// Stream and seqpacket sockets may be made; `connect` and `bind` go to
+    /// the broker, which reaches a path only when the policy names it or
+    /// the command bound it during the run. Datagram sockets are refused,
+    /// from `socketpair` too: every send may carry an address, and the
+    /// broker could check it only by making the send itself.
+    Named,
+    /// No unix socket at all but a stream or seqpacket `socketpair` (a
+    /// sandbox inside one whose broker holds the listener: nothing here
+    /// can check a `connect`).
+    Refuse,
+}
 /// AF_INET/AF_INET6 socket creation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Inet {
@@ -35,7 +50,7 @@ pub enum Inet {
     /// Only SOCK_STREAM over AF_INET/AF_INET6 (a proxy reached over TCP,
     /// with landlock limiting the port); every other family refused.
     StreamOnly,
-    /// Any family, any type (AF_UNIX only when `allow_unix`).
+    /// Any family, any type (AF_UNIX as `Unix` says).
     Allow,
     /// The command has a network namespace of its own (bwrap, `none` and
     /// `allowlist`): AF_INET/AF_INET6 of any type, which reach only that
@@ -300,8 +315,18 @@ fn table(sockets: SocketRules, fs: FsRules) -> Vec<Entry> {
         ioctl_says = "request is TIOCSTI, TIOCLINUX, or one that changes inode flags or attributes (FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR, …; low 32 bits)".into();
     }
     t.push(refused("ioctl", SYS_ioctl, ioctls, EPERM, &ioctl_says));
-    if let Some(e) = socket_entry(sockets) {
-        t.push(e);
+    let sock = socket_entry(sockets);
+    if sock.default != Action::Allow || !sock.rules.is_empty() {
+        t.push(sock);
+    }
+    t.push(socketpair_entry());
+    if sockets.unix == Unix::Named {
+        t.extend(named_entries(fs));
+        // bind and connect are the broker's in every mode: so is a domain
+        // the command adds to itself (`fs_table` has it with creations).
+        if !fs.create && !fs.observe {
+            t.push(restrict_self_entry());
+        }
     }
     t.extend(fs_table(fs));
     if fs.observe {
@@ -460,22 +485,27 @@ fn fs_table(fs: FsRules) -> Vec<Entry> {
         t.extend(unbrokered(fs.meta));
     }
     if fs.create && !fs.observe {
-        // The broker must act only as the command could: a domain the
-        // command adds to itself is applied to the broker's hands too.
-        t.push(Entry {
-            name: "landlock_restrict_self",
-            nr: SYS_LANDLOCK_RESTRICT_SELF,
-            allow: Vec::new(),
-            rules: Vec::new(),
-            default: Action::Broker,
-            says: vec![
-                "to the broker, which applies the same ruleset to the process that makes its calls for this one, then lets the kernel apply it".into(),
-            ],
-        });
+        t.push(restrict_self_entry());
     }
     // Entries whose every answer is Allow say nothing and are left out.
     t.retain(|e| e.default != Action::Allow || !e.rules.is_empty());
     t
+}
+
+/// The broker must act only as the command could: a domain the command
+/// adds to itself is applied to the broker's hands too.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+fn restrict_self_entry() -> Entry {
+    Entry {
+        name: "landlock_restrict_self",
+        nr: SYS_LANDLOCK_RESTRICT_SELF,
+        allow: Vec::new(),
+        rules: Vec::new(),
+        default: Action::Broker,
+        says: vec![
+            "to the broker, which applies the same ruleset to the process that makes its calls for this one, then lets the kernel apply it".into(),
+        ],
+    }
 }
 
 /// The *at forms of 6.13 and the path form of the inode-flag ioctls: no
@@ -506,26 +536,37 @@ fn table(_sockets: SocketRules, _fs: FsRules) -> Vec<Entry> {
     Vec::new()
 }
 
+/// A unix datagram socket: SOCK_DGRAM (2) or SOCK_RAW (3, which the kernel
+/// makes a datagram socket), in the low 4 bits of the type; `& 0xe == 2`
+/// holds for exactly those two. A datagram socket sends to any address it
+/// is given. The kernel refuses every other type but stream and seqpacket.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-fn socket_entry(s: SocketRules) -> Option<Entry> {
+fn unix_datagram(arg: u8) -> Vec<Vec<Cmp>> {
+    vec![vec![
+        Cmp::Eq(0, libc::AF_UNIX as u64),
+        Cmp::Masked(arg, 0xe, libc::SOCK_DGRAM as u64),
+    ]]
+}
+
+const DATAGRAM_SAYS: &str = "an AF_UNIX type is SOCK_DGRAM or SOCK_RAW (a datagram socket)";
+
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+fn socket_entry(s: SocketRules) -> Entry {
     use libc::{SYS_socket, AF_INET, AF_INET6, AF_UNIX, EPERM, SOCK_STREAM};
     let mut allowed: Vec<(u64, &str)> = Vec::new();
-    if s.allow_unix {
+    if s.unix == Unix::Named {
         allowed.push((AF_UNIX as u64, "AF_UNIX"));
     }
-    let (when, says) = match s.inet {
-        Inet::Allow if s.allow_unix => return None,
-        // Every family but AF_UNIX: a unix socket reaches code outside the
-        // sandbox (D-Bus, docker.sock, agents) that the network mode does
-        // not speak for. socketpair(2) is another call and stays allowed.
+    let (mut when, mut says) = match s.inet {
+        Inet::Allow if s.unix == Unix::Named => (Vec::new(), Vec::new()),
         Inet::Allow => (
             vec![vec![Cmp::Eq(0, AF_UNIX as u64)]],
-            "family is AF_UNIX".to_string(),
+            vec!["family is AF_UNIX".to_string()],
         ),
-        Inet::Deny if allowed.is_empty() => (Vec::new(), "always (every family)".to_string()),
+        Inet::Deny if allowed.is_empty() => (Vec::new(), vec!["always (every family)".to_string()]),
         Inet::Deny => (
             vec![allowed.iter().map(|(f, _)| Cmp::Ne(0, *f)).collect()],
-            "family is not AF_UNIX".to_string(),
+            vec!["family is not AF_UNIX".to_string()],
         ),
         Inet::OwnNamespace => {
             allowed.push((AF_INET as u64, "AF_INET"));
@@ -541,10 +582,10 @@ fn socket_entry(s: SocketRules) -> Option<Entry> {
             let names: Vec<&str> = allowed.iter().map(|(_, n)| *n).collect();
             (
                 when,
-                format!(
+                vec![format!(
                     "family is not one of {} (the namespace's own loopback only), or an AF_NETLINK protocol is not NETLINK_ROUTE",
                     names.join(", ")
-                ),
+                )],
             )
         }
         Inet::StreamOnly => {
@@ -569,14 +610,61 @@ fn socket_entry(s: SocketRules) -> Option<Entry> {
             let names: Vec<&str> = allowed.iter().map(|(_, n)| *n).collect();
             (
                 when,
-                format!(
+                vec![format!(
                     "family is not one of {}, or an AF_INET/AF_INET6 type is not SOCK_STREAM, or its protocol is not TCP",
                     names.join(", ")
-                ),
+                )],
             )
         }
     };
-    Some(refused("socket", SYS_socket, when, EPERM, &says))
+    if s.unix == Unix::Named {
+        when.extend(unix_datagram(1));
+        says.push(DATAGRAM_SAYS.to_string());
+    }
+    let mut e = refused("socket", SYS_socket, when, EPERM, "");
+    e.says = vec![says.join(", or ")];
+    e
+}
+
+/// `socketpair` always works, but for a unix datagram pair (see `Unix`).
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+fn socketpair_entry() -> Entry {
+    refused(
+        "socketpair",
+        libc::SYS_socketpair,
+        unix_datagram(1),
+        libc::EPERM,
+        DATAGRAM_SAYS,
+    )
+}
+
+/// `connect` and `bind` to the broker, which checks a unix socket's path
+/// and makes the call itself on the command's own socket: the kernel
+/// re-reading the descriptor number and the address after a check could
+/// meet another socket or another address.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+fn named_entries(fs: FsRules) -> Vec<Entry> {
+    let broker = |name: &'static str, nr: i64, says: &str| Entry {
+        name,
+        nr,
+        allow: Vec::new(),
+        rules: Vec::new(),
+        default: Action::Broker,
+        says: vec![says.to_string()],
+    };
+    let mut v = vec![broker(
+        "connect",
+        libc::SYS_connect,
+        "to the broker: a unix socket's path only when the policy names it or the command bound it",
+    )];
+    if !fs.create {
+        v.push(broker(
+            "bind",
+            libc::SYS_bind,
+            "to the broker: a unix socket it binds is one the command may connect to",
+        ));
+    }
+    v
 }
 
 fn action_name(a: Action) -> &'static str {

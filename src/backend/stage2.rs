@@ -259,6 +259,55 @@ pub fn close_fds<'a>(p: &Program<'a>) -> Result<(), Fail<'a>> {
     }
 }
 
+/// The broker's own landlock domain, taken before the fork so that the
+/// command's lies inside it: abstract unix sockets scoped, nothing else.
+/// The broker connects sockets for the command (`broker::unix`); in this
+/// domain it reaches the abstract sockets made in the sandbox and none
+/// outside it, as the command itself would.
+pub fn scope_broker<'a>(p: &Program<'a>) -> Result<(), Fail<'a>> {
+    const ABSTRACT_UNIX_SOCKET: u64 = 1;
+    if p.scoped & ABSTRACT_UNIX_SOCKET == 0 {
+        return Ok(());
+    }
+    #[repr(C)]
+    struct Attr {
+        fs: u64,
+        net: u64,
+        scoped: u64,
+    }
+    let attr = Attr {
+        fs: 0,
+        net: 0,
+        scoped: ABSTRACT_UNIX_SOCKET,
+    };
+    const PR_SET_NO_NEW_PRIVS: usize = 38;
+    if let Err(e) = prctl(PR_SET_NO_NEW_PRIVS, 1) {
+        return Err(fail(b"cannot set no_new_privs", Some(e)));
+    }
+    // SAFETY: a valid attribute struct of the size given.
+    let rs = match unsafe {
+        sys::call(
+            sys::LANDLOCK_CREATE_RULESET,
+            &[&attr as *const Attr as usize, core::mem::size_of::<Attr>()],
+        )
+    } {
+        Ok(fd) => fd as i32,
+        Err(e) => {
+            return Err(fail(
+                b"landlock: cannot create the broker's ruleset",
+                Some(e),
+            ))
+        }
+    };
+    // SAFETY: a ruleset descriptor and no flags.
+    let r = unsafe { sys::call(sys::LANDLOCK_RESTRICT_SELF, &[rs as usize]) };
+    sys::close(rs);
+    match r {
+        Ok(_) => Ok(()),
+        Err(e) => Err(fail(b"landlock restrict_self failed (broker)", Some(e))),
+    }
+}
+
 /// `SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV`:
 /// the last filter hands notifications to the broker, and once the broker
 /// has taken one, only a fatal signal interrupts the waiting command (so an
@@ -488,6 +537,7 @@ pub fn run<'a>(p: &Program<'a>, exec: &mut dyn FnMut() -> i32) -> Result<i32, Fa
         close_fds(p)?;
         return Ok(exec());
     }
+    scope_broker(p)?;
     let mut pair = [0i32; 2];
     const AF_UNIX: usize = 1;
     const SOCK_STREAM_CLOEXEC: usize = 1 | 0o2000000;

@@ -21,12 +21,15 @@
 //!                                              in the directory (dev, ino);
 //!                                              the name `ZONE` marks a
 //!                                              repository's worktree instead
+//! u32 n  { u32 len  path bytes }               unix sockets (or directories
+//!                                              of them) the command may
+//!                                              connect to
 //! i32 report_fd                                where the broker writes denial
 //!                                              records (`denial_wire`); -1: none
 //! ```
 
 /// First bytes of a program; the version is the last byte.
-pub const MAGIC: &[u8; 12] = b"DCJAIL-STUB\x04";
+pub const MAGIC: &[u8; 12] = b"DCJAIL-STUB\x05";
 
 /// The guard name that no file can have, marking its directory as the top
 /// of a repository's worktree found at launch: in it and below it the
@@ -141,6 +144,7 @@ pub struct Program<'a> {
     filters: List<'a>,
     pub flags: u32,
     guards: List<'a>,
+    sockets: List<'a>,
     /// Where the broker records denials, or -1.
     pub report_fd: i32,
 }
@@ -255,6 +259,17 @@ impl<'a> Program<'a> {
             }
             Ok(())
         })?;
+        let sockets = r.list(|r| {
+            let n = r.u32()? as usize;
+            if n == 0 || n > MAX_PATH {
+                return Err("socket path length out of range");
+            }
+            let p = r.take(n)?;
+            if p[0] != b'/' || p.contains(&0) {
+                return Err("socket path is not absolute or holds a NUL");
+            }
+            Ok(())
+        })?;
         let report_fd = r.u32()? as i32;
         if report_fd < -1 || (report_fd >= 0 && flags & BROKER == 0) {
             return Err("a denial report needs a broker and a descriptor");
@@ -272,6 +287,7 @@ impl<'a> Program<'a> {
             filters,
             flags,
             guards,
+            sockets,
             report_fd,
         })
     }
@@ -291,6 +307,17 @@ impl<'a> Program<'a> {
             let ino = r.u64().ok()?;
             let n = r.u32().ok()? as usize;
             Some((dev, ino, r.take(n).ok()?))
+        })
+    }
+
+    /// The named unix sockets, or directories of them; no NUL in any.
+    pub fn sockets(&self) -> impl Iterator<Item = &'a [u8]> + 'a {
+        let mut r = Reader {
+            b: self.sockets.bytes,
+        };
+        (0..self.sockets.count).map_while(move |_| {
+            let n = r.u32().ok()? as usize;
+            r.take(n).ok()
         })
     }
 

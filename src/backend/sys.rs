@@ -21,6 +21,7 @@ pub mod nr {
     pub const SENDMSG: usize = 46;
     pub const RECVMSG: usize = 47;
     pub const BIND: usize = 49;
+    pub const CONNECT: usize = 42;
     pub const GETSOCKOPT: usize = 55;
     pub const FCHDIR: usize = 81;
     pub const LISTEN: usize = 50;
@@ -93,6 +94,7 @@ pub mod nr {
     pub const SENDMSG: usize = 211;
     pub const RECVMSG: usize = 212;
     pub const BIND: usize = 200;
+    pub const CONNECT: usize = 203;
     pub const GETSOCKOPT: usize = 209;
     pub const FCHDIR: usize = 50;
     pub const LISTEN: usize = 201;
@@ -279,13 +281,17 @@ pub struct Stat {
     pub mode: u32,
     pub nlink: u64,
     pub uid: u32,
+    /// Birth time in nanoseconds, or 0 where the filesystem keeps none:
+    /// with `dev` and `ino` it names one file even after its inode number
+    /// is reused.
+    pub btime: u64,
 }
 
 /// `statx` of `dirfd`/`path` (a NUL-terminated path; empty with
 /// `AT_EMPTY_PATH` for the descriptor itself).
 pub fn stat(dirfd: usize, path: &[u8], flags: usize) -> Result<Stat, i32> {
-    // STATX_TYPE | STATX_MODE | STATX_NLINK | STATX_UID | STATX_INO
-    const MASK: usize = 0x1 | 0x2 | 0x4 | 0x8 | 0x100;
+    // STATX_TYPE | STATX_MODE | STATX_NLINK | STATX_UID | STATX_INO | STATX_BTIME
+    const MASK: usize = 0x1 | 0x2 | 0x4 | 0x8 | 0x100 | 0x800;
     let mut st = [0u8; 256];
     // SAFETY: NUL-terminated path; statx writes at most 256 bytes.
     unsafe {
@@ -307,8 +313,16 @@ pub fn stat(dirfd: usize, path: &[u8], flags: usize) -> Result<Stat, i32> {
         u64::from_ne_bytes(a)
     };
     // struct statx: stx_nlink u32 @16, stx_uid @20, stx_mode u16 @28,
-    // stx_ino u64 @32, stx_dev_major/minor u32 @136/@140.
+    // stx_ino u64 @32, stx_btime {i64 sec, u32 nsec} @80, stx_dev_major/minor
+    // u32 @136/@140; stx_mask u32 @0 says whether btime was filled.
     let (major, minor) = (u64::from(u32_at(136)), u64::from(u32_at(140)));
+    let btime = if u32_at(0) & 0x800 != 0 {
+        u64_at(80)
+            .wrapping_mul(1_000_000_000)
+            .wrapping_add(u64::from(u32_at(88)))
+    } else {
+        0
+    };
     Ok(Stat {
         // glibc's makedev, as `st_dev` reads on the host side.
         dev: ((major & 0xfff) << 8)
@@ -319,5 +333,6 @@ pub fn stat(dirfd: usize, path: &[u8], flags: usize) -> Result<Stat, i32> {
         mode: u32::from(u16::from_ne_bytes([st[28], st[29]])),
         nlink: u64::from(u32_at(16)),
         uid: u32_at(20),
+        btime,
     })
 }

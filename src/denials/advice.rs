@@ -11,7 +11,7 @@ pub struct Change {
     pub workspace_write: bool,
     pub allow_write: Vec<String>,
     pub mkdir_first: Vec<String>,
-    pub allow_unix_sockets: bool,
+    pub allow_unix_sockets: Vec<String>,
 }
 
 impl Change {
@@ -23,8 +23,8 @@ impl Change {
         for p in &self.allow_write {
             v.extend(["--allow-write".to_string(), p.clone()]);
         }
-        if self.allow_unix_sockets {
-            v.push("--allow-unix-sockets".into());
+        for p in &self.allow_unix_sockets {
+            v.extend(["--allow-unix-socket".to_string(), p.clone()]);
         }
         v
     }
@@ -45,8 +45,16 @@ impl Change {
                 list.join(", ")
             ));
         }
-        if self.allow_unix_sockets {
-            t.push_str("[sandbox.network]\nallow_unix_sockets = true\n");
+        if !self.allow_unix_sockets.is_empty() {
+            let list: Vec<String> = self
+                .allow_unix_sockets
+                .iter()
+                .map(|p| Value::String(p.clone()).to_string())
+                .collect();
+            t.push_str(&format!(
+                "[sandbox.network]\nallow_unix_sockets = [{}]\n",
+                list.join(", ")
+            ));
         }
         t
     }
@@ -80,7 +88,7 @@ pub fn shell_line(words: &[String]) -> String {
 /// Merges the fixes of a report's denials; also returns those none allows.
 /// A report is a file anyone could have written: a fix is taken only as
 /// the shapes dcjail writes (workspace-write, one showable directory
-/// under `~/` or absolute, the unix-socket switch); any other goes to
+/// under `~/` or absolute, one showable socket path); any other goes to
 /// `cannot`, never into the change.
 pub fn change_of(report: &Value) -> (Change, Vec<Value>) {
     let mut c = Change::default();
@@ -95,7 +103,7 @@ pub fn change_of(report: &Value) -> (Change, Vec<Value>) {
             match parse_fix(fix) {
                 Some((ww, aw, mk, us)) => {
                     c.workspace_write |= ww;
-                    c.allow_unix_sockets |= us;
+                    push_unique(&mut c.allow_unix_sockets, us);
                     push_unique(&mut c.allow_write, aw);
                     push_unique(&mut c.mkdir_first, mk);
                     continue;
@@ -118,7 +126,7 @@ pub fn change_of(report: &Value) -> (Change, Vec<Value>) {
 /// Why a fix of the report is not passed on.
 const NOT_DCJAILS: &str = "the report's fix is not one dcjail writes (another mode, a setting, or a path that is not one showable directory), so it is not suggested";
 
-type Parsed = (bool, Option<String>, Option<String>, bool);
+type Parsed = (bool, Option<String>, Option<String>, Option<String>);
 
 /// The fields of one fix, when it is in the shape dcjail writes.
 fn parse_fix(fix: &Value) -> Option<Parsed> {
@@ -137,8 +145,8 @@ fn parse_fix(fix: &Value) -> Option<Parsed> {
         Some(_) => return None,
     };
     let us = match &o.get("allow_unix_sockets") {
-        None | Some(Value::Null) => false,
-        Some(v) => v.as_bool()?,
+        None | Some(Value::Null) | Some(Value::Bool(false)) => None,
+        Some(v) => Some(one_dir(v.as_str()?, true)?),
     };
     let aw = match &o.get("allow_write") {
         None | Some(Value::Null) => None,
@@ -233,7 +241,7 @@ mod tests {
         let r = json!({"denials": [
             {"fix": {"sandbox_mode": "workspace-write", "allow_write": "~/.npm", "mkdir_first": null, "allow_unix_sockets": false}},
             {"fix": {"sandbox_mode": null, "allow_write": "~/.npm/x", "mkdir_first": null, "allow_unix_sockets": false}},
-            {"fix": {"sandbox_mode": null, "allow_write": null, "mkdir_first": null, "allow_unix_sockets": true}},
+            {"fix": {"sandbox_mode": null, "allow_write": null, "mkdir_first": null, "allow_unix_sockets": "~/.gnupg/S.gpg-agent"}},
             {"fix": null, "kind": "write", "rule": "protected", "why_not": "because"},
         ]});
         let (c, cannot) = change_of(&r);
@@ -244,10 +252,14 @@ mod tests {
                 "workspace-write",
                 "--allow-write",
                 "~/.npm",
-                "--allow-unix-sockets"
+                "--allow-unix-socket",
+                "~/.gnupg/S.gpg-agent"
             ]
         );
         assert!(c.toml().contains("allow_write = [\"~/.npm\"]"));
+        assert!(c
+            .toml()
+            .contains("allow_unix_sockets = [\"~/.gnupg/S.gpg-agent\"]"));
         assert_eq!(cannot.len(), 1);
     }
 
@@ -263,12 +275,14 @@ mod tests {
             {"fix": {"allow_write": "/ok", "net": "full"}},
             {"fix": {"mkdir_first": ["sh", "-c", "touch pwned"]}},
             {"fix": {"mkdir_first": "~/x"}},
+            {"fix": {"allow_unix_sockets": true}},
+            {"fix": {"allow_unix_sockets": "/run/../x"}},
             {"fix": {"allow_write": "~/a b; touch pwned", "mkdir_first": ["mkdir", "-p", "--", "/h/a b; touch pwned"]}},
         ]});
         let (c, cannot) = change_of(&r);
         assert_eq!(c.flags(), ["--allow-write", "~/a b; touch pwned"]);
         assert_eq!(c.mkdir_first, ["/h/a b; touch pwned"]);
-        assert_eq!(cannot.len(), 9, "{cannot:#?}");
+        assert_eq!(cannot.len(), 11, "{cannot:#?}");
     }
 
     #[test]

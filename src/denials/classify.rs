@@ -22,7 +22,9 @@ pub struct Fix {
     /// A directory to make before the run (an allow_write root must
     /// exist), absolute.
     pub mkdir: Option<String>,
-    pub allow_unix_sockets: bool,
+    /// A unix socket to name (`~/x` or absolute): the command then drives
+    /// the program behind it.
+    pub allow_unix_socket: Option<String>,
 }
 
 impl Fix {
@@ -35,8 +37,8 @@ impl Fix {
         if let Some(p) = &self.allow_write {
             v.extend(["--allow-write".into(), p.clone()]);
         }
-        if self.allow_unix_sockets {
-            v.push("--allow-unix-sockets".into());
+        if let Some(p) = &self.allow_unix_socket {
+            v.extend(["--allow-unix-socket".into(), p.clone()]);
         }
         v
     }
@@ -72,7 +74,8 @@ pub struct Denial {
     /// predicted (the kernel layer refuses it, as the rules say).
     pub seen_by: &'static str,
     /// outside the writable roots | protected | deny_write | device |
-    /// setuid | unix sockets off | network | refused
+    /// setuid | unix socket not named | unix datagram | unix sockets off |
+    /// network | refused
     pub rule: &'static str,
     /// The protected entry or deny_write pattern that matched.
     pub matched: Option<String>,
@@ -104,8 +107,11 @@ pub fn classify(plan: &Plan, f: &Fact<'_>, home: Option<&Path>) -> Denial {
         fix: None,
         why_not: None,
     };
-    if op == "socket" {
+    if op == "socket" || op == "socketpair" {
         return socket(plan, f, d);
+    }
+    if op == "connect" {
+        return connect(d, home);
     }
     if is_meta(op) {
         d.kind = "metadata";
@@ -250,12 +256,21 @@ fn socket(plan: &Plan, f: &Fact<'_>, mut d: Denial) -> Denial {
     d.path = None;
     d.resolved = None;
     if f.arg & 0xffff_ffff == libc::AF_UNIX as u64 {
+        let ty = (f.arg >> 32) & 0xf;
         d.kind = "unix_socket";
-        d.rule = "unix sockets off";
-        d.fix = Some(Fix {
-            allow_unix_sockets: true,
-            ..Fix::default()
-        });
+        if ty == libc::SOCK_STREAM as u64 || ty == libc::SOCK_SEQPACKET as u64 {
+            d.rule = "unix sockets off";
+            d.why_not = Some(
+                "this sandbox runs inside another one whose broker holds the seccomp listener, so no connect could be checked and no unix socket is made; no option allows it (socketpair works)"
+                    .into(),
+            );
+        } else {
+            d.rule = "unix datagram";
+            d.why_not = Some(
+                "a unix datagram socket names its destination on every send, which dcjail cannot check; no option allows it (stream and seqpacket sockets work, and reach a socket the policy names)"
+                    .into(),
+            );
+        }
     } else {
         let family = family_name(f.arg & 0xffff_ffff);
         d.kind = "socket";
@@ -272,6 +287,71 @@ fn socket(plan: &Plan, f: &Fact<'_>, mut d: Denial) -> Denial {
         });
     }
     d
+}
+
+/// A unix socket's connect the broker refused: the socket is neither named
+/// nor bound by the command. Naming it is suggested unless the program
+/// does without it (`quiet_socket`).
+fn connect(mut d: Denial, home: Option<&Path>) -> Denial {
+    d.kind = "unix_socket";
+    d.rule = "unix socket not named";
+    let Some(p) = d.resolved.clone() else {
+        d.why_not = Some("the socket's path could not be read".into());
+        return d;
+    };
+    if let Some(why) = quiet_socket(&p) {
+        d.why_not = Some(format!(
+            "{why}: the program goes on without it, so naming it is not suggested"
+        ));
+        return d;
+    }
+    let shown = display(&p, home);
+    match p.to_str() {
+        Some(abs) if crate::error::showable(abs) && crate::error::showable(&shown) => {
+            d.fix = Some(Fix {
+                allow_unix_socket: Some(shown),
+                ..Fix::default()
+            });
+        }
+        _ => d.why_not = Some(UNSHOWABLE.into()),
+    }
+    d
+}
+
+/// Host services that programs try and do without when refused: glibc's
+/// name service cache and systemd's user database (it falls back to
+/// /etc/passwd), the system logger and the journal (the message is
+/// dropped), D-Bus (a desktop notification, an accessibility bus).
+/// Naming one of them would open the service to the command and change
+/// nothing of the run.
+pub fn quiet_socket(p: &Path) -> Option<&'static str> {
+    let s = p.to_string_lossy();
+    // /var/run is /run on every current system.
+    let s = match s.strip_prefix("/var/run/") {
+        Some(rest) => format!("/run/{rest}"),
+        None => s.into_owned(),
+    };
+    const QUIET: &[(&str, &str)] = &[
+        ("/run/nscd/", "glibc's name service cache (nscd)"),
+        ("/run/systemd/userdb/", "systemd's user database"),
+        ("/run/systemd/journal/", "the systemd journal"),
+        ("/run/systemd/notify", "systemd's notify socket"),
+        ("/run/dbus/", "the D-Bus system bus"),
+        ("/dev/log", "the system logger"),
+    ];
+    // A directory (trailing `/`) holds any socket in it; else the one path.
+    let hit = |q: &str| match q.strip_suffix('/') {
+        Some(dir) => s.starts_with(q) || s == dir,
+        None => s == q,
+    };
+    if let Some((_, why)) = QUIET.iter().find(|(q, _)| hit(q)) {
+        return Some(why);
+    }
+    // The session bus: $XDG_RUNTIME_DIR/bus, /run/user/UID/bus.
+    if s.starts_with("/run/user/") && (s.ends_with("/bus") || s.contains("/at-spi/")) {
+        return Some("the D-Bus session bus");
+    }
+    None
 }
 
 /// The name of a socket family, for a person (Linux's numbers: the facts
@@ -384,9 +464,55 @@ pub fn op_name(nr: i32) -> &'static str {
         (SYS_lremovexattr, "lremovexattr"),
         (SYS_fremovexattr, "fremovexattr"),
         (SYS_socket, "socket"),
+        (SYS_socketpair, "socketpair"),
+        (SYS_connect, "connect"),
+        (SYS_bind, "bind"),
     ];
     X86.iter()
         .chain(ALL)
         .find(|(n, _)| *n == i64::from(nr))
         .map_or("syscall", |(_, name)| name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn services_programs_do_without_are_quiet_and_agents_are_not() {
+        for p in [
+            "/var/run/nscd/socket",
+            "/run/nscd/socket",
+            "/run/systemd/userdb/io.systemd.DynamicUser",
+            "/run/systemd/journal/socket",
+            "/run/systemd/journal/stdout",
+            "/run/systemd/notify",
+            "/dev/log",
+            "/run/dbus/system_bus_socket",
+            "/var/run/dbus/system_bus_socket",
+            "/run/user/1000/bus",
+            "/run/user/1000/at-spi/bus_0",
+        ] {
+            assert!(quiet_socket(Path::new(p)).is_some(), "{p}");
+        }
+        for p in [
+            "/run/user/1000/gnupg/S.gpg-agent",
+            "/tmp/tmux-1000/default",
+            "/var/run/docker.sock",
+            "/home/u/.ssh/agent.sock",
+            "/run/user/1000/busy",
+            "/dev/logs",
+        ] {
+            assert!(quiet_socket(Path::new(p)).is_none(), "{p}");
+        }
+    }
+
+    #[test]
+    fn a_socket_fix_is_one_option_and_its_path() {
+        let f = Fix {
+            allow_unix_socket: Some("~/.gnupg/S.gpg-agent".into()),
+            ..Fix::default()
+        };
+        assert_eq!(f.flags(), ["--allow-unix-socket", "~/.gnupg/S.gpg-agent"]);
+    }
 }

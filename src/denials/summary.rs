@@ -98,6 +98,8 @@ fn group_name(d: &Denial) -> String {
         "protected" => "on protected paths".into(),
         "deny_write" => "by deny_write".into(),
         "unix sockets off" => "(unix sockets)".into(),
+        "unix socket not named" => "(unix socket not named)".into(),
+        "unix datagram" => "(unix datagram socket)".into(),
         "network" => "(network sockets)".into(),
         "setuid" => "(setuid or setgid bits)".into(),
         "device" => "(device metadata)".into(),
@@ -116,6 +118,9 @@ fn item_text(d: &Denial, home: Option<&Path>) -> String {
             // The words quoted as a shell reads them back: the line can be
             // typed as it is shown.
             let mut s = shell_line(&f.flags());
+            if f.allow_unix_socket.is_some() {
+                s.push_str(", which lets the command drive that server");
+            }
             if let Some(m) = &f.mkdir {
                 let dir = display(Path::new(m), home);
                 s = format!("mkdir -p -- {}, then {s}", shell_word(&dir));
@@ -137,13 +142,16 @@ fn item_text(d: &Denial, home: Option<&Path>) -> String {
     format!("{what} ({how})")
 }
 
+/// Said beside every suggestion to name a unix socket.
+pub const SOCKET_WARNING: &str = "naming a socket lets the command drive the program behind it with your rights: a terminal multiplexer (tmux, screen) runs commands outside the sandbox, docker.sock starts containers, an agent signs as you; name it only when the run needs it";
+
 pub fn denial_json(d: &Denial, count: u64, home: Option<&Path>) -> Value {
     let fix = d.fix.as_ref().map(|f| {
         json!({
             "sandbox_mode": f.workspace_write.then_some("workspace-write"),
             "allow_write": f.allow_write,
             "mkdir_first": f.mkdir_argv(),
-            "allow_unix_sockets": f.allow_unix_sockets,
+            "allow_unix_sockets": f.allow_unix_socket,
         })
     });
     json!({
@@ -161,6 +169,7 @@ pub fn denial_json(d: &Denial, count: u64, home: Option<&Path>) -> Value {
         "allow": d.fix.as_ref().map(|f| shell_line(&f.flags())),
         "fix": fix,
         "why_not": d.why_not,
+        "warning": d.fix.as_ref().and_then(|f| f.allow_unix_socket.as_ref()).map(|_| SOCKET_WARNING),
         "count": count,
     })
 }

@@ -40,7 +40,7 @@ impl LayerSpec {
                 status.ruleset
             ));
         }
-        let listener = seccomp::install(program, self.fs.brokered())?;
+        let listener = seccomp::install(program, self.brokered())?;
         let mut keep = self.keep_fds.clone();
         if let Some(l) = &listener {
             use std::os::fd::AsRawFd;
@@ -48,6 +48,31 @@ impl LayerSpec {
         }
         close_fds(&keep)?;
         Ok(listener)
+    }
+
+    /// The broker's own landlock domain (`stage2::scope_broker`): applied
+    /// to this process, single-threaded, before it forks the command; it
+    /// scopes abstract unix sockets and nothing else, so the broker's
+    /// `connect` for the command reaches no abstract socket outside the
+    /// sandbox. dcjail itself talks to none.
+    pub fn scope_broker(&self) -> Result<(), String> {
+        use ::landlock::{CompatLevel, Compatible, Ruleset, RulesetAttr, Scope};
+        if self.scopes & scope::ABSTRACT_UNIX_SOCKET == 0 {
+            return Ok(());
+        }
+        let ll = |e: ::landlock::RulesetError| format!("landlock (broker): {e}");
+        let status = Ruleset::default()
+            .set_compatibility(CompatLevel::HardRequirement)
+            .scope(Scope::AbstractUnixSocket)
+            .map_err(ll)?
+            .create()
+            .map_err(ll)?
+            .restrict_self()
+            .map_err(ll)?;
+        if status.ruleset != ::landlock::RulesetStatus::FullyEnforced {
+            return Err("landlock enforced the broker's scope only partly".into());
+        }
+        Ok(())
     }
 
     fn build_ruleset(&self) -> Result<::landlock::RulesetCreated, String> {

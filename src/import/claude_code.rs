@@ -139,19 +139,22 @@ fn sandbox(cx: &Cx, imp: &mut Imported, sb: &mut Obj) -> Result<()> {
             }
         }
         if net.bool(cx, "allowAllUnixSockets")? == Some(true) {
-            imp.policy.sandbox.network.allow_unix_sockets = true;
-            cx.origin(
-                imp,
-                "sandbox.network.allow_unix_sockets",
+            return Err(cx.err(
                 &net.key("allowAllUnixSockets"),
-            );
+                "dcjail reaches only the unix sockets a policy names (every socket would include \
+                 the user's tmux server, which runs commands outside the sandbox); list them in \
+                 allowUnixSockets instead",
+            ));
         }
-        net.empty(
-            cx,
-            "allowUnixSockets",
-            "dcjail cannot allow some socket paths and not others; remove the list, or set \
-             allowAllUnixSockets to allow every socket",
-        )?;
+        let key = net.key("allowUnixSockets");
+        for p in net.strings(cx, "allowUnixSockets")? {
+            let p = std::path::PathBuf::from(p);
+            let list = &mut imp.policy.sandbox.network.allow_unix_sockets;
+            if !list.contains(&p) {
+                list.push(p);
+            }
+            cx.origin(imp, "sandbox.network.allow_unix_sockets", &key);
+        }
         net.only(
             cx,
             "allowLocalBinding",

@@ -128,7 +128,10 @@ pub struct NetPlan {
     pub mode: NetMode,
     pub allow: Vec<DomainRule>,
     pub deny: Vec<DomainRule>,
-    pub allow_unix_sockets: bool,
+    /// Unix sockets (or directories of them) the command may connect to
+    /// besides those it binds: canonical where they exist, else their
+    /// directory canonical, else as written made absolute.
+    pub allow_unix_sockets: Vec<PathBuf>,
 }
 
 #[derive(Clone, Debug)]
@@ -240,7 +243,7 @@ pub fn build_in(
         },
         allow: parse_domains(&net_pol.allow_domains)?,
         deny: parse_domains(&net_pol.deny_domains)?,
-        allow_unix_sockets: net_pol.allow_unix_sockets,
+        allow_unix_sockets: named_sockets(&net_pol.allow_unix_sockets, &at, facts, fs)?,
     };
     let plan = Plan {
         argv,
@@ -477,6 +480,25 @@ fn worktree_gate(root: &Path, facts: &Facts, fs: &dyn Fs) -> Result<PathBuf> {
 }
 
 /// Makes a policy path absolute: `~`/`~/x` from HOME, relative from `base`.
+/// The named unix sockets, each made absolute and canonical as far as it
+/// exists: a socket may appear only once its server starts.
+fn named_sockets(
+    named: &[PathBuf],
+    at: &Places,
+    facts: &Facts,
+    fs: &dyn Fs,
+) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for p in named {
+        let abs = absolutize(p, &at.base, facts.home.as_deref())?;
+        let c = crate::paths::resolve_lenient_with(|q| fs.canonicalize(q), &abs);
+        if !out.contains(&c) {
+            out.push(c);
+        }
+    }
+    Ok(out)
+}
+
 pub fn absolutize(p: &Path, base: &Path, home: Option<&Path>) -> Result<PathBuf> {
     let mut comps = p.components();
     if let Some(Component::Normal(first)) = comps.clone().next() {

@@ -299,7 +299,26 @@ pub struct Network {
     pub mode: NetMode,
     pub allow_domains: Vec<String>,
     pub deny_domains: Vec<String>,
-    pub allow_unix_sockets: bool,
+    /// Unix sockets outside the run's own the command may connect to: each
+    /// a socket, or a directory whose sockets all are.
+    pub allow_unix_sockets: Vec<PathBuf>,
+}
+
+/// `allow_unix_sockets` as written: a list of paths, or the `false` of the
+/// field's first form (nothing named). Its `true` meant every socket the
+/// command could see, the user's tmux server among them; it is refused
+/// rather than read as something else.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum UnixSockets {
+    Named(Vec<PathBuf>),
+    Flag(bool),
+}
+
+impl Default for UnixSockets {
+    fn default() -> Self {
+        UnixSockets::Named(Vec::new())
+    }
 }
 
 /// `[sandbox.network]` as written, before `mode` is resolved: naming a
@@ -313,7 +332,7 @@ struct NetworkTable {
     mode: Option<NetMode>,
     allow_domains: Vec<String>,
     deny_domains: Vec<String>,
-    allow_unix_sockets: bool,
+    allow_unix_sockets: UnixSockets,
 }
 
 impl Default for NetworkTable {
@@ -323,10 +342,13 @@ impl Default for NetworkTable {
             mode: None,
             allow_domains: n.allow_domains,
             deny_domains: n.deny_domains,
-            allow_unix_sockets: n.allow_unix_sockets,
+            allow_unix_sockets: UnixSockets::Named(n.allow_unix_sockets),
         }
     }
 }
+
+/// Why `allow_unix_sockets = true` is refused, and what to write instead.
+pub const UNIX_SOCKETS_TRUE: &str = "`allow_unix_sockets = true` (every unix socket the command can see) is no longer accepted: name the sockets it may reach, each a socket or a directory of them, e.g. `allow_unix_sockets = [\"~/.gnupg/S.gpg-agent\"]` (a socket the command binds itself needs no name); naming a socket lets the command drive the program behind it, and a terminal multiplexer's (tmux, screen) runs commands outside the sandbox";
 
 impl TryFrom<NetworkTable> for Network {
     type Error = String;
@@ -347,11 +369,16 @@ impl TryFrom<NetworkTable> for Network {
             None if allows => NetMode::Allowlist,
             None => NetMode::None,
         };
+        let allow_unix_sockets = match t.allow_unix_sockets {
+            UnixSockets::Named(v) => v,
+            UnixSockets::Flag(false) => Vec::new(),
+            UnixSockets::Flag(true) => return Err(UNIX_SOCKETS_TRUE.to_string()),
+        };
         Ok(Network {
             mode,
             allow_domains: t.allow_domains,
             deny_domains: t.deny_domains,
-            allow_unix_sockets: t.allow_unix_sockets,
+            allow_unix_sockets,
         })
     }
 }
@@ -418,7 +445,7 @@ impl Default for Network {
             mode: NetMode::None,
             allow_domains: Vec::new(),
             deny_domains: Vec::new(),
-            allow_unix_sockets: false,
+            allow_unix_sockets: Vec::new(),
         }
     }
 }

@@ -99,9 +99,9 @@ pub struct Overrides {
     /// Deny this domain, checked first (repeatable)
     #[arg(long = "deny-domain", value_name = "D", display_order = 123)]
     pub deny_domains: Vec<String>,
-    /// Let the command create unix sockets (ssh-agent, gpg-agent...): any socket file it sees is reachable
-    #[arg(long, display_order = 124)]
-    pub allow_unix_sockets: bool,
+    /// Let the command connect to this unix socket, or to the sockets in this directory (repeatable): it then drives the program behind it (tmux runs commands)
+    #[arg(long = "allow-unix-socket", value_name = "PATH", display_order = 124)]
+    pub allow_unix_sockets: Vec<PathBuf>,
     /// Kill the whole command tree after DURATION (exit 124): 1.5, 90s, 5m, 1h, 2d; 0 = none
     #[arg(
         long,
@@ -195,9 +195,8 @@ impl Policy {
             None if !o.allow_domains.is_empty() => net.mode = NetMode::Allowlist,
             None => {}
         }
-        if o.allow_unix_sockets {
-            net.allow_unix_sockets = true;
-        }
+        net.allow_unix_sockets
+            .extend(o.allow_unix_sockets.iter().cloned());
         net.allow_domains.extend(o.allow_domains.iter().cloned());
         net.deny_domains.extend(o.deny_domains.iter().cloned());
         if let Some(v) = o.timeout {

@@ -155,7 +155,7 @@ fn landlock(
         Err(e) => return say(&Refusal::unavailable(e)),
     };
     // The broker's program: the same rules, for the same checks.
-    let program = if spec.fs.brokered() {
+    let program = if spec.brokered() {
         match crate::backend::program::encode_compiled(spec, &[], &filter) {
             Ok(mut p) => {
                 if let Some(fd) = obs {
@@ -168,6 +168,11 @@ fn landlock(
     } else {
         None
     };
+    if program.is_some() {
+        if let Err(e) = spec.scope_broker() {
+            return say(&Refusal::unavailable(e));
+        }
+    }
     let apply = |keep: Option<i32>| {
         let mut s = spec.clone();
         s.keep_fds.extend(keep);

@@ -415,7 +415,8 @@ pub(super) fn rename(
 /// whatever the descriptor number names later) to the address it read
 /// once, a path relative to the directory it resolved and checked. Other
 /// families make no name; they are bound here too, with the same copy of
-/// the address, but for TCP where the layer denies binding.
+/// the address, but for TCP where the layer denies binding. A socket file
+/// bound here is remembered: the command may connect to it.
 pub(super) fn bind(c: &Ctx<'_>, sockfd: u64, addr: u64, len: usize) -> Result<Reply, i32> {
     const AF_UNIX: u16 = 1;
     const AF_INET: i32 = 2;
@@ -474,7 +475,14 @@ pub(super) fn bind(c: &Ctx<'_>, sockfd: u64, addr: u64, len: usize) -> Result<Re
     local[2..2 + name.len()].copy_from_slice(name);
     // The name is made relative to the directory checked: the working
     // directory of whoever binds is that directory for this one call.
-    raw_bind(c, &sock, &local[..2 + name.len() + 1], Some(&at.dir))
+    let r = raw_bind(c, &sock, &local[..2 + name.len() + 1], Some(&at.dir));
+    if r.is_ok() {
+        // The command may connect to what it bound (`unix::connect`).
+        if let Ok(st) = stat_at(&at.dir, &at.name) {
+            super::unix::bound(&st);
+        }
+    }
+    r
 }
 
 /// The command's descriptor `fd`, duplicated here.
@@ -487,7 +495,7 @@ pub(super) fn their_fd(tgid: u32, fd: u64) -> Result<Fd, i32> {
 }
 
 /// An integer socket option at SOL_SOCKET.
-fn sockopt(sock: &Fd, name: usize) -> Result<i32, i32> {
+pub(super) fn sockopt(sock: &Fd, name: usize) -> Result<i32, i32> {
     let mut v: i32 = 0;
     let mut len: u32 = 4;
     // SAFETY: a 4-byte value and its length.

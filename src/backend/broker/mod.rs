@@ -5,7 +5,9 @@
 //!   program's guards: a name in a directory, known by inode), and nothing
 //!   is put on the host to hold its place;
 //! - metadata (mode, owner, times, extended attributes) changes only where
-//!   the layer grants writing, and never on a device node.
+//!   the layer grants writing, and never on a device node;
+//! - a unix socket's path is reached only when the policy names it or the
+//!   command bound it during the run (`unix`).
 //!
 //! Everything else it does is what the layer's landlock rules would let
 //! the command do itself: the broker runs outside that layer, so it
@@ -38,6 +40,7 @@ mod meta;
 mod observe;
 mod resolve;
 mod shadow;
+mod unix;
 
 use super::stub_format::{Program, ZONE};
 use super::sys::{self, nr, Fd};
@@ -439,6 +442,7 @@ fn dispatch(c: &Ctx<'_>) -> Reply {
     let r = match n {
         nr::OPENAT => open(c, a(0), 1, a(2) as usize, a(3) as u32),
         nr::BIND => bind(c, a(0), a(1), a(2) as usize),
+        nr::CONNECT => unix::connect(c, a(0), a(1), a(2) as usize),
         nr::MKDIRAT => mknod(c, a(0), 1, S_IFDIR | (a(2) as u32 & 0o7777), 0),
         nr::MKNODAT => mknod(c, a(0), 1, a(2) as u32, a(3)),
         nr::SYMLINKAT => symlink(c, 0, a(1), 2),

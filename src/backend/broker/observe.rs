@@ -215,7 +215,10 @@ fn record(c: &Ctx<'_>, source: u8, errno: i32) {
     let mut named = Buf::new();
     let mut resolved = Buf::new();
     let mut flags = 0u8;
-    if let Some((dirfd, arg)) = path_args(c) {
+    let n = c.req.data.nr as usize;
+    if n == sys::nr::CONNECT || n == sys::nr::BIND {
+        flags = socket_for_record(c, &mut named, &mut resolved);
+    } else if let Some((dirfd, arg)) = path_args(c) {
         flags = resolve_for_record(c, dirfd, arg, &mut named, &mut resolved);
     }
     let mut program = [0u8; wire::MAX_PROGRAM];
@@ -245,6 +248,39 @@ fn record(c: &Ctx<'_>, source: u8, errno: i32) {
     if sent != Ok(n) {
         DROPPED.fetch_add(dropped.saturating_add(1), Ordering::Relaxed);
     }
+}
+
+/// The path of a unix socket's address (connect, bind), as named and as
+/// it resolves (the socket file itself for connect, which follows a final
+/// symlink); nothing for another address.
+fn socket_for_record(c: &Ctx<'_>, named: &mut Buf, resolved: &mut Buf) -> u8 {
+    let len = (c.arg(2) as usize).min(110);
+    let mut sa = [0u8; 110];
+    if len <= 2 || super::read_exact(c.req.pid, c.arg(1), &mut sa[..len]).is_err() {
+        return 0;
+    }
+    if u16::from_ne_bytes([sa[0], sa[1]]) != 1 || sa[2] == 0 {
+        return 0;
+    }
+    let path = &sa[2..len];
+    let end = path.iter().position(|b| *b == 0).unwrap_or(path.len());
+    if named.set(&[&path[..end]]).is_err() {
+        return 0;
+    }
+    let follow = c.req.data.nr as usize == sys::nr::CONNECT;
+    if let Ok(at) = c.resolver().at(AT_FDCWD as u64, named, follow) {
+        let mut dir = Buf::new();
+        if path_of(&at.dir, &mut dir).is_ok() {
+            let sep: &[u8] = if dir.bytes() == b"/" { b"" } else { b"/" };
+            if resolved.set(&[dir.bytes(), sep, at.name.bytes()]).is_ok() {
+                return 0;
+            }
+        }
+    }
+    if named.bytes().first() == Some(&b'/') {
+        let _ = resolved.set(&[named.bytes()]);
+    }
+    LEXICAL
 }
 
 /// Reads the path as named and resolves it for the record; the flags.
@@ -435,9 +471,9 @@ mod tests {
 
     #[test]
     fn the_observed_filter_tags_write_intent_and_leaves_plain_reads_to_itself() {
-        use crate::backend::seccomp::{compile, FsRules, Inet, Meta, SocketRules};
+        use crate::backend::seccomp::{compile, FsRules, Inet, Meta, SocketRules, Unix};
         let sockets = SocketRules {
-            allow_unix: false,
+            unix: Unix::Refuse,
             inet: Inet::Deny,
         };
         let fs = FsRules {
@@ -456,6 +492,7 @@ mod tests {
         b.extend_from_slice(&raw[0]);
         b.extend_from_slice(&1u32.to_le_bytes()); // BROKER
         b.extend_from_slice(&0u32.to_le_bytes()); // no guards
+        b.extend_from_slice(&0u32.to_le_bytes()); // no named sockets
         b.extend_from_slice(&(-1i32).to_le_bytes());
         let p = super::super::Program::parse(&b).unwrap();
         let arch = if cfg!(target_arch = "x86_64") {

@@ -27,9 +27,10 @@
 
 use super::*;
 
-/// Rulesets taken at most in one run (landlock stacks 16 layers, and the
-/// command's own layer is one of them).
-pub const MAX: usize = 15;
+/// Rulesets taken at most in one run (landlock stacks 16 layers, and two
+/// are dcjail's: the broker's abstract-socket scope and the command's
+/// layer).
+pub const MAX: usize = 14;
 /// Hard RLIMIT_RTTIME of a process marked with shadow j: `BASE - j`. Any
 /// limit at or above it is no mark (the usual limit is infinity).
 const BASE: u64 = 1 << 62;

@@ -122,14 +122,14 @@ fn trim(spec: &mut crate::backend::landlock::LayerSpec, leave: u64) {
 /// for writing, the caller granted `ftruncate` on it already; inside a
 /// root it may be truncated anyway; a kept path there is refused by
 /// `check_stdio`), when one is a socket (descriptors can arrive over it),
-/// when the command may make unix sockets (a host process could send it
-/// one), when another descriptor survives into the command, or when a
+/// when the command may connect to a named unix socket (a host process
+/// could send it one), when another descriptor survives into the command, or when a
 /// descriptor cannot be read.
 fn descriptors_reach_past_the_mounts(
     plan: &Plan,
     spec: &crate::backend::landlock::LayerSpec,
 ) -> bool {
-    if spec.sockets.allow_unix || !spec.keep_fds.is_empty() {
+    if !spec.unix_sockets.is_empty() || !spec.keep_fds.is_empty() {
         return true;
     }
     (0..3).any(|fd| {

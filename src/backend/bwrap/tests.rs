@@ -48,7 +48,7 @@ fn plan(access: SandboxMode, writable: &[&str], protected: &[&str]) -> Plan {
             mode: NetMode::None,
             allow: vec![],
             deny: vec![],
-            allow_unix_sockets: false,
+            allow_unix_sockets: Vec::new(),
         },
         timeout: None,
         env: crate::policy::env::EnvRules::new(&Default::default()).unwrap(),

@@ -59,6 +59,41 @@ impl Probe for Real {
         crate::backend::seccomp::probe()
     }
 
+    fn seccomp_listener(&self) -> bool {
+        if !self.seccomp_filtered() {
+            return true;
+        }
+        // Tried in a throwaway child: a filter that allows everything, with
+        // a listener; EBUSY when a filter above holds one.
+        let allow = [libc::sock_filter {
+            code: (libc::BPF_RET | libc::BPF_K) as u16,
+            jt: 0,
+            jf: 0,
+            k: libc::SECCOMP_RET_ALLOW,
+        }];
+        let prog = libc::sock_fprog {
+            len: 1,
+            filter: allow.as_ptr().cast_mut(),
+        };
+        const NEW_LISTENER: libc::c_ulong = 1 << 3;
+        let r = guarded(true, || {
+            // SAFETY: plain prctl, then a sock_fprog of one instruction that
+            // outlives the call; in a child that exits right after.
+            unsafe {
+                if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                    return -1;
+                }
+                libc::syscall(
+                    libc::SYS_seccomp,
+                    libc::SECCOMP_SET_MODE_FILTER,
+                    NEW_LISTENER,
+                    &prog as *const libc::sock_fprog,
+                )
+            }
+        });
+        matches!(r, Sys::Ok(_))
+    }
+
     fn landlock_abi(&self) -> Sys {
         const LANDLOCK_CREATE_RULESET_VERSION: libc::c_long = 1;
         guarded(self.seccomp_filtered(), || {

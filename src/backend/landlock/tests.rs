@@ -69,7 +69,7 @@ fn read_only_no_network_spec_reads_everything_writes_only_terminals() {
     assert_eq!(
         s.sockets,
         SocketRules {
-            allow_unix: false,
+            unix: Unix::Named,
             inet: Inet::Deny
         }
     );
@@ -191,9 +191,10 @@ fn sample() -> LayerSpec {
         tcp_connect_ports: vec![3128, 1080],
         scopes: scope::SIGNAL | scope::ABSTRACT_UNIX_SOCKET,
         sockets: SocketRules {
-            allow_unix: false,
+            unix: Unix::Named,
             inet: Inet::StreamOnly,
         },
+        unix_sockets: vec!["/run/user/0/gnupg".into()],
         fs: FsRules::OPEN,
         keep_fds: vec![5, 9],
     }

@@ -21,6 +21,11 @@ fn compile_reference(sockets: SocketRules) -> Result<Vec<Vec<libc::sock_filter>>
     let bad = |e: seccompiler::BackendError| format!("cannot build the seccomp filter: {e}");
     let mut by_errno: BTreeMap<i32, BTreeMap<i64, Vec<SeccompRule>>> = BTreeMap::new();
     for e in table(sockets, FsRules::OPEN) {
+        // connect and bind of `Unix::Named` go to the broker whatever the
+        // arguments: checked against `meaning`, not here.
+        if e.default == Action::Broker && e.rules.is_empty() {
+            continue;
+        }
         let errno = match (e.rules.first(), e.default) {
             (None, Action::Errno(x)) => x,
             (Some((_, Action::Errno(x))), Action::Allow) => *x,
@@ -84,7 +89,11 @@ fn compile_reference(sockets: SocketRules) -> Result<Vec<Vec<libc::sock_filter>>
 }
 
 const NONE: SocketRules = SocketRules {
-    allow_unix: false,
+    unix: Unix::Refuse,
+    inet: Inet::Deny,
+};
+const NAMED: SocketRules = SocketRules {
+    unix: Unix::Named,
     inet: Inet::Deny,
 };
 const BROKERED: FsRules = FsRules {
@@ -122,22 +131,27 @@ fn describes_every_guarantee_of_spec_5() {
 }
 
 #[test]
-fn full_network_has_no_socket_rule() {
+fn full_network_refuses_only_unix_datagram_sockets() {
     let r = describe(
         SocketRules {
-            allow_unix: true,
+            unix: Unix::Named,
             inet: Inet::Allow,
         },
         FsRules::OPEN,
     );
-    assert!(!r.iter().any(|d| d.syscall == "socket"));
+    let s: Vec<_> = r.iter().filter(|d| d.syscall == "socket").collect();
+    assert_eq!(s.len(), 1, "{r:?}");
+    assert_eq!(
+        s[0].when,
+        "an AF_UNIX type is SOCK_DGRAM or SOCK_RAW (a datagram socket)"
+    );
 }
 
 #[test]
-fn full_network_without_unix_sockets_refuses_only_af_unix() {
+fn without_a_broker_full_network_refuses_af_unix() {
     let r = describe(
         SocketRules {
-            allow_unix: false,
+            unix: Unix::Refuse,
             inet: Inet::Allow,
         },
         FsRules::OPEN,
@@ -145,19 +159,64 @@ fn full_network_without_unix_sockets_refuses_only_af_unix() {
     let s: Vec<_> = r.iter().filter(|d| d.syscall == "socket").collect();
     assert_eq!(s.len(), 1, "{r:?}");
     assert_eq!(s[0].when, "family is AF_UNIX");
+    assert!(!r.iter().any(|d| d.syscall == "connect"), "{r:?}");
 }
 
 #[test]
-fn unix_allowed_refuses_other_families() {
-    let r = describe(
-        SocketRules {
-            allow_unix: true,
-            inet: Inet::Deny,
-        },
-        FsRules::OPEN,
-    );
+fn named_unix_sockets_refuse_other_families_and_broker_connect_and_bind() {
+    let r = describe(NAMED, FsRules::OPEN);
     let s = r.iter().find(|d| d.syscall == "socket").unwrap();
-    assert_eq!(s.when, "family is not AF_UNIX");
+    assert_eq!(
+        s.when,
+        "family is not AF_UNIX, or an AF_UNIX type is SOCK_DGRAM or SOCK_RAW (a datagram socket)"
+    );
+    for call in ["connect", "bind"] {
+        let c = r.iter().find(|d| d.syscall == call).unwrap();
+        assert_eq!(c.errno, "broker", "{c:?}");
+    }
+    let p = r.iter().find(|d| d.syscall == "socketpair").unwrap();
+    assert_eq!(p.errno, "EPERM");
+}
+
+#[test]
+fn a_unix_datagram_socket_is_refused_from_socket_and_socketpair_alike() {
+    let dgram = |t: u64| [libc::AF_UNIX as u64, t, 0, 0, 0, 0];
+    for s in [NONE, NAMED] {
+        let t = table(s, FsRules::OPEN);
+        let p = compile(s, FsRules::OPEN).unwrap();
+        for (nr, name) in [
+            (libc::SYS_socket, "socket"),
+            (libc::SYS_socketpair, "socketpair"),
+        ] {
+            for ty in [
+                libc::SOCK_DGRAM,
+                libc::SOCK_RAW,
+                libc::SOCK_DGRAM | libc::SOCK_CLOEXEC,
+            ] {
+                let got = run(&p.0[0], nr as u32, native(), dgram(ty as u64)).0;
+                assert_eq!(got, RET_ERRNO | libc::EPERM as u32, "{name} {ty} {s:?}");
+                assert_eq!(got, meaning(&t, nr as u32, dgram(ty as u64)));
+            }
+            let pair = nr == libc::SYS_socketpair;
+            for ty in [
+                libc::SOCK_STREAM,
+                libc::SOCK_SEQPACKET | libc::SOCK_NONBLOCK,
+            ] {
+                let got = run(&p.0[0], nr as u32, native(), dgram(ty as u64)).0;
+                if pair || s.unix == Unix::Named {
+                    assert_eq!(got, RET_ALLOW, "{name} {ty} {s:?}");
+                }
+            }
+        }
+    }
+}
+
+fn native() -> u32 {
+    if cfg!(target_arch = "x86_64") {
+        0xc000_003e
+    } else {
+        0xc000_00b7
+    }
 }
 
 /// Runs a classic BPF program as seccomp would on `data` (nr, arch,
@@ -249,8 +308,8 @@ fn the_filter_answers_every_syscall_as_seccompilers_chain_does() {
         0xc000_00b7
     };
     for inet in [Inet::Deny, Inet::StreamOnly, Inet::Allow] {
-        for allow_unix in [false, true] {
-            let s = SocketRules { allow_unix, inet };
+        for unix in [Unix::Refuse, Unix::Named] {
+            let s = SocketRules { unix, inet };
             let ours = compile(s, FsRules::OPEN).unwrap();
             assert_eq!(ours.0.len(), 1, "one program");
             let reference = compile_reference(s).unwrap();
@@ -271,9 +330,18 @@ fn the_filter_answers_every_syscall_as_seccompilers_chain_does() {
             ] {
                 for &nr in &nrs {
                     let args = [0u64; 6];
+                    let brokered = arch == native
+                        && t.iter().any(|e| {
+                            e.nr as u32 == nr && e.default == Action::Broker && e.rules.is_empty()
+                        });
+                    let want = if brokered {
+                        RET_USER_NOTIF
+                    } else {
+                        strictest(&reference, nr, arch, args)
+                    };
                     assert_eq!(
                         run(&ours.0[0], nr, arch, args).0,
-                        strictest(&reference, nr, arch, args),
+                        want,
                         "{s:?} arch {arch:#x} nr {nr}"
                     );
                 }
@@ -390,7 +458,7 @@ fn every_syscall_the_table_leaves_alone_is_cached_by_the_kernel() {
             };
             for inet in [Inet::Deny, Inet::StreamOnly, Inet::Allow] {
                 let s = SocketRules {
-                    allow_unix: true,
+                    unix: Unix::Named,
                     inet,
                 };
                 let p = compile(s, fs).unwrap();
@@ -414,20 +482,24 @@ fn every_syscall_the_table_leaves_alone_is_cached_by_the_kernel() {
 fn the_filter_stays_short() {
     // The kernel converts and compiles the program on every launch:
     // its length is paid each time (about 0.2 µs an instruction here).
+    // Named unix sockets add connect and bind (to the broker) and the
+    // datagram rules of socket and socketpair, and landlock_restrict_self.
     for (fs, most) in [
-        (FsRules::OPEN, 170),
+        (FsRules::OPEN, 190),
         (
             FsRules {
                 meta: Meta::Refuse,
                 create: false,
                 observe: false,
             },
-            220,
+            240,
         ),
-        (BROKERED, 240),
+        (BROKERED, 250),
     ] {
-        let n = compile(NONE, fs).unwrap().len();
-        assert!(n <= most, "{fs:?}: {n} instructions");
+        for s in [NONE, NAMED] {
+            let n = compile(s, fs).unwrap().len();
+            assert!(n <= most, "{s:?} {fs:?}: {n} instructions");
+        }
     }
 }
 
@@ -457,7 +529,7 @@ fn compiles_for_this_arch() {
     assert!(p.len() > 10);
     let p = compile(
         SocketRules {
-            allow_unix: false,
+            unix: Unix::Named,
             inet: Inet::StreamOnly,
         },
         BROKERED,
@@ -508,7 +580,7 @@ fn the_filter_answers_every_rule_as_the_table_means_it() {
             for s in [
                 NONE,
                 SocketRules {
-                    allow_unix: true,
+                    unix: Unix::Named,
                     inet: Inet::StreamOnly,
                 },
             ] {
