@@ -324,7 +324,7 @@ fn table(sockets: SocketRules, fs: FsRules) -> Vec<Entry> {
         t.extend(named_entries(fs));
         // bind and connect are the broker's in every mode: so is a domain
         // the command adds to itself (`fs_table` has it with creations).
-        if !fs.create && !fs.observe {
+        if !fs.create {
             t.push(restrict_self_entry());
         }
     }
@@ -484,7 +484,7 @@ fn fs_table(fs: FsRules) -> Vec<Entry> {
     if fs.meta != Meta::Allow {
         t.extend(unbrokered(fs.meta));
     }
-    if fs.create && !fs.observe {
+    if fs.create {
         t.push(restrict_self_entry());
     }
     // Entries whose every answer is Allow say nothing and are left out.

@@ -305,22 +305,24 @@ pub fn handle_one(listener: i32, prog: &Program<'_>, sh: &mut Shadows) -> Result
         shadow: -1,
         mask: core::cell::Cell::new(0o022),
     };
-    if prog.report_fd >= 0 {
-        observe::handle(&ctx);
-        return Ok(());
-    }
+    // Also when denials are recorded: a program that restricted itself is
+    // held to its own domain whether or not anyone watches.
     if req.data.nr as usize == sys::LANDLOCK_RESTRICT_SELF {
         answer(&ctx, result(shadow::restrict(&ctx, sh)));
         return Ok(());
     }
-    let reply = match sh.of(req.pid) {
-        Ok(s) => {
-            ctx.shadow = s;
-            dispatch(&ctx)
+    match sh.of(req.pid) {
+        Ok(s) => ctx.shadow = s,
+        Err(e) => {
+            answer(&ctx, Reply::Err(e));
+            return Ok(());
         }
-        Err(e) => Reply::Err(e),
-    };
-    answer(&ctx, reply);
+    }
+    if prog.report_fd >= 0 {
+        observe::handle(&ctx);
+        return Ok(());
+    }
+    answer(&ctx, dispatch(&ctx));
     Ok(())
 }
 
