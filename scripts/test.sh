@@ -10,11 +10,14 @@ cd "$(dirname "$0")/.."
 # the real-work suite (tests/realwork_*.rs) drives tmux, less, vi, node/npm
 # and a venv of the system's python3 (which uid 65534 can run too); the
 # escape tests set and read extended attributes (setfattr, getfattr) and
-# make namespaces with unshare; a denial test counts syscalls with strace.
+# make namespaces with unshare; a denial test counts syscalls with strace;
+# the leave-behind tests (tests/home_class.rs) run what a later gdb and
+# direnv (with bash's hook) would run.
 need=()
 for t in bwrap:bubblewrap curl:curl python3:python3 git:git setpriv:util-linux flock:util-linux \
   zsh:zsh fish:fish g++:g++ tmux:tmux less:less vi:vim-tiny node:nodejs npm:npm \
-  setfattr:attr getfattr:attr unshare:util-linux strace:strace; do
+  setfattr:attr getfattr:attr unshare:util-linux strace:strace \
+  gdb:gdb direnv:direnv; do
   command -v "${t%%:*}" >/dev/null 2>&1 || need+=("${t#*:}")
 done
 [ -x /usr/bin/python3 ] || need+=(python3)

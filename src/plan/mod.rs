@@ -10,6 +10,7 @@ use crate::net::domain::DomainRule;
 use crate::policy::{BackendChoice, Mode, NetMode, Policy, SandboxMode, Tool};
 use crate::protected::HostEnv;
 
+pub mod caches;
 mod fs;
 mod storage;
 #[cfg(test)]
@@ -117,6 +118,15 @@ pub struct FsPlan {
     /// Read-only when present, uncreatable when missing: the protected
     /// table (`crate::protected`) and git's files.
     pub protected: Vec<PathBuf>,
+    /// Directories kept read-only by class inside a writable root that
+    /// holds them, except the writable roots that lie strictly inside them:
+    /// `$HOME`, when the workspace or an `allow_write` root is it or lies
+    /// above it (a list of names never ends; every program reads
+    /// configuration there).
+    pub held: Vec<PathBuf>,
+    /// Caches of the command's own, one directory per workspace, handed
+    /// to the tools through their variables (`caches`).
+    pub caches: Option<caches::Private>,
 }
 
 #[derive(Clone, Debug)]
@@ -167,8 +177,16 @@ impl Plan {
     /// Whether `path` (canonical) is writable under this plan.
     pub fn writable(&self, path: &Path) -> bool {
         self.fs.writable.iter().any(|r| path.starts_with(r))
+            && self.held_at(path).is_none()
             && !self.fs.deny_write.iter().any(|r| r.covers(path))
             && !self.fs.protected.iter().any(|p| path.starts_with(p))
+    }
+
+    /// The held directory (`FsPlan::held`) that keeps `path` read-only: one
+    /// holding it that is as deep as the innermost writable root holding it,
+    /// or deeper. A writable root strictly inside it opens that root again.
+    pub fn held_at(&self, path: &Path) -> Option<&Path> {
+        held_at(&self.fs.held, &self.fs.writable, path)
     }
 }
 
@@ -224,6 +242,27 @@ pub fn build_in(
     let allow_read = rule(&fs_pol.allow_read, "sandbox.filesystem.allow_read")?;
     let deny_write = rule(&fs_pol.deny_write, "sandbox.filesystem.deny_write")?;
     let protected = protected_paths(policy, access, &mut writable, &at, facts, env, fs)?;
+    let held = match (access, home) {
+        (SandboxMode::WorkspaceWrite, Some(h)) if policy.sandbox.filesystem.protect_defaults => {
+            held_home(&writable, &resolve_lenient_in(fs, h))
+        }
+        _ => Vec::new(),
+    };
+    let caches = match (access, home) {
+        (SandboxMode::WorkspaceWrite, Some(h)) if policy.sandbox.enabled => {
+            caches::Private::for_workspace(&resolve_lenient_in(fs, h), &at.workspace)
+        }
+        _ => None,
+    };
+    if let Some(c) = &caches {
+        writable.push(c.root.clone());
+    }
+    // What the held directory keeps read-only needs no entry of its own:
+    // each one would cost a bwrap mount or a landlock refusal for nothing.
+    let protected: Vec<PathBuf> = protected
+        .into_iter()
+        .filter(|p| held_at(&held, &writable, p).is_none())
+        .collect();
     let net_pol = &policy.sandbox.network;
     let net = NetPlan {
         mode: if held_read {
@@ -251,6 +290,8 @@ pub fn build_in(
             allow_read,
             deny_write,
             protected,
+            held,
+            caches,
         },
         net,
         timeout: (!policy.sandbox.timeout.is_zero()).then_some(policy.sandbox.timeout),
@@ -261,6 +302,38 @@ pub fn build_in(
         precheck(&plan, policy, &at.base, home, fs)?;
     }
     Ok(plan)
+}
+
+/// `Plan::held_at` on its parts.
+fn held_at<'a>(held: &'a [PathBuf], writable: &[PathBuf], path: &Path) -> Option<&'a Path> {
+    let depth = |p: &Path| p.components().count();
+    let held = held
+        .iter()
+        .filter(|h| path.starts_with(h))
+        .max_by_key(|h| depth(h))?;
+    let root = writable
+        .iter()
+        .filter(|r| path.starts_with(r))
+        .map(|r| depth(r))
+        .max();
+    match root {
+        Some(d) if d > depth(held) => None,
+        _ => Some(held.as_path()),
+    }
+}
+
+/// The class rule for the home directory: `home` (canonical) is held when
+/// a writable root is it or lies above it. `/` as a root is left out, as
+/// the protected table leaves it out: it means danger-full-access.
+fn held_home(writable: &[PathBuf], home: &Path) -> Vec<PathBuf> {
+    let holds = writable
+        .iter()
+        .any(|r| r.as_path() != Path::new("/") && home.starts_with(r));
+    if holds && home != Path::new("/") {
+        vec![home.to_path_buf()]
+    } else {
+        Vec::new()
+    }
 }
 
 /// The worktree gate (5), then the cwd, the workspace and the base of
