@@ -30,7 +30,7 @@ function __dcjail_state
             continue
         end
         switch "$node:$w"
-            case 'dcjail:--policy' 'dcjail:--policy-fd' 'dcjail:--policy-format' 'dcjail:--mode' 'dcjail:--tool' 'dcjail:--permission' 'dcjail:--rule' 'dcjail:--approval' 'dcjail:--classifier' 'dcjail:--path' 'dcjail:--worktree' 'dcjail:--plan-card' 'dcjail:--sandbox-mode' 'dcjail:--backend' 'dcjail:--workspace' 'dcjail:--allow-read' 'dcjail:--deny-read' 'dcjail:--allow-write' 'dcjail:--deny-write' 'dcjail:--net' 'dcjail:--allow-domain' 'dcjail:--deny-domain' 'dcjail:--timeout' 'dcjail:--report' 'dcjail:--events' 'explain:--policy' 'explain:--policy-fd' 'explain:--policy-format' 'explain:--mode' 'explain:--tool' 'explain:--permission' 'explain:--rule' 'explain:--approval' 'explain:--classifier' 'explain:--path' 'explain:--worktree' 'explain:--plan-card' 'explain:--sandbox-mode' 'explain:--backend' 'explain:--workspace' 'explain:--allow-read' 'explain:--deny-read' 'explain:--allow-write' 'explain:--deny-write' 'explain:--net' 'explain:--allow-domain' 'explain:--deny-domain' 'explain:--timeout' 'explain:--report' 'explain:--events' 'explain:--denials' 'worktree_enter:--base' 'worktree_enter:--policy' 'worktree_enter:--mode' 'worktree_enter:--plan-card' 'hook:--policy' 'hook:--policy-format' 'hook:--settings'
+            case 'dcjail:--policy' 'dcjail:--policy-fd' 'dcjail:--policy-format' 'dcjail:--mode' 'dcjail:--tool' 'dcjail:--permission' 'dcjail:--rule' 'dcjail:--approval' 'dcjail:--classifier' 'dcjail:--path' 'dcjail:--worktree' 'dcjail:--plan-card' 'dcjail:--sandbox-mode' 'dcjail:--backend' 'dcjail:--workspace' 'dcjail:--allow-read' 'dcjail:--deny-read' 'dcjail:--allow-write' 'dcjail:--deny-write' 'dcjail:--net' 'dcjail:--allow-domain' 'dcjail:--deny-domain' 'dcjail:--timeout' 'dcjail:--env-pass' 'dcjail:--env-deny' 'dcjail:--report' 'dcjail:--events' 'explain:--policy' 'explain:--policy-fd' 'explain:--policy-format' 'explain:--mode' 'explain:--tool' 'explain:--permission' 'explain:--rule' 'explain:--approval' 'explain:--classifier' 'explain:--path' 'explain:--worktree' 'explain:--plan-card' 'explain:--sandbox-mode' 'explain:--backend' 'explain:--workspace' 'explain:--allow-read' 'explain:--deny-read' 'explain:--allow-write' 'explain:--deny-write' 'explain:--net' 'explain:--allow-domain' 'explain:--deny-domain' 'explain:--timeout' 'explain:--env-pass' 'explain:--env-deny' 'explain:--report' 'explain:--events' 'explain:--denials' 'worktree_enter:--base' 'worktree_enter:--policy' 'worktree_enter:--mode' 'worktree_enter:--plan-card' 'hook:--policy' 'hook:--policy-format' 'hook:--settings'
                 set value $w
                 continue
             case '*:-*'
@@ -202,6 +202,8 @@ complete -c dcjail -n '__dcjail_is dcjail' -l allow-domain -x -d 'Allow this dom
 complete -c dcjail -n '__dcjail_is dcjail' -l deny-domain -x -d 'Deny this domain, checked first (repeatable)'
 complete -c dcjail -n '__dcjail_is dcjail' -l allow-unix-sockets -d 'Let the command create unix sockets (ssh-agent, gpg-agent...): any socket file it sees is reachable'
 complete -c dcjail -n '__dcjail_is dcjail' -l timeout -x -d 'Kill the whole command tree after DURATION (exit 124): 1.5, 90s, 5m, 1h, 2d; 0 = none'
+complete -c dcjail -n '__dcjail_is dcjail' -l env-pass -x -d 'Let the command inherit variable NAME (a glob allowed) although it looks like a credential (repeatable)'
+complete -c dcjail -n '__dcjail_is dcjail' -l env-deny -x -d 'Remove variable NAME (a glob allowed) from the command\'s environment; beats --env-pass (repeatable)'
 complete -c dcjail -n '__dcjail_is dcjail' -l report -r -F -d 'Write the run\'s JSON report to FILE'
 complete -c dcjail -n '__dcjail_is dcjail' -l events -x -d 'Stream each denial as one JSON line to descriptor FD while the command runs'
 complete -c dcjail -n '__dcjail_is dcjail' -s h -l help -d 'Print help (see more with \'--help\')'
@@ -235,6 +237,8 @@ complete -c dcjail -n '__dcjail_is explain' -l allow-domain -x -d 'Allow this do
 complete -c dcjail -n '__dcjail_is explain' -l deny-domain -x -d 'Deny this domain, checked first (repeatable)'
 complete -c dcjail -n '__dcjail_is explain' -l allow-unix-sockets -d 'Let the command create unix sockets (ssh-agent, gpg-agent...): any socket file it sees is reachable'
 complete -c dcjail -n '__dcjail_is explain' -l timeout -x -d 'Kill the whole command tree after DURATION (exit 124): 1.5, 90s, 5m, 1h, 2d; 0 = none'
+complete -c dcjail -n '__dcjail_is explain' -l env-pass -x -d 'Let the command inherit variable NAME (a glob allowed) although it looks like a credential (repeatable)'
+complete -c dcjail -n '__dcjail_is explain' -l env-deny -x -d 'Remove variable NAME (a glob allowed) from the command\'s environment; beats --env-pass (repeatable)'
 complete -c dcjail -n '__dcjail_is explain' -l report -r -F -d 'Write the run\'s JSON report to FILE'
 complete -c dcjail -n '__dcjail_is explain' -l events -x -d 'Stream each denial as one JSON line to descriptor FD while the command runs'
 complete -c dcjail -n '__dcjail_is explain' -l denials -r -F -d 'Print the smallest policy change that would have let the run of REPORT (a --report file) through'

@@ -259,6 +259,9 @@ pub enum Error {
     /// The git metadata reachable from a writable root is more than the
     /// audit of the protected table reads (`at` is where it stopped).
     GitTooLarge { at: PathBuf, max_work: usize },
+    /// The walk for git dirs under a writable root met more entries than
+    /// its bound, or a directory it could not read (`why`).
+    GitWalk { root: PathBuf, why: String },
     /// A git configuration file is larger than the audit reads.
     GitFileTooLarge { path: PathBuf, max_mib: u64 },
     /// An argument of the command cannot reach execve (a NUL byte).
@@ -315,6 +318,8 @@ pub enum Error {
     },
     /// A domain rule does not parse.
     Domain(String),
+    /// A bad `[sandbox.env]` pattern.
+    Env(String),
     /// `worktree enter` from inside a dcjail worktree.
     InsideWorktree(PathBuf),
     /// A directory that is not inside a git repository.
@@ -365,9 +370,11 @@ impl Error {
             | Error::HomeUnset { .. }
             | Error::TildeUser(_)
             | Error::BadGlob { .. }
-            | Error::Domain(_) => Reason::PolicyError,
+            | Error::Domain(_)
+            | Error::Env(_) => Reason::PolicyError,
             Error::NotUsable { .. } => Reason::SandboxDenied,
             Error::GitTooLarge { .. }
+            | Error::GitWalk { .. }
             | Error::GitFileTooLarge { .. }
             | Error::Network(_)
             | Error::BrokerProgram(_)
@@ -402,6 +409,14 @@ impl fmt::Display for Error {
                  config files and directory entries): dcjail cannot tell which files git would run, \
                  so no backend can keep them protected; {NO_PROTECT_HINT}",
                 at.display()
+            ),
+            Error::GitWalk { root, why } => write!(
+                f,
+                "cannot finish the search for git repositories under the writable root `{}` ({why}): \
+                 dcjail keeps every repository it can reach read-only in its config and hooks, and one it \
+                 did not find would stay open; make the root smaller (--workspace, --allow-write), \
+                 or {NO_PROTECT_HINT}",
+                root.display()
             ),
             Error::GitFileTooLarge { path, max_mib } => write!(
                 f,
@@ -462,6 +477,7 @@ impl fmt::Display for Error {
             ),
             Error::BadGlob { key, glob, why } => write!(f, "`{key}`: bad glob `{glob}`: {why}"),
             Error::Domain(m) => f.write_str(m),
+            Error::Env(m) => f.write_str(m),
             Error::InsideWorktree(wt) => write!(
                 f,
                 "already inside worktree {}; run `dcjail worktree exit` on it first",

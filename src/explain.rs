@@ -174,7 +174,23 @@ pub fn plan_json(plan: &Plan) -> Value {
             "allow_unix_sockets": plan.net.allow_unix_sockets,
         },
         "timeout": plan.timeout.map(secs),
+        "environment": { "removed": removed_env(plan) },
     })
+}
+
+/// The variables of dcjail's environment the command does not get, by name
+/// with the reason: never a value.
+fn removed_env(plan: &Plan) -> Vec<Value> {
+    let mut v: Vec<(String, &str)> = std::env::vars_os()
+        .filter_map(|(k, _)| {
+            let k = k.to_string_lossy().into_owned();
+            plan.env.removes(&k).map(|why| (k, why.word()))
+        })
+        .collect();
+    v.sort();
+    v.into_iter()
+        .map(|(name, why)| json!({"name": name, "why": why}))
+        .collect()
 }
 
 /// Writes a run report; a failure is said on stderr, never fatal.

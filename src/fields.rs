@@ -98,6 +98,18 @@ impl Policy {
                 "sandbox.network.allow_unix_sockets",
                 Bool(net.allow_unix_sockets),
             ),
+            (
+                "sandbox.env.scrub_credentials",
+                Bool(self.sandbox.env.scrub_credentials),
+            ),
+            (
+                "sandbox.env.pass",
+                FieldValue::List(self.sandbox.env.pass.clone()),
+            ),
+            (
+                "sandbox.env.deny",
+                FieldValue::List(self.sandbox.env.deny.clone()),
+            ),
         ]
     }
 
@@ -148,7 +160,7 @@ impl Overrides {
     /// (its name taken from the option's one definition, `Overrides`).
     pub fn flags(&self) -> Vec<(&'static str, String)> {
         // (given, policy field, clap id of the option)
-        let given: [(bool, &'static str, &str); 24] = [
+        let given: [(bool, &'static str, &str); 26] = [
             (self.gate.mode.is_some(), "mode", "mode"),
             (self.tool.is_some(), "tool", "tool"),
             (!self.paths.is_empty(), "paths", "paths"),
@@ -217,6 +229,8 @@ impl Overrides {
                 "sandbox.network.allow_unix_sockets",
                 "allow_unix_sockets",
             ),
+            (!self.env_pass.is_empty(), "sandbox.env.pass", "env_pass"),
+            (!self.env_deny.is_empty(), "sandbox.env.deny", "env_deny"),
         ];
         let cmd = <Overrides as clap::Args>::augment_args(clap::Command::new("dcjail"));
         let long = |id: &str| {

@@ -14,6 +14,8 @@
 //! protected; its work is bounded, and past the bound it refuses rather
 //! than protect less.
 
+mod find;
+
 use crate::error::Error;
 use crate::gitconfig::{self, Entry};
 use crate::paths::resolve_lenient;
@@ -115,6 +117,9 @@ enum Relative {
 }
 
 pub struct Audit<'a> {
+    /// What the class rule keeps read-only (the home directory): not
+    /// walked for repositories.
+    held: Vec<PathBuf>,
     roots: &'a [PathBuf],
     home: Option<&'a Path>,
     env: &'a HostEnv,
@@ -125,12 +130,18 @@ pub struct Audit<'a> {
     /// Git dirs audited, and whether as used by a checkout in a root.
     gitdirs: std::collections::HashMap<PathBuf, bool>,
     worktrees: HashSet<PathBuf>,
+    /// The worktrees that hold a `.git`: where a repository lives.
+    checkouts: Vec<PathBuf>,
     files: HashSet<(PathBuf, Option<PathBuf>)>,
     global: Vec<Relative>,
     work: usize,
     real: RealPaths,
     commondirs: std::collections::HashMap<std::ffi::OsString, Option<PathBuf>>,
     own_dirs: std::collections::HashMap<std::ffi::OsString, bool>,
+    /// Auditing the repositories the walk found below the roots: none of
+    /// them gets its git dir granted (a linked worktree nested in the
+    /// workspace must not make its main repository writable).
+    nested: bool,
 }
 
 impl<'a> Audit<'a> {
@@ -141,6 +152,7 @@ impl<'a> Audit<'a> {
         protect: bool,
     ) -> Audit<'a> {
         Audit {
+            held: Vec::new(),
             roots,
             home,
             env,
@@ -151,13 +163,21 @@ impl<'a> Audit<'a> {
             grants: Vec::new(),
             gitdirs: Default::default(),
             worktrees: HashSet::new(),
+            checkouts: Vec::new(),
             files: HashSet::new(),
             global: Vec::new(),
             work: 0,
             real: RealPaths::default(),
             commondirs: Default::default(),
             own_dirs: Default::default(),
+            nested: false,
         }
+    }
+
+    /// The directories the class rule keeps read-only (`paths::held_home`):
+    /// the repository walk skips them.
+    pub fn skip_held(&mut self, held: Vec<PathBuf>) {
+        self.held = held;
     }
 
     pub fn run(&mut self) -> Result<(), Error> {
@@ -167,13 +187,34 @@ impl<'a> Audit<'a> {
         for r in self.roots {
             self.worktree(r, 0)?;
         }
+        if self.protect {
+            self.nested()?;
+        }
         Ok(())
     }
 
-    /// The protected paths found (not yet filtered by the roots) and the
-    /// grants.
-    pub fn finish(self) -> (Vec<PathBuf>, Vec<PathBuf>) {
-        (self.out.into_vec(), self.grants)
+    /// Every repository below the roots, at any depth, audited like the
+    /// roots' own: checkouts first (their settings are relative to them),
+    /// then the git dirs no checkout led to (bare repositories, module
+    /// git dirs, a `.git` a checkout's settings moved).
+    fn nested(&mut self) -> Result<(), Error> {
+        let limit = self.env.walk_limit.unwrap_or(find::DEFAULT_LIMIT);
+        let found = find::find(self.roots, &self.held, self.euid, limit)?;
+        self.nested = true;
+        for wt in &found.checkouts {
+            self.worktree(wt, 1)?;
+        }
+        for g in &found.gitdirs {
+            self.gitdir(g, None, 1, true)?;
+        }
+        self.nested = false;
+        Ok(())
+    }
+
+    /// The protected paths found (not yet filtered by the roots), the
+    /// grants, and the worktree tops of the repositories found.
+    pub fn finish(self) -> (Vec<PathBuf>, Vec<PathBuf>, Vec<PathBuf>) {
+        (self.out.into_vec(), self.grants, self.checkouts)
     }
 
     fn spend(&mut self, at: &Path) -> Result<(), Error> {
@@ -306,6 +347,9 @@ impl<'a> Audit<'a> {
         // Submodule git dirs live in the worktree's own git dir (`modules`
         // is per worktree in git, not in the common dir).
         let mut own = None;
+        if meta.is_ok() {
+            self.checkouts.push(wt.to_path_buf());
+        }
         match meta {
             Err(_) => {
                 if depth == 0 {
@@ -688,8 +732,10 @@ impl<'a> Audit<'a> {
     /// this checkout) gets that git dir. A `.git` file planted elsewhere
     /// gains nothing: the git dir it names must point back.
     fn grant(&mut self, wt: &Path, dotgit: &Path, g: &Path) {
-        // Only a checkout the command may write needs its git dir writable.
-        if !self.roots.iter().any(|r| wt.starts_with(r)) {
+        // Only a checkout the command may write needs its git dir writable,
+        // and only a root: a nested checkout's git dir is protected, not
+        // granted.
+        if self.nested || !self.roots.iter().any(|r| wt.starts_with(r)) {
             return;
         }
         let canon_dotgit = self.real.of(dotgit);

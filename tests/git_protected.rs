@@ -30,6 +30,11 @@ struct World {
     /// Set up (as the test's user) and handed to `nobody`: from then on
     /// every command runs as that user.
     handed: bool,
+    /// A tree under `/tmp` the case uses besides `dir` (handed and removed
+    /// with it).
+    tmp: Option<PathBuf>,
+    /// Every git and dcjail run gets fixed commit dates.
+    fixed_dates: bool,
 }
 
 impl World {
@@ -61,6 +66,8 @@ impl World {
             nobody,
             global: None,
             handed: false,
+            tmp: None,
+            fixed_dates: false,
         }
     }
 
@@ -70,10 +77,32 @@ impl World {
             let ok = Command::new("chown")
                 .args(["-R", "65534:65534"])
                 .arg(&self.dir)
+                .args(&self.tmp)
                 .status()
                 .unwrap()
                 .success();
             assert!(ok);
+        }
+    }
+
+    /// A fresh directory under `/tmp` for this world, of the user that runs
+    /// the command.
+    fn in_tmp(&mut self, tag: &str) -> PathBuf {
+        // SAFETY: geteuid never fails.
+        let uid = if self.nobody {
+            65534
+        } else {
+            unsafe { libc::geteuid() }
+        };
+        let d = scratch::fresh_in_tmp(&format!("gitreach-{tag}-{}", std::process::id()), uid);
+        self.tmp = Some(d.clone());
+        d
+    }
+
+    fn remove(&self) {
+        scratch::remove(&self.dir);
+        if let Some(t) = &self.tmp {
+            scratch::remove(t);
         }
     }
 
@@ -104,6 +133,10 @@ impl World {
             .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
             .env("PAYLOAD", &self.payload)
             .stdin(Stdio::null());
+        if self.fixed_dates {
+            c.env("GIT_AUTHOR_DATE", "2020-01-01T00:00:00Z")
+                .env("GIT_COMMITTER_DATE", "2020-01-01T00:00:00Z");
+        }
         match &self.global {
             Some(g) => c.env("GIT_CONFIG_GLOBAL", g),
             None => c.env_remove("GIT_CONFIG_GLOBAL"),
@@ -133,11 +166,25 @@ impl World {
     }
 
     fn dcjail(&self, ws: &Path, sandboxed: bool, script: &str) -> Output {
+        self.run(ws, sandboxed.then_some("bwrap"), &[], script)
+    }
+
+    /// dcjail in workspace-write on `backend` (`None`: `--no-sandbox`, the
+    /// control), with `allow_write` roots besides the workspace.
+    fn run(
+        &self,
+        ws: &Path,
+        backend: Option<&str>,
+        allow_write: &[PathBuf],
+        script: &str,
+    ) -> Output {
         let mut c = self.as_user(bin());
-        if sandboxed {
-            c.args(["--backend", "bwrap", "--sandbox-mode", "workspace-write"]);
-        } else {
-            c.arg("--no-sandbox");
+        match backend {
+            Some(b) => c.args(["--backend", b, "--sandbox-mode", "workspace-write"]),
+            None => c.arg("--no-sandbox"),
+        };
+        for w in allow_write {
+            c.arg("--allow-write").arg(w);
         }
         c.arg("--workspace")
             .arg(ws)
@@ -472,4 +519,346 @@ fn a_workspace_without_git_cannot_get_a_repository_of_the_commands() {
             scratch::remove(&w.dir);
         }
     }
+}
+
+/// (workspace, allow_write roots, attacked file, trigger).
+type Reached = (PathBuf, Vec<PathBuf>, PathBuf, Trigger);
+
+/// A repository the run can reach but did not make: where it is, the
+/// roots besides the workspace, the attacked file and the host's trigger.
+struct Reach {
+    name: &'static str,
+    /// Returns (workspace, allow_write roots, attacked file, trigger).
+    setup: fn(&mut World) -> Reached,
+    script: &'static str,
+}
+
+const HOOK: &str = r#"hook() { printf '#!/bin/sh\n"%s"\n' "$PAYLOAD" > "$1"; chmod +x "$1"; }"#;
+
+/// A repository of the user's at `at` (nested in another, or anywhere).
+fn nested(w: &World, at: &Path) {
+    std::fs::create_dir_all(at).unwrap();
+    w.git_ok(at, &["init", "-q", "-b", "main"]);
+    w.git_ok(at, &["commit", "-q", "--allow-empty", "-m", "nested"]);
+}
+
+fn reach_attacks() -> Vec<Reach> {
+    vec![
+        Reach {
+            name: "a repository nested in the workspace: its config",
+            setup: |w| {
+                let r = w.repo("ws");
+                let lib = r.join("vendor/lib");
+                nested(w, &lib);
+                (r, vec![], lib.join(".git/config"), (lib, vec!["status"]))
+            },
+            script: "git -C vendor/lib config core.fsmonitor \"$PAYLOAD\"",
+        },
+        Reach {
+            name: "a repository nested deep in the workspace: its hooks",
+            setup: |w| {
+                let r = w.repo("ws");
+                let lib = r.join("a/b/c/lib");
+                nested(w, &lib);
+                let t = (
+                    lib.clone(),
+                    vec!["commit", "-q", "--allow-empty", "-m", "t"],
+                );
+                (r, vec![], lib.join(".git/hooks/pre-commit"), t)
+            },
+            script: "hook a/b/c/lib/.git/hooks/pre-commit",
+        },
+        Reach {
+            name: "$HOME as the workspace: a hook in ~/other/.git/hooks",
+            setup: |w| {
+                let home = w.home.clone();
+                let other = home.join("other");
+                nested(w, &other);
+                let t = (
+                    other.clone(),
+                    vec!["commit", "-q", "--allow-empty", "-m", "t"],
+                );
+                // The home directory is held read-only by class: the
+                // repository is named with --allow-write, where git keeps
+                // working and its hooks stay protected.
+                (
+                    home,
+                    vec![other.clone()],
+                    other.join(".git/hooks/pre-commit"),
+                    t,
+                )
+            },
+            script: "hook other/.git/hooks/pre-commit; cd other",
+        },
+        Reach {
+            name: "a bare repository given with --allow-write: post-receive on the next push",
+            setup: |w| {
+                let r = w.repo("ws");
+                let bare = w.dir.join("bare.git");
+                w.git_ok(&w.dir, &["init", "-q", "--bare", "-b", "main", "bare.git"]);
+                w.git_ok(&r, &["remote", "add", "origin", bare.to_str().unwrap()]);
+                let t = (r.clone(), vec!["push", "-q", "origin", "main:later"]);
+                (r, vec![bare.clone()], bare.join("hooks/post-receive"), t)
+            },
+            script: "hook ../bare.git/hooks/post-receive && git push -q origin main",
+        },
+        Reach {
+            name: "a repository under /tmp (a writable root of every workspace-write run)",
+            setup: |w| {
+                let r = w.repo("ws");
+                let t = w.in_tmp("repo").join("scratch");
+                nested(w, &t);
+                std::fs::write(r.join("tmp-repo"), t.to_str().unwrap()).unwrap();
+                (r, vec![], t.join(".git/config"), (t, vec!["status"]))
+            },
+            script: "git -C \"$(cat tmp-repo)\" config core.fsmonitor \"$PAYLOAD\"",
+        },
+    ]
+}
+
+/// Every repository the run can reach, nested at any depth, a bare one
+/// given as a root, one under /tmp: the control shows the host's next git
+/// running the planted program; bwrap and auto run the command and the
+/// host's git runs nothing of it; landlock refuses (it cannot keep a path
+/// inside a writable root read-only) and nothing runs or changes.
+#[test]
+fn every_repository_the_run_can_reach_is_protected_like_the_workspaces() {
+    run_attacks("r", &reach_attacks());
+}
+
+/// Each attack of `list`: the control shows the host's next git running
+/// the planted program; bwrap and auto run the command and the host's git
+/// runs nothing of it, and git keeps working inside; landlock refuses.
+fn run_attacks(tag: &str, list: &[Reach]) {
+    let mut failures = Vec::new();
+    for nobody in users() {
+        for (i, a) in list.iter().enumerate() {
+            for backend in [None, Some("bwrap"), Some("auto"), Some("landlock")] {
+                let mut w = World::new(&format!("{tag}{i}-{}", backend.unwrap_or("none")), nobody);
+                let (ws, roots, target, (tdir, targs)) = (a.setup)(&mut w);
+                w.chown();
+                let before = snapshot(&target);
+                let script = format!(
+                    "{HOOK}\n{} 2>/dev/null\necho ATTACK-RAN\n{GIT_WORKS}\n",
+                    a.script
+                );
+                let o = w.run(&ws, backend, &roots, &script);
+                let out = String::from_utf8_lossy(&o.stdout).into_owned();
+                let err = String::from_utf8_lossy(&o.stderr).into_owned();
+                let who = if nobody { "uid 65534" } else { "caller" };
+                let case = format!("{who}, {}, {}", a.name, backend.unwrap_or("no sandbox"));
+                let refused = backend == Some("landlock");
+                if refused {
+                    if o.status.code() != Some(122)
+                        || !err.contains("landlock")
+                        || out.contains("ATTACK-RAN")
+                    {
+                        failures.push(format!(
+                            "{case}: expected landlock's refusal (122): {}",
+                            scratch::text(&o)
+                        ));
+                    }
+                } else if !out.contains("ATTACK-RAN") {
+                    failures.push(format!("{case}: the command did not run: {err}"));
+                    w.remove();
+                    continue;
+                }
+                let _ = w.git(&tdir, &targs);
+                let changed = before != snapshot(&target);
+                let escaped = w.ran_on_host();
+                if backend.is_none() {
+                    if !changed || !escaped {
+                        failures.push(format!(
+                            "{case}: the attack did not work without the sandbox (changed={changed}, escaped={escaped}): the case cannot fail; {err}"
+                        ));
+                    }
+                } else {
+                    if changed {
+                        failures.push(format!(
+                            "{case}: {} was changed or created",
+                            target.display()
+                        ));
+                    }
+                    if escaped {
+                        failures.push(format!("{case}: the host's git ran the attacker's program"));
+                    }
+                    if !refused && !out.contains("GIT-WORKS") {
+                        failures.push(format!("{case}: git stopped working inside: {err}"));
+                    }
+                }
+                w.remove();
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A gitlink to a repository of the command's: the host's next `git
+/// status` in the workspace recurses into it and runs its fsmonitor.
+const GITLINK: &str =
+    r#"link() { git update-index --add --cacheinfo "160000,$(git -C "$1" rev-parse HEAD),$1"; }"#;
+
+/// A repository made during the run, inside the workspace's repository:
+/// with a gitlink in the workspace's index (no `.gitmodules` needed), the
+/// user's next `git status` there enters it.
+fn made_attacks() -> Vec<Reach> {
+    fn status(w: &mut World) -> Reached {
+        let r = w.repo("ws");
+        (r.clone(), vec![], r.join("sub/.git"), (r, vec!["status"]))
+    }
+    vec![
+        Reach {
+            name: "git init of a nested repository with a gitlink to it",
+            setup: status,
+            script: "git init -q sub && git -C sub commit -q --allow-empty -m x && git -C sub config core.fsmonitor \"$PAYLOAD\" && link sub",
+        },
+        Reach {
+            name: "its git dir hidden in .git/modules, a .git file pointing there",
+            setup: status,
+            script: "git init -q --bare .git/modules/x && git -C .git/modules/x config core.fsmonitor \"$PAYLOAD\" && git -C .git/modules/x config core.bare false && mkdir sub && echo 'gitdir: ../.git/modules/x' > sub/.git && git -C sub commit -q --allow-empty -m x && link sub",
+        },
+        Reach {
+            name: "made under /tmp, then moved into the workspace",
+            setup: |w| {
+                let t = w.in_tmp("made");
+                let r = w.repo("ws");
+                std::fs::write(r.join("tmp-dir"), t.to_str().unwrap()).unwrap();
+                (r.clone(), vec![], r.join("sub/.git"), (r, vec!["status"]))
+            },
+            script: "T=$(cat tmp-dir)/r; git init -q \"$T\" && git -C \"$T\" commit -q --allow-empty -m x && git -C \"$T\" config core.fsmonitor \"$PAYLOAD\" && mv \"$T\" sub && link sub",
+        },
+        Reach {
+            name: "inside a nested repository of the user's, a gitlink in its index",
+            setup: |w| {
+                let r = w.repo("ws");
+                let lib = r.join("vendor/lib");
+                nested(w, &lib);
+                (r, vec![], lib.join("sub/.git"), (lib, vec!["status"]))
+            },
+            script: "cd vendor/lib && git init -q sub && git -C sub commit -q --allow-empty -m x && git -C sub config core.fsmonitor \"$PAYLOAD\" && link sub; cd ../..",
+        },
+    ]
+}
+
+/// A gitlink or a nested repository made during the run cannot get a later
+/// `git` in the workspace to run anything: no `.git` can be made inside a
+/// repository's worktree found at launch, nor moved in from outside.
+#[test]
+fn a_repository_made_during_the_run_cannot_run_anything_through_a_gitlink() {
+    let with_link: Vec<Reach> = made_attacks()
+        .into_iter()
+        .map(|mut a| {
+            a.script = Box::leak(format!("{GITLINK}\n{}", a.script).into_boxed_str());
+            a
+        })
+        .collect();
+    run_attacks("m", &with_link);
+}
+
+/// What the user's own nested repositories look like after a run: every
+/// repository's history (subjects), tree, status and the gitlinks.
+/// Commit dates are fixed, so the same work gives the same object names
+/// with and without dcjail.
+fn repos_summary(w: &World, ws: &Path, tmpw: &Path, bare: &Path) -> String {
+    let mut s = String::new();
+    for (name, d) in [
+        ("ws", ws.to_path_buf()),
+        ("cloned", tmpw.join("cloned")),
+        ("vendor/dep", ws.join("vendor/dep")),
+        ("fresh", tmpw.join("fresh")),
+        ("sub", ws.join("sub")),
+        ("bare", bare.to_path_buf()),
+    ] {
+        s += &format!("== {name}\n");
+        s += &w.git_ok(&d, &["log", "--format=%H %s", "main"]);
+        s += &w.git_ok(&d, &["rev-parse", "main^{tree}"]);
+        if name != "bare" {
+            s += &w.git_ok(&d, &["status", "--porcelain"]);
+            s += &w.git_ok(&d, &["ls-files", "-s"]);
+        }
+    }
+    s
+}
+
+const REAL_WORK: &str = r#"set -e
+git clone -q -b main "$SRC" "$TMPW/cloned"
+echo c > "$TMPW/cloned/c.txt" && git -C "$TMPW/cloned" add c.txt && git -C "$TMPW/cloned" commit -q -m in-clone
+echo x > vendor/dep/new.txt && git -C vendor/dep add new.txt && git -C vendor/dep commit -q -m in-nested
+git init -q -b main "$TMPW/fresh" && echo f > "$TMPW/fresh/f" && git -C "$TMPW/fresh" add f && git -C "$TMPW/fresh" commit -q -m in-fresh
+git -C sub pull -q --ff-only "$SRC" main
+echo s > sub/s.txt && git -C sub add s.txt && git -C sub commit -q -m in-sub
+git add sub && git commit -q -m bump-sub
+git push -q "$BARE" main
+echo REALWORK-DONE
+"#;
+
+/// The user's own nested repositories keep working: a clone and a `git
+/// init` under /tmp (inside a repository's worktree no `.git` can be made:
+/// see above), commits in an existing nested repository, a pull and a
+/// commit inside a submodule, and a push into a bare
+/// repository given as a root — each leaving exactly what the same work
+/// leaves without dcjail. (`git submodule add`, `init` and an `update`
+/// that checks out write the workspace's `.git/config` or the module's
+/// config, both protected before the walk: README lists them.)
+#[test]
+fn nested_repositories_and_submodules_work_exactly_as_without_dcjail() {
+    let mut failures = Vec::new();
+    for nobody in users() {
+        let mut control = None;
+        for backend in [None, Some("bwrap"), Some("auto")] {
+            // One path for every run (each world is removed before the
+            // next): `.gitmodules` records the source's absolute path.
+            let mut w = World::new("rw", nobody);
+            // Fixed dates: the same work gives the same object names.
+            w.fixed_dates = true;
+            let src = w.repo("src");
+            let ws = w.repo("ws");
+            w.git_ok(
+                &ws,
+                &[
+                    "-c",
+                    "protocol.file.allow=always",
+                    "submodule",
+                    "add",
+                    "-q",
+                    "-b",
+                    "main",
+                    src.to_str().unwrap(),
+                    "sub",
+                ],
+            );
+            w.git_ok(&ws, &["commit", "-q", "-m", "sub"]);
+            std::fs::write(src.join("file.txt"), "NEWER\n").unwrap();
+            w.git_ok(&src, &["commit", "-q", "-am", "newer"]);
+            nested(&w, &ws.join("vendor/dep"));
+            w.git_ok(&w.dir, &["init", "-q", "--bare", "-b", "main", "bare.git"]);
+            let bare = w.dir.join("bare.git");
+            let tmpw = w.in_tmp("rw");
+            w.chown();
+            let script = format!(
+                "SRC='{}' BARE='{}' TMPW='{}'\n{REAL_WORK}",
+                src.display(),
+                bare.display(),
+                tmpw.display()
+            );
+            let o = w.run(&ws, backend, std::slice::from_ref(&bare), &script);
+            let who = if nobody { "uid 65534" } else { "caller" };
+            let case = format!("{who}, {}", backend.unwrap_or("no sandbox"));
+            if !String::from_utf8_lossy(&o.stdout).contains("REALWORK-DONE") {
+                failures.push(format!("{case}: the work failed: {}", scratch::text(&o)));
+                w.remove();
+                continue;
+            }
+            let summary = repos_summary(&w, &ws, &tmpw, &bare);
+            match &control {
+                None => control = Some(summary),
+                Some(c) if *c != summary => failures.push(format!(
+                    "{case}: differs from the run without dcjail:\n--- without\n{c}\n--- with\n{summary}"
+                )),
+                Some(_) => {}
+            }
+            w.remove();
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

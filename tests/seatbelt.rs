@@ -84,6 +84,7 @@ fn base_plan() -> Plan {
             protected: Vec::new(),
             held: Vec::new(),
             caches: None,
+            git_checkouts: Vec::new(),
         },
         net: NetPlan {
             mode: NetMode::None,
@@ -92,6 +93,7 @@ fn base_plan() -> Plan {
             allow_unix_sockets: false,
         },
         timeout: None,
+        env: dcjail::policy::env::EnvRules::new(&Default::default()).unwrap(),
         policy_file: None,
         observe: false,
     }

@@ -158,12 +158,21 @@ mod tests {
     fn the_stub_program_carries_the_whole_layer_and_the_compiled_filters() {
         use crate::backend::stub_format::Program;
         let spec = spec_for_stub();
-        let guards: Vec<GuardId> = vec![(5, 77, b".bashrc".to_vec()), (5, 78, b"hooks".to_vec())];
+        let zone = crate::backend::stub_format::ZONE.to_vec();
+        let guards: Vec<GuardId> = vec![
+            (5, 77, b".bashrc".to_vec()),
+            (5, 78, b"hooks".to_vec()),
+            (5, 79, zone),
+        ];
         let bytes = encode(&spec, &guards).unwrap();
         let p = Program::parse(&bytes).unwrap();
         assert!(p.broker());
         let got: Vec<GuardId> = p.guards().map(|(d, i, n)| (d, i, n.to_vec())).collect();
         assert_eq!(got, guards);
+        assert_eq!(p.zones().collect::<Vec<_>>(), vec![(5, 79)]);
+        // Only the one mark may hold a slash.
+        let bad = encode(&spec, &[(5, 80, b"a/b".to_vec())]);
+        assert!(bad.map_or(true, |b| Program::parse(&b).is_err()));
         assert_eq!(p.handled_fs, spec.handled_fs);
         assert_eq!(p.handled_net, 0b11);
         assert_eq!(p.scoped, 3);

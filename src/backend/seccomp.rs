@@ -37,6 +37,13 @@ pub enum Inet {
     StreamOnly,
     /// Any family, any type (AF_UNIX only when `allow_unix`).
     Allow,
+    /// The command has a network namespace of its own (bwrap, `none` and
+    /// `allowlist`): AF_INET/AF_INET6 of any type, which reach only that
+    /// namespace's loopback (the command's own servers, and the proxy's
+    /// listener), and AF_NETLINK's NETLINK_ROUTE, which lists its
+    /// interfaces; every other family refused (AF_VSOCK, for one, is not
+    /// namespaced).
+    OwnNamespace,
 }
 
 /// One comparison on a syscall argument. Arguments are compared on their
@@ -194,6 +201,7 @@ fn setid(arg: u8, also: &[Cmp]) -> Vec<(Vec<Cmp>, Action)> {
 
 /// Numbers of the unified table that libc does not name yet.
 const SYS_SETXATTRAT: i64 = 463;
+const SYS_LANDLOCK_RESTRICT_SELF: i64 = 446;
 const SYS_REMOVEXATTRAT: i64 = 466;
 const SYS_OPEN_TREE_ATTR: i64 = 467;
 const SYS_FILE_SETATTR: i64 = 469;
@@ -451,6 +459,20 @@ fn fs_table(fs: FsRules) -> Vec<Entry> {
     if fs.meta != Meta::Allow {
         t.extend(unbrokered(fs.meta));
     }
+    if fs.create && !fs.observe {
+        // The broker must act only as the command could: a domain the
+        // command adds to itself is applied to the broker's hands too.
+        t.push(Entry {
+            name: "landlock_restrict_self",
+            nr: SYS_LANDLOCK_RESTRICT_SELF,
+            allow: Vec::new(),
+            rules: Vec::new(),
+            default: Action::Broker,
+            says: vec![
+                "to the broker, which applies the same ruleset to the process that makes its calls for this one, then lets the kernel apply it".into(),
+            ],
+        });
+    }
     // Entries whose every answer is Allow say nothing and are left out.
     t.retain(|e| e.default != Action::Allow || !e.rules.is_empty());
     t
@@ -505,6 +527,26 @@ fn socket_entry(s: SocketRules) -> Option<Entry> {
             vec![allowed.iter().map(|(f, _)| Cmp::Ne(0, *f)).collect()],
             "family is not AF_UNIX".to_string(),
         ),
+        Inet::OwnNamespace => {
+            allowed.push((AF_INET as u64, "AF_INET"));
+            allowed.push((AF_INET6 as u64, "AF_INET6"));
+            allowed.push((libc::AF_NETLINK as u64, "AF_NETLINK"));
+            let when = vec![
+                allowed.iter().map(|(f, _)| Cmp::Ne(0, *f)).collect(),
+                vec![
+                    Cmp::Eq(0, libc::AF_NETLINK as u64),
+                    Cmp::Ne(2, libc::NETLINK_ROUTE as u64),
+                ],
+            ];
+            let names: Vec<&str> = allowed.iter().map(|(_, n)| *n).collect();
+            (
+                when,
+                format!(
+                    "family is not one of {} (the namespace's own loopback only), or an AF_NETLINK protocol is not NETLINK_ROUTE",
+                    names.join(", ")
+                ),
+            )
+        }
         Inet::StreamOnly => {
             allowed.push((AF_INET as u64, "AF_INET"));
             allowed.push((AF_INET6 as u64, "AF_INET6"));

@@ -593,6 +593,7 @@ fn serve(listener: i32, child: i32, p: &Program<'_>) -> i32 {
         return status;
     }
     let mut listening = true;
+    let mut shadows = super::broker::Shadows::default();
     loop {
         #[repr(C)]
         struct PollFd {
@@ -620,7 +621,7 @@ fn serve(listener: i32, child: i32, p: &Program<'_>) -> i32 {
         }
         const POLLERR_HUP: i16 = 0x8 | 0x10;
         if fds[1].revents & POLLIN != 0 {
-            if super::broker::handle_one(listener, p).is_err() {
+            if super::broker::handle_one(listener, p, &mut shadows).is_err() {
                 // The listener failed: every brokered call now fails
                 // (ENOSYS), which is safe; keep supervising.
                 listening = false;

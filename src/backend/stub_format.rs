@@ -18,13 +18,22 @@
 //! u32 flags                                    BROKER: the last program's
 //!                                              notifications are served
 //! u32 n  { u64 dev  u64 ino  u32 len  name }   names that cannot be created
-//!                                              in the directory (dev, ino)
+//!                                              in the directory (dev, ino);
+//!                                              the name `ZONE` marks a
+//!                                              repository's worktree instead
 //! i32 report_fd                                where the broker writes denial
 //!                                              records (`denial_wire`); -1: none
 //! ```
 
 /// First bytes of a program; the version is the last byte.
-pub const MAGIC: &[u8; 12] = b"DCJAIL-STUB\x03";
+pub const MAGIC: &[u8; 12] = b"DCJAIL-STUB\x04";
+
+/// The guard name that no file can have, marking its directory as the top
+/// of a repository's worktree found at launch: in it and below it the
+/// broker creates no `.git` (a repository made there would be entered by
+/// a later `git status` through a gitlink), and moves in no directory from
+/// outside every such tree (it could carry one).
+pub const ZONE: &[u8] = b"/";
 
 /// Longest rule path the stub accepts (Linux PATH_MAX, NUL excluded).
 pub const MAX_PATH: usize = 4095;
@@ -239,7 +248,9 @@ impl<'a> Program<'a> {
                 return Err("guarded name length out of range");
             }
             let name = r.take(n)?;
-            if name.contains(&0) || name.contains(&b'/') || name == b"." || name == b".." {
+            if name != ZONE
+                && (name.contains(&0) || name.contains(&b'/') || name == b"." || name == b"..")
+            {
                 return Err("a guarded name is not a file name");
             }
             Ok(())
@@ -281,6 +292,13 @@ impl<'a> Program<'a> {
             let n = r.u32().ok()? as usize;
             Some((dev, ino, r.take(n).ok()?))
         })
+    }
+
+    /// `(dev, ino)` of every directory marked `ZONE`.
+    pub fn zones(&self) -> impl Iterator<Item = (u64, u64)> + 'a {
+        self.guards()
+            .filter(|(_, _, n)| *n == ZONE)
+            .map(|(d, i, _)| (d, i))
     }
 
     /// `(path, access)` per filesystem rule; the path has no NUL.

@@ -266,14 +266,39 @@ fn socket(plan: &Plan, f: &Fact<'_>, mut d: Denial) -> Denial {
             ..Fix::default()
         });
     } else {
+        let family = family_name(f.arg & 0xffff_ffff);
         d.kind = "socket";
         d.rule = "network";
-        d.why_not = Some(format!(
-            "the network is `{}`: only connections through dcjail's proxy (--net allowlist --allow-domain D) or --net full allow this socket",
-            plan.net.mode.word()
-        ));
+        d.why_not = Some(match family {
+            "AF_INET" | "AF_INET6" => format!(
+                "the network is `{}` and this backend gives the command no network namespace of its own: an {family} socket would use the host's network (a server would listen on the host's loopback). The bwrap backend gives the command its own loopback, where local servers and their clients work with --net none and allowlist; connections out go through dcjail's proxy (--net allowlist --allow-domain D) or --net full",
+                plan.net.mode.word()
+            ),
+            _ => format!(
+                "the network is `{}`: an {family} socket is refused (only internet sockets, through dcjail's proxy with --net allowlist or to the command's own loopback under bwrap, or --net full, allow other sockets)",
+                plan.net.mode.word()
+            ),
+        });
     }
     d
+}
+
+/// The name of a socket family, for a person (Linux's numbers: the facts
+/// come from Linux's seccomp filter).
+fn family_name(f: u64) -> &'static str {
+    match f {
+        2 => "AF_INET",
+        10 => "AF_INET6",
+        16 => "AF_NETLINK",
+        17 => "AF_PACKET",
+        29 => "AF_CAN",
+        30 => "AF_TIPC",
+        31 => "AF_BLUETOOTH",
+        38 => "AF_ALG",
+        40 => "AF_VSOCK",
+        44 => "AF_XDP",
+        _ => "other-family",
+    }
 }
 
 /// The path as the host names it: `..` and `.` taken out of a path that
@@ -312,6 +337,7 @@ fn errno_name(e: i32) -> &'static str {
         libc::EPERM => "EPERM",
         libc::EACCES => "EACCES",
         libc::EROFS => "EROFS",
+        libc::EBUSY => "EBUSY",
         _ => "other",
     }
 }

@@ -7,8 +7,9 @@ use std::ffi::{CString, OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::Path;
 
-/// The command's environment: dcjail's own plus `DCJAIL*`; `backend` is
-/// the chosen backend's name (`Choice::backend_name`).
+/// The command's environment: dcjail's own, minus what `[sandbox.env]`
+/// removes, plus `DCJAIL*`; `backend` is the chosen backend's name
+/// (`Choice::backend_name`).
 pub fn environment(plan: &Plan, backend: &str, extra: &[(OsString, OsString)]) -> Vec<CString> {
     let mut set: Vec<(OsString, OsString)> = vec![
         ("DCJAIL".into(), "1".into()),
@@ -33,6 +34,7 @@ pub fn environment(plan: &Plan, backend: &str, extra: &[(OsString, OsString)]) -
     set.extend(extra.iter().cloned());
     let mut out: Vec<CString> = std::env::vars_os()
         .filter(|(k, _)| !set.iter().any(|(s, _)| s == k))
+        .filter(|(k, _)| plan.env.removes(&k.to_string_lossy()).is_none())
         .filter_map(|(k, v)| env_entry(&k, &v))
         .collect();
     out.extend(set.iter().filter_map(|(k, v)| env_entry(k, v)));

@@ -360,6 +360,7 @@ fn serve(
     life: &OwnedFd,
 ) -> i32 {
     let mut listening = listener.is_some();
+    let mut shadows = crate::backend::broker::Shadows::default();
     loop {
         let mut fds = [
             libc::pollfd {
@@ -402,7 +403,7 @@ fn serve(
         }
         if fds[2].revents & libc::POLLIN != 0 {
             if let (Some(l), Some(p)) = (listener, program) {
-                if crate::backend::broker::handle_one(l.as_raw_fd(), p).is_err() {
+                if crate::backend::broker::handle_one(l.as_raw_fd(), p, &mut shadows).is_err() {
                     listening = false;
                 }
             }

@@ -55,6 +55,31 @@ pub fn proxy_env(endpoint: &str, secret: &str) -> Vec<(OsString, OsString)> {
     out
 }
 
+/// In a network namespace of its own the command's loopback is its own:
+/// a client reaches the command's own servers directly, not through the
+/// proxy (which would refuse a loopback address). A loopback name the
+/// allowlist itself names means the host's service, through the proxy: it
+/// is not exempt. Nothing else is.
+fn own_loopback_direct(env: &mut [(OsString, OsString)], plan: &Plan) {
+    use domain::RuleHost;
+    let named = |n: &str| {
+        plan.net.allow.iter().any(|r| match &r.host {
+            RuleHost::Exact(h) => h == n,
+            RuleHost::Ip(ip) => ip.to_string() == n,
+            RuleHost::Subdomains(_) => false,
+        })
+    };
+    let direct: Vec<&str> = ["localhost", "127.0.0.1", "::1"]
+        .into_iter()
+        .filter(|n| !named(n))
+        .collect();
+    for (k, v) in env.iter_mut() {
+        if k == "NO_PROXY" || k == "no_proxy" {
+            *v = OsString::from(direct.join(","));
+        }
+    }
+}
+
 /// The proxy side of one run, as the launcher sees it: nothing when the
 /// network is not an allowlist.
 #[derive(Default)]
@@ -122,6 +147,7 @@ pub fn start(plan: &Plan, way: Way) -> Result<NetRun, String> {
                 use std::os::fd::AsRawFd;
                 let (s, chan) = session::Session::start_netns(plan, port)?;
                 let mut env = s.env();
+                own_loopback_direct(&mut env, plan);
                 env.push((
                     session::STAGE2_PROXY_FD.into(),
                     chan.as_raw_fd().to_string().into(),

@@ -287,6 +287,7 @@ impl Fs for MemFs {
         Ok(self.audit.clone().unwrap_or(Collected {
             protected: Vec::new(),
             grants: Vec::new(),
+            checkouts: Vec::new(),
         }))
     }
 }

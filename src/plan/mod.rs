@@ -7,6 +7,7 @@
 
 use crate::error::{Error, Refusal, Result};
 use crate::net::domain::DomainRule;
+use crate::paths::{held_at, held_home};
 use crate::policy::{BackendChoice, Mode, NetMode, Policy, SandboxMode, Tool};
 use crate::protected::HostEnv;
 
@@ -127,6 +128,10 @@ pub struct FsPlan {
     /// Caches of the command's own, one directory per workspace, handed
     /// to the tools through their variables (`caches`).
     pub caches: Option<caches::Private>,
+    /// The worktree tops of the repositories found at launch (with the
+    /// protected table): in them and below them no `.git` can be made
+    /// during the run, and no directory moved in from outside them.
+    pub git_checkouts: Vec<PathBuf>,
 }
 
 #[derive(Clone, Debug)]
@@ -152,6 +157,8 @@ pub struct Plan {
     pub fs: FsPlan,
     pub net: NetPlan,
     pub timeout: Option<Duration>,
+    /// What of dcjail's environment the command does not inherit.
+    pub env: crate::policy::env::EnvRules,
     pub policy_file: Option<PathBuf>,
     /// Denials are recorded for a report (`crate::denials`): set by the
     /// caller of `build`, before a backend renders the plan.
@@ -241,7 +248,8 @@ pub fn build_in(
     let deny_read = rule(&fs_pol.deny_read, "sandbox.filesystem.deny_read")?;
     let allow_read = rule(&fs_pol.allow_read, "sandbox.filesystem.allow_read")?;
     let deny_write = rule(&fs_pol.deny_write, "sandbox.filesystem.deny_write")?;
-    let protected = protected_paths(policy, access, &mut writable, &at, facts, env, fs)?;
+    let (protected, git_checkouts) =
+        protected_paths(policy, access, &mut writable, &at, facts, env, fs)?;
     let held = match (access, home) {
         (SandboxMode::WorkspaceWrite, Some(h)) if policy.sandbox.filesystem.protect_defaults => {
             held_home(&writable, &resolve_lenient_in(fs, h))
@@ -260,6 +268,10 @@ pub fn build_in(
     // What the held directory keeps read-only needs no entry of its own:
     // each one would cost a bwrap mount or a landlock refusal for nothing.
     let protected: Vec<PathBuf> = protected
+        .into_iter()
+        .filter(|p| held_at(&held, &writable, p).is_none())
+        .collect();
+    let git_checkouts: Vec<PathBuf> = git_checkouts
         .into_iter()
         .filter(|p| held_at(&held, &writable, p).is_none())
         .collect();
@@ -292,9 +304,11 @@ pub fn build_in(
             protected,
             held,
             caches,
+            git_checkouts,
         },
         net,
         timeout: (!policy.sandbox.timeout.is_zero()).then_some(policy.sandbox.timeout),
+        env: crate::policy::env::EnvRules::new(&policy.sandbox.env).map_err(Error::Env)?,
         policy_file: policy.source.clone(),
         observe: false,
     };
@@ -302,38 +316,6 @@ pub fn build_in(
         precheck(&plan, policy, &at.base, home, fs)?;
     }
     Ok(plan)
-}
-
-/// `Plan::held_at` on its parts.
-fn held_at<'a>(held: &'a [PathBuf], writable: &[PathBuf], path: &Path) -> Option<&'a Path> {
-    let depth = |p: &Path| p.components().count();
-    let held = held
-        .iter()
-        .filter(|h| path.starts_with(h))
-        .max_by_key(|h| depth(h))?;
-    let root = writable
-        .iter()
-        .filter(|r| path.starts_with(r))
-        .map(|r| depth(r))
-        .max();
-    match root {
-        Some(d) if d > depth(held) => None,
-        _ => Some(held.as_path()),
-    }
-}
-
-/// The class rule for the home directory: `home` (canonical) is held when
-/// a writable root is it or lies above it. `/` as a root is left out, as
-/// the protected table leaves it out: it means danger-full-access.
-fn held_home(writable: &[PathBuf], home: &Path) -> Vec<PathBuf> {
-    let holds = writable
-        .iter()
-        .any(|r| r.as_path() != Path::new("/") && home.starts_with(r));
-    if holds && home != Path::new("/") {
-        vec![home.to_path_buf()]
-    } else {
-        Vec::new()
-    }
 }
 
 /// The worktree gate (5), then the cwd, the workspace and the base of
@@ -451,7 +433,8 @@ fn workspace_on_storage(policy: &Policy, at: &Places, facts: &Facts, fs: &dyn Fs
 
 /// The protected table and git's files (with git's own grants, whatever
 /// `protect_defaults` says, added to `writable`), and the policy, the plan
-/// card and dcjail itself, which are never writable from inside.
+/// card and dcjail itself, which are never writable from inside; with the
+/// worktree tops of the repositories found.
 fn protected_paths(
     policy: &Policy,
     access: SandboxMode,
@@ -460,9 +443,10 @@ fn protected_paths(
     facts: &Facts,
     env: &HostEnv,
     fs: &dyn Fs,
-) -> Result<Vec<PathBuf>> {
+) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
     let home = facts.home.as_deref();
     let mut protected = Vec::new();
+    let mut checkouts = Vec::new();
     if access == SandboxMode::WorkspaceWrite {
         let protect = policy.sandbox.filesystem.protect_defaults;
         let found = fs
@@ -471,6 +455,7 @@ fn protected_paths(
         writable.extend(found.grants);
         dedup_roots(writable);
         protected = found.protected;
+        checkouts = found.checkouts;
     }
     let mut own: Vec<PathBuf> = Vec::new();
     if let Some(p) = &policy.source {
@@ -487,7 +472,7 @@ fn protected_paths(
             protected.push(p);
         }
     }
-    Ok(protected)
+    Ok((protected, checkouts))
 }
 
 /// Gate 6, first half: each declared path must be usable as the tool says.

@@ -155,10 +155,12 @@ fn the_audit_adds_its_grants_to_the_writable_roots_and_its_paths_to_the_protecte
     fs.audit = Some(Collected {
         protected: paths(&["/ws/.git/hooks"]),
         grants: paths(&["/repo/.git", "/ws"]),
+        checkouts: paths(&["/ws"]),
     });
     let plan = build_on(&fs, &policy(SandboxMode::WorkspaceWrite), &facts("/ws")).unwrap();
     assert_eq!(roots(&plan), paths(&["/ws", "/repo/.git"]));
     assert_eq!(plan.fs.protected, paths(&["/ws/.git/hooks"]));
+    assert_eq!(plan.fs.git_checkouts, paths(&["/ws"]));
 }
 
 #[test]
@@ -174,6 +176,7 @@ fn a_writable_home_is_held_read_only_but_for_the_roots_inside_it() {
             "/home/u/.cargo/registry",
         ]),
         grants: Vec::new(),
+        checkouts: Vec::new(),
     });
     let mut p = policy(SandboxMode::WorkspaceWrite);
     p.sandbox.filesystem.allow_write = paths(&["~/.cargo"]);

@@ -5,6 +5,7 @@
 //! merging command-line overrides. It never decides and never touches the
 //! filesystem beyond reading the one policy it is given.
 
+pub mod env;
 mod overrides;
 
 pub use overrides::{GateArgs, Overrides, NEXT_DISPLAY_ORDER};
@@ -279,6 +280,7 @@ pub struct Sandbox {
     pub timeout: Duration,
     pub filesystem: Filesystem,
     pub network: Network,
+    pub env: env::Env,
 }
 
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -393,6 +395,7 @@ impl Default for Sandbox {
             timeout: Duration::ZERO,
             filesystem: Filesystem::default(),
             network: Network::default(),
+            env: env::Env::default(),
         }
     }
 }

@@ -111,10 +111,16 @@ pub struct Overrides {
         display_order = 125
     )]
     pub timeout: Option<Duration>,
+    /// Let the command inherit variable NAME (a glob allowed) although it looks like a credential (repeatable)
+    #[arg(long, value_name = "NAME", display_order = 126)]
+    pub env_pass: Vec<String>,
+    /// Remove variable NAME (a glob allowed) from the command's environment; beats --env-pass (repeatable)
+    #[arg(long, value_name = "NAME", display_order = 127)]
+    pub env_deny: Vec<String>,
 }
 
 /// Where the next option after the policy group goes in `--help` (`--report`).
-pub const NEXT_DISPLAY_ORDER: usize = 126;
+pub const NEXT_DISPLAY_ORDER: usize = 128;
 
 impl Overrides {
     /// Refuses options that contradict each other.
@@ -197,5 +203,8 @@ impl Policy {
         if let Some(v) = o.timeout {
             self.sandbox.timeout = v;
         }
+        let env = &mut self.sandbox.env;
+        env.pass.extend(o.env_pass.iter().cloned());
+        env.deny.extend(o.env_deny.iter().cloned());
     }
 }

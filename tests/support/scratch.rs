@@ -269,3 +269,44 @@ pub fn text(o: &std::process::Output) -> String {
         String::from_utf8_lossy(&o.stderr)
     )
 }
+
+/// Whether the tests run as root (then they also run the command as uid
+/// 65534: `users`).
+pub fn is_root() -> bool {
+    // SAFETY: getuid never fails.
+    unsafe { libc::getuid() == 0 }
+}
+
+/// The users a test runs its command as: the caller (`false`) and, when
+/// the caller is root, uid 65534 (`true`).
+pub fn users() -> &'static [bool] {
+    if is_root() {
+        &[false, true]
+    } else {
+        &[false]
+    }
+}
+
+/// `argv` in `cwd`, as the caller or (`nobody`) as uid 65534 through
+/// setpriv, with `DCJAIL_POLICY` removed and stdin closed.
+pub fn command_as(cwd: &Path, nobody: bool, argv: &[&str]) -> Command {
+    let mut cmd = if nobody {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid", "65534", "--regid", "65534", "--clear-groups"]);
+        c.args(argv);
+        c
+    } else {
+        let mut c = Command::new(argv[0]);
+        c.args(&argv[1..]);
+        c
+    };
+    cmd.current_dir(cwd)
+        .env_remove("DCJAIL_POLICY")
+        .stdin(std::process::Stdio::null());
+    cmd
+}
+
+/// `command_as`, run for at most 60 seconds.
+pub fn run_as(cwd: &Path, nobody: bool, argv: &[&str]) -> std::process::Output {
+    output_within(command_as(cwd, nobody, argv), 60)
+}

@@ -8,6 +8,7 @@ use super::*;
 pub(super) fn take_umask(c: &Ctx<'_>) -> Result<(), i32> {
     let (_, mask) = status_of(c.req.pid)?;
     umask(mask);
+    c.mask.set(mask);
     Ok(())
 }
 
@@ -24,10 +25,22 @@ pub(super) fn absent(at: &At) -> Result<(), i32> {
 /// Refuses to create the missing name `at.name` in `at.dir` where a guard
 /// forbids it or the layer grants no `need` there.
 pub(super) fn may_create(c: &Ctx<'_>, at: &At, need: u64) -> Result<(), i32> {
-    if guarded(c.prog, &at.dir, at.name.bytes().trim_end_slash())? {
+    let name = at.name.bytes().trim_end_slash();
+    if guarded(c.prog, &at.dir, name)? || (name == b".git" && in_zone(c.prog, &at.dir)?) {
         return Err(EROFS);
     }
     may_make(c, at, need)
+}
+
+/// A directory moved from outside every repository's worktree into one
+/// could carry a `.git` made outside: such a move is refused with EXDEV,
+/// which `mv` and the like answer by copying, name by name, through
+/// `may_create`. `moved` is the mode of what enters `to`.
+fn may_move_in(c: &Ctx<'_>, from: &Fd, to: &Fd, moved: u32) -> Result<(), i32> {
+    if moved & S_IFMT == S_IFDIR && in_zone(c.prog, to)? && !in_zone(c.prog, from)? {
+        return Err(EXDEV);
+    }
+    Ok(())
 }
 
 /// The layer's rights for making an entry in `at.dir`.
@@ -131,13 +144,36 @@ pub(super) fn open(
         if fifo && flags & O_NONBLOCK == 0 {
             return open_fifo(c, &at, oflags, mode, flags & O_CLOEXEC != 0);
         }
-        match sys::openat(at.dir.raw(), at.name.c(), oflags, (mode & 0o7777) as usize) {
+        match final_open(c, &at, oflags, mode) {
             Ok(fd) => return Ok(Reply::Fd(fd, flags & O_CLOEXEC != 0)),
             Err(ELOOP) if nofollow != 0 && follow => continue,
             Err(e) => return Err(e),
         }
     }
     Err(ELOOP)
+}
+
+/// The open itself, made where the command's own domains hold (`perform`).
+/// A magic link of /proc is followed here, where the command may be
+/// reached, into a descriptor of ours: a shadow reopens that one, through
+/// its own /proc/self, so that its domains check the file itself.
+fn final_open(c: &Ctx<'_>, at: &At, flags: usize, mode: u32) -> Result<Fd, i32> {
+    let mode = (mode & 0o7777) as usize;
+    if c.shadow < 0 {
+        return sys::openat(at.dir.raw(), at.name.c(), flags, mode);
+    }
+    let mut p = Buf::new();
+    let _held;
+    let (dir, name) = if at.magic {
+        let fd = sys::openat(at.dir.raw(), at.name.c(), O_PATH | O_CLOEXEC, 0)?;
+        self_path(&fd, &mut p)?;
+        _held = fd;
+        (AT_FDCWD, p.c())
+    } else {
+        (at.dir.raw(), at.name.c())
+    };
+    let args = [Arg::N(dir), Arg::B(name), Arg::N(flags), Arg::N(mode)];
+    perform(c, nr::OPENAT, &args, None).map(|fd| Fd(fd as i32))
 }
 
 /// A FIFO's open waits for its other end, which may come from the command
@@ -150,6 +186,21 @@ pub(super) fn open_fifo(
     cloexec: bool,
 ) -> Result<Reply, i32> {
     const SIGCHLD: usize = 17;
+    if c.shadow >= 0 {
+        let mut p = Buf::new();
+        let _held;
+        let (dir, name) = if at.magic {
+            let fd = sys::openat(at.dir.raw(), at.name.c(), O_PATH | O_CLOEXEC, 0)?;
+            self_path(&fd, &mut p)?;
+            _held = fd;
+            (AT_FDCWD, p.c())
+        } else {
+            (at.dir.raw(), at.name.c())
+        };
+        let mode = (mode & 0o7777) as usize;
+        let args = [Arg::N(dir), Arg::B(name), Arg::N(flags), Arg::N(mode)];
+        return perform_waiting(c, &args, cloexec);
+    }
     // SAFETY: a plain fork (clone with SIGCHLD only); the child only makes
     // system calls on values it owns and exits.
     let pid = unsafe { sys::call(nr::CLONE, &[SIGCHLD, 0, 0, 0, 0]) }?;
@@ -190,31 +241,13 @@ pub(super) fn mknod(
         return Ok(Reply::None);
     }
     take_umask(c)?;
+    let (dir, name) = (Arg::N(at.dir.raw()), Arg::B(at.name.c()));
     if mode & S_IFMT == S_IFDIR {
-        // SAFETY: a NUL-terminated name.
-        unsafe {
-            sys::call(
-                nr::MKDIRAT,
-                &[
-                    at.dir.raw(),
-                    at.name.c().as_ptr() as usize,
-                    (mode & 0o7777) as usize,
-                ],
-            )
-        }?;
+        let m = Arg::N((mode & 0o7777) as usize);
+        perform(c, nr::MKDIRAT, &[dir, name, m], None)?;
     } else {
-        // SAFETY: a NUL-terminated name.
-        unsafe {
-            sys::call(
-                nr::MKNODAT,
-                &[
-                    at.dir.raw(),
-                    at.name.c().as_ptr() as usize,
-                    mode as usize,
-                    dev as usize,
-                ],
-            )
-        }?;
+        let (m, d) = (Arg::N(mode as usize), Arg::N(dev as usize));
+        perform(c, nr::MKNODAT, &[dir, name, m, d], None)?;
     }
     Ok(Reply::Val(0))
 }
@@ -236,17 +269,12 @@ pub(super) fn symlink(
     if !c.valid() {
         return Ok(Reply::None);
     }
-    // SAFETY: NUL-terminated target and name.
-    unsafe {
-        sys::call(
-            nr::SYMLINKAT,
-            &[
-                target.c().as_ptr() as usize,
-                at.dir.raw(),
-                at.name.c().as_ptr() as usize,
-            ],
-        )
-    }?;
+    let args = [
+        Arg::B(target.c()),
+        Arg::N(at.dir.raw()),
+        Arg::B(at.name.c()),
+    ];
+    perform(c, nr::SYMLINKAT, &args, None)?;
     Ok(Reply::Val(0))
 }
 
@@ -305,20 +333,17 @@ pub(super) fn link(
     }
     let mut p = Buf::new();
     self_path(&src, &mut p)?;
-    // SAFETY: NUL-terminated paths; following our own descriptor's magic
-    // link links the very inode resolved above.
-    unsafe {
-        sys::call(
-            nr::LINKAT,
-            &[
-                AT_FDCWD,
-                p.c().as_ptr() as usize,
-                to.dir.raw(),
-                to.name.c().as_ptr() as usize,
-                AT_SYMLINK_FOLLOW,
-            ],
-        )
-    }?;
+    // Following our own descriptor's magic link links the very inode
+    // resolved above (a shadow shares the descriptor and reads its own
+    // /proc/self).
+    let args = [
+        Arg::N(AT_FDCWD),
+        Arg::B(p.c()),
+        Arg::N(to.dir.raw()),
+        Arg::B(to.name.c()),
+        Arg::N(AT_SYMLINK_FOLLOW),
+    ];
+    perform(c, nr::LINKAT, &args, None)?;
     Ok(Reply::Val(0))
 }
 
@@ -361,25 +386,24 @@ pub(super) fn rename(
         }
     }
     may_refer(c, &from.dir, &to.dir)?;
+    may_move_in(c, &from.dir, &to.dir, src.mode)?;
+    if let (Ok(d), true) = (&dst, flags & RENAME_EXCHANGE != 0) {
+        may_move_in(c, &to.dir, &from.dir, d.mode)?;
+    }
     if flags & RENAME_NOREPLACE != 0 && dst.is_ok() {
         return Err(EEXIST);
     }
     if !c.valid() {
         return Ok(Reply::None);
     }
-    // SAFETY: NUL-terminated names.
-    unsafe {
-        sys::call(
-            nr::RENAMEAT2,
-            &[
-                from.dir.raw(),
-                from.name.c().as_ptr() as usize,
-                to.dir.raw(),
-                to.name.c().as_ptr() as usize,
-                flags,
-            ],
-        )
-    }?;
+    let args = [
+        Arg::N(from.dir.raw()),
+        Arg::B(from.name.c()),
+        Arg::N(to.dir.raw()),
+        Arg::B(to.name.c()),
+        Arg::N(flags),
+    ];
+    perform(c, nr::RENAMEAT2, &args, None)?;
     Ok(Reply::Val(0))
 }
 
@@ -415,7 +439,7 @@ pub(super) fn bind(c: &Ctx<'_>, sockfd: u64, addr: u64, len: usize) -> Result<Re
         {
             return Err(EACCES);
         }
-        return raw_bind(&sock, &sa[..n]);
+        return raw_bind(c, &sock, &sa[..n], None);
     }
     if n < 2 || u16::from_ne_bytes([sa[0], sa[1]]) != AF_UNIX {
         return Err(EINVAL);
@@ -424,7 +448,7 @@ pub(super) fn bind(c: &Ctx<'_>, sockfd: u64, addr: u64, len: usize) -> Result<Re
     let end = path.iter().position(|b| *b == 0).unwrap_or(path.len());
     if end == 0 {
         // Autobind or an abstract name: nothing on a filesystem.
-        return raw_bind(&sock, &sa[..n]);
+        return raw_bind(c, &sock, &sa[..n], None);
     }
     let mut p = Buf::new();
     p.set(&[&path[..end]])?;
@@ -446,19 +470,13 @@ pub(super) fn bind(c: &Ctx<'_>, sockfd: u64, addr: u64, len: usize) -> Result<Re
     }
     local[..2].copy_from_slice(&AF_UNIX.to_ne_bytes());
     local[2..2 + name.len()].copy_from_slice(name);
-    // The name is made relative to the directory checked: the broker's own
-    // working directory is that directory for this one call.
-    let here = sys::openat(AT_FDCWD, b".\0", O_PATH | O_CLOEXEC, 0)?;
-    // SAFETY: fchdir takes a descriptor.
-    unsafe { sys::call(nr::FCHDIR, &[at.dir.raw()]) }?;
-    let r = raw_bind(&sock, &local[..2 + name.len() + 1]);
-    // SAFETY: as above.
-    let _ = unsafe { sys::call(nr::FCHDIR, &[here.raw()]) };
-    r
+    // The name is made relative to the directory checked: the working
+    // directory of whoever binds is that directory for this one call.
+    raw_bind(c, &sock, &local[..2 + name.len() + 1], Some(&at.dir))
 }
 
 /// The command's descriptor `fd`, duplicated here.
-fn their_fd(tgid: u32, fd: u64) -> Result<Fd, i32> {
+pub(super) fn their_fd(tgid: u32, fd: u64) -> Result<Fd, i32> {
     // SAFETY: pidfd_open takes a pid and flags.
     let pidfd = Fd(unsafe { sys::call(sys::PIDFD_OPEN, &[tgid as usize, 0]) }? as i32);
     // SAFETY: pidfd_getfd takes two descriptors and flags.
@@ -486,8 +504,8 @@ fn sockopt(sock: &Fd, name: usize) -> Result<i32, i32> {
     Ok(v)
 }
 
-fn raw_bind(sock: &Fd, sa: &[u8]) -> Result<Reply, i32> {
-    // SAFETY: an address of sa.len() bytes.
-    unsafe { sys::call(nr::BIND, &[sock.raw(), sa.as_ptr() as usize, sa.len()]) }?;
+fn raw_bind(c: &Ctx<'_>, sock: &Fd, sa: &[u8], from: Option<&Fd>) -> Result<Reply, i32> {
+    let args = [Arg::N(sock.raw()), Arg::B(sa), Arg::N(sa.len())];
+    perform(c, nr::BIND, &args, from)?;
     Ok(Reply::Val(0))
 }

@@ -37,12 +37,15 @@ mod create;
 mod meta;
 mod observe;
 mod resolve;
+mod shadow;
 
-use super::stub_format::Program;
+use super::stub_format::{Program, ZONE};
 use super::sys::{self, nr, Fd};
 use create::*;
 use meta::*;
 use resolve::*;
+pub use shadow::Shadows;
+use shadow::{perform, perform_waiting, Arg};
 
 #[cfg(target_arch = "x86_64")]
 mod o {
@@ -97,6 +100,7 @@ const EACCES: i32 = 13;
 const EFAULT: i32 = 14;
 const EEXIST: i32 = 17;
 const EXDEV: i32 = 18;
+const EBUSY: i32 = 16;
 const ENOTDIR: i32 = 20;
 const EINVAL: i32 = 22;
 const E2BIG: i32 = 7;
@@ -159,6 +163,8 @@ enum Reply {
     Fd(Fd, bool),
     /// Nothing: the command is gone, or a child of ours answers.
     None,
+    /// The kernel makes the call itself (SECCOMP_USER_NOTIF_FLAG_CONTINUE).
+    Continue,
 }
 
 /// A path or name as read or built here, NUL-terminated in place.
@@ -231,6 +237,11 @@ pub struct Ctx<'p> {
     listener: i32,
     req: Notif,
     prog: &'p Program<'p>,
+    /// The shadow that makes the final call for this command (`shadow`),
+    /// or -1: the broker makes it.
+    shadow: i32,
+    /// The command's umask, once taken for a creation.
+    mask: core::cell::Cell<u32>,
 }
 
 impl<'p> Ctx<'p> {
@@ -266,7 +277,7 @@ impl<'p> Ctx<'p> {
 
 /// Receives one notification and answers it. `Err` only when the listener
 /// itself fails (it is closed, or the sandbox is gone).
-pub fn handle_one(listener: i32, prog: &Program<'_>) -> Result<(), i32> {
+pub fn handle_one(listener: i32, prog: &Program<'_>, sh: &mut Shadows) -> Result<(), i32> {
     let mut req = Notif::default();
     // SAFETY: a zeroed struct seccomp_notif of the size the ioctl encodes.
     match unsafe {
@@ -284,47 +295,63 @@ pub fn handle_one(listener: i32, prog: &Program<'_>) -> Result<(), i32> {
         Err(4) | Err(ENOENT) => return Ok(()),
         Err(e) => return Err(e),
     }
-    let ctx = Ctx {
+    let mut ctx = Ctx {
         listener,
         req,
         prog,
+        shadow: -1,
+        mask: core::cell::Cell::new(0o022),
     };
     if prog.report_fd >= 0 {
         observe::handle(&ctx);
         return Ok(());
     }
-    let reply = dispatch(&ctx);
+    if req.data.nr as usize == sys::LANDLOCK_RESTRICT_SELF {
+        answer(&ctx, result(shadow::restrict(&ctx, sh)));
+        return Ok(());
+    }
+    let reply = match sh.of(req.pid) {
+        Ok(s) => {
+            ctx.shadow = s;
+            dispatch(&ctx)
+        }
+        Err(e) => Reply::Err(e),
+    };
     answer(&ctx, reply);
     Ok(())
 }
 
 fn answer(ctx: &Ctx<'_>, reply: Reply) {
-    let send = |val: i64, err: i32| {
+    answer_raw(ctx.listener, ctx.req.id, reply);
+}
+
+/// Answers notification `id` on `listener` (also from a child that made a
+/// waiting open).
+fn answer_raw(listener: i32, id: u64, reply: Reply) {
+    const FLAG_CONTINUE: u32 = 1;
+    let send = |val: i64, err: i32, flags: u32| {
         let r = Resp {
-            id: ctx.req.id,
+            id,
             val,
             error: -err,
-            flags: 0,
+            flags,
         };
         // SAFETY: a complete struct seccomp_notif_resp.
         let _ = unsafe {
             sys::call(
                 nr::IOCTL,
-                &[
-                    ctx.listener as usize,
-                    IOCTL_SEND,
-                    &r as *const Resp as usize,
-                ],
+                &[listener as usize, IOCTL_SEND, &r as *const Resp as usize],
             )
         };
     };
     match reply {
         Reply::None => {}
-        Reply::Val(v) => send(v, 0),
-        Reply::Err(e) => send(-1, e),
+        Reply::Continue => send(0, 0, FLAG_CONTINUE),
+        Reply::Val(v) => send(v, 0, 0),
+        Reply::Err(e) => send(-1, e, 0),
         Reply::Fd(fd, cloexec) => {
             let a = AddFd {
-                id: ctx.req.id,
+                id,
                 flags: ADDFD_FLAG_SEND,
                 srcfd: fd.0 as u32,
                 newfd: 0,
@@ -334,18 +361,14 @@ fn answer(ctx: &Ctx<'_>, reply: Reply) {
             let r = unsafe {
                 sys::call(
                     nr::IOCTL,
-                    &[
-                        ctx.listener as usize,
-                        IOCTL_ADDFD,
-                        &a as *const AddFd as usize,
-                    ],
+                    &[listener as usize, IOCTL_ADDFD, &a as *const AddFd as usize],
                 )
             };
             match r {
                 Ok(_) => {}
                 // The command died meanwhile: nobody to answer.
                 Err(ENOENT) => {}
-                Err(e) => send(-1, e),
+                Err(e) => send(-1, e, 0),
             }
         }
     }

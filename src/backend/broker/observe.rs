@@ -25,8 +25,9 @@ use super::super::denial_wire::{
 };
 use super::{
     answer, dispatch, make_right, path_of, proc_path, right, rights_of, stat_at, sys, Buf, Ctx, Fd,
-    Reply, Resp, SeccompData, AT_FDCWD, EACCES, EPERM, EROFS, IOCTL_SEND, O_ACCMODE, O_CLOEXEC,
-    O_CREAT, O_NOFOLLOW, O_PATH, O_RDWR, O_TMPFILE_BIT, O_TRUNC, O_WRONLY, S_IFDIR, S_IFMT,
+    Reply, Resp, SeccompData, AT_FDCWD, EACCES, EBUSY, EPERM, EROFS, IOCTL_SEND, O_ACCMODE,
+    O_CLOEXEC, O_CREAT, O_NOFOLLOW, O_PATH, O_RDWR, O_TMPFILE_BIT, O_TRUNC, O_WRONLY, S_IFDIR,
+    S_IFMT,
 };
 use core::sync::atomic::{AtomicU32, Ordering};
 
@@ -84,7 +85,10 @@ pub(super) fn handle(c: &Ctx<'_>) {
     }
     let reply = dispatch(c);
     if let Reply::Err(e) = &reply {
-        if matches!(*e, EACCES | EPERM | EROFS) {
+        // EBUSY: a rename or link onto a name a read-only mount keeps (a
+        // protected file: `git config` renames its lock file onto
+        // .git/config). Inside the sandbox every mount point is dcjail's.
+        if matches!(*e, EACCES | EPERM | EROFS | EBUSY) {
             record(c, SOURCE_BROKER, *e);
         }
     }

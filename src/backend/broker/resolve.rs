@@ -219,7 +219,33 @@ pub(super) fn rights_of(p: &Program<'_>, fd: &Fd) -> Result<u64, i32> {
 pub(super) fn guarded(p: &Program<'_>, dir: &Fd, name: &[u8]) -> Result<bool, i32> {
     let st = stat_fd(dir)?;
     Ok(p.guards()
-        .any(|(dev, ino, g)| dev == st.dev && ino == st.ino && g == name))
+        .any(|(dev, ino, g)| g != ZONE && dev == st.dev && ino == st.ino && g == name))
+}
+
+/// Whether `dir` is, or lies below, a directory marked `ZONE`: walked up
+/// by `..` in the command's own view (the marks are by inode, so a bind
+/// mount of the same directory is the same). Past the deepest path the
+/// kernel can name, it counts as inside (the caller then refuses).
+pub(super) fn in_zone(p: &Program<'_>, dir: &Fd) -> Result<bool, i32> {
+    if p.zones().next().is_none() {
+        return Ok(false);
+    }
+    let mut st = stat_fd(dir)?;
+    let mut cur: Option<Fd> = None;
+    for _ in 0..2048 {
+        if p.zones().any(|(d, i)| d == st.dev && i == st.ino) {
+            return Ok(true);
+        }
+        let here = cur.as_ref().map_or(dir.raw(), Fd::raw);
+        let up = sys::openat(here, b"..\0", O_PATH | O_DIRECTORY | O_CLOEXEC, 0)?;
+        let ust = stat_fd(&up)?;
+        if (ust.dev, ust.ino) == (st.dev, st.ino) {
+            return Ok(false);
+        }
+        st = ust;
+        cur = Some(up);
+    }
+    Ok(true)
 }
 
 /// How a path is resolved for one system call.

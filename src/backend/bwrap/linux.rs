@@ -73,9 +73,13 @@ fn layer_spec(plan: &Plan) -> Result<crate::backend::landlock::LayerSpec, String
 fn layer_with_truncation(plan: &Plan) -> Result<crate::backend::landlock::LayerSpec, String> {
     use crate::backend::landlock::{access, layer_spec_with, WriteSubtraction};
     let mut spec = layer_spec_with(plan, WriteSubtraction::ByMounts)?;
-    if plan.effective_net() == NetMode::Allowlist {
-        // The proxy's listener inside the namespace (net::session).
-        spec.tcp_connect_ports = vec![super::SANDBOX_PROXY_PORT];
+    if plan.effective_net() != NetMode::Full {
+        // A network namespace of its own, where loopback is the only
+        // interface: the command's own servers and, under the allowlist,
+        // the proxy's listener (net::session) are all it can reach. A test
+        // server and its client, a dev server, work as without dcjail.
+        spec.restrict_tcp = false;
+        spec.sockets.inet = crate::backend::seccomp::Inet::OwnNamespace;
     }
     if reads_everywhere(&spec) {
         trim(&mut spec, access::READ);
@@ -190,6 +194,30 @@ fn guard_ids(guards: &[Guard]) -> Result<Vec<GuardId>, String> {
         .collect()
 }
 
+/// Each repository worktree's top by inode, marked `ZONE` for the broker.
+fn zone_ids(zones: &[PathBuf]) -> Result<Vec<GuardId>, String> {
+    use std::os::unix::fs::MetadataExt;
+    zones
+        .iter()
+        .map(|z| {
+            let m = std::fs::symlink_metadata(z).map_err(|e| {
+                format!(
+                    "`{}` (a repository found at launch): {}",
+                    z.display(),
+                    crate::policy::io_words(&e)
+                )
+            })?;
+            if !m.is_dir() {
+                return Err(format!(
+                    "`{}` changed while the sandbox was being set up",
+                    z.display()
+                ));
+            }
+            Ok((m.dev(), m.ino(), crate::backend::stub_format::ZONE.to_vec()))
+        })
+        .collect()
+}
+
 /// What `auto` (and `--backend bwrap`) checks before rendering: a trusted
 /// bwrap, and nothing that stops its namespaces (`obstacle::userns_obstacle`:
 /// kernel switches, a seccomp filter, AppArmor). The version is not
@@ -211,8 +239,10 @@ pub fn prepare(
     let mut spec = layer_spec(plan).because(BWRAP, Missing::Rule)?;
     spec.check_supported_with(host)
         .because(BWRAP, Missing::Host)?;
-    let guards = guard_ids(&rendered.guards).because(BWRAP, Missing::Setup)?;
-    spec.fs.create = rendered.missing;
+    let mut guards = guard_ids(&rendered.guards).because(BWRAP, Missing::Setup)?;
+    guards.extend(zone_ids(&rendered.zones).because(BWRAP, Missing::Setup)?);
+    // A zone needs every creation at the broker: any name may be `.git`.
+    spec.fs.create = rendered.missing || !rendered.zones.is_empty();
     let program = program::encode(&spec, &guards).because(BWRAP, Missing::Rule)?;
     // Opened through the magic link at launch: no readlink (its path walk
     // contends with every mount namespace being set up or torn down on the

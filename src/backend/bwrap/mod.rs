@@ -91,6 +91,9 @@ pub fn describe(l: &BwrapLaunch) -> serde_json::Value {
         "uncreatable": l.rendered.guards.iter().map(|g| {
             g.dir.join(&g.name).to_string_lossy().into_owned()
         }).collect::<Vec<_>>(),
+        "no_new_git_below": l.rendered.zones.iter().map(|z| {
+            z.to_string_lossy().into_owned()
+        }).collect::<Vec<_>>(),
         "stage2": {
             "exe": if l.exe == Path::new(SELF_EXE) {
                 crate::plan::own_exe().unwrap_or_else(|| l.exe.clone())

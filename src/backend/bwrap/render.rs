@@ -96,6 +96,10 @@ pub struct Rendered {
     /// masked): a descriptor the caller opened on one of them, or on a
     /// directory, reaches it through the caller's mount instead.
     pub held: Vec<PathBuf>,
+    /// The worktree tops of the repositories found at launch: the broker
+    /// makes no `.git` in them or below them, and moves in no directory
+    /// from outside them (`stub_format::ZONE`).
+    pub zones: Vec<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -172,6 +176,18 @@ pub fn render(plan: &Plan, host: &dyn Host) -> Result<Rendered, String> {
     if !plan.fs.held.is_empty() {
         out.notes.push(
             "the home directory is mounted read-only by class, and the writable roots inside it are mounted writable on top of it".to_string(),
+        );
+    }
+    out.zones = plan
+        .fs
+        .git_checkouts
+        .iter()
+        .filter(|c| host.node(c) == Node::Dir)
+        .cloned()
+        .collect();
+    if !out.zones.is_empty() {
+        out.notes.push(
+            "no `.git` can be made in or below a repository's worktree found at launch, and no directory can be moved in from outside one (EXDEV: mv copies it, name by name): a repository made there would be entered by a later git status through a gitlink; the broker performs every call that creates a name".to_string(),
         );
     }
     if out.missing {

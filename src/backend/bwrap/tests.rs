@@ -44,6 +44,7 @@ fn plan(access: SandboxMode, writable: &[&str], protected: &[&str]) -> Plan {
             protected: protected.iter().map(PathBuf::from).collect(),
             held: vec![],
             caches: None,
+            git_checkouts: vec![],
         },
         net: NetPlan {
             mode: NetMode::None,
@@ -52,6 +53,7 @@ fn plan(access: SandboxMode, writable: &[&str], protected: &[&str]) -> Plan {
             allow_unix_sockets: false,
         },
         timeout: None,
+        env: crate::policy::env::EnvRules::new(&Default::default()).unwrap(),
         policy_file: None,
         observe: false,
     }
