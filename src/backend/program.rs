@@ -241,7 +241,9 @@ mod tests {
     #[test]
     fn the_stub_is_embedded_static_and_small() {
         assert!(STUB.starts_with(b"\x7fELF"), "not an ELF binary");
-        assert!(STUB.len() < 64 * 1024, "stub is {} bytes", STUB.len());
+        // Copied into a memfd at every bwrap launch: a bound, not a goal
+        // (the broker's shadows and the repository zones took it past 64 KiB).
+        assert!(STUB.len() < 80 * 1024, "stub is {} bytes", STUB.len());
         // No PT_INTERP program header: it starts without the dynamic loader.
         let u16_at = |o: usize| u16::from_le_bytes([STUB[o], STUB[o + 1]]) as usize;
         let mut phoff = [0u8; 8];

@@ -156,6 +156,17 @@ fn path_rule(plan: &Plan, p: &Path, home: Option<&Path>, mut d: Denial) -> Denia
         );
         return d;
     }
+    if p.file_name().is_some_and(|n| n == ".git")
+        && d.kind == "write"
+        && plan.fs.git_checkouts.iter().any(|c| p.starts_with(c))
+    {
+        d.rule = "repository inside a repository";
+        d.why_not = Some(
+            "no .git can be made inside the worktree of a repository found at launch (your next git status there would run its configuration); clone or init it outside the sandbox, or inside it under /tmp or an allow_write root that is no repository's"
+                .into(),
+        );
+        return d;
+    }
     if d.kind == "metadata" && d.errno == "EPERM" && p.starts_with("/dev") {
         d.rule = "device";
         d.why_not = Some("the metadata of a device node never changes in the sandbox".into());
