@@ -159,7 +159,7 @@ pub fn plan_json(plan: &Plan) -> Value {
             "deny_write": rules(&plan.fs.deny_write),
             "protected": paths(&plan.fs.protected),
             "held_read_only": paths(&plan.fs.held),
-            "own_caches": plan.fs.caches.as_ref().map(|c| json!({
+            "own_caches": plan.fs.caches.as_ref().filter(|c| crate::exec::caches::would_work(c)).map(|c| json!({
                 "directory": s(&c.root),
                 "variables": c.env_here()
                     .into_iter()

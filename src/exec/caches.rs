@@ -66,6 +66,26 @@ fn open_own(at: Option<&Dir>, name: &Path) -> std::io::Result<Dir> {
     Ok(dir)
 }
 
+/// Whether `prepare` would give the caches, without making anything: the
+/// home directory and every component that exists already are the
+/// caller's directories, none a symlink (for `explain`).
+pub fn would_work(c: &Private) -> bool {
+    let Ok(rel) = c.root.strip_prefix(&c.home) else {
+        return false;
+    };
+    let Ok(mut dir) = open_own(None, &c.home) else {
+        return false;
+    };
+    for name in rel.components() {
+        match open_own(Some(&dir), Path::new(name.as_os_str())) {
+            Ok(d) => dir = d,
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return true,
+            Err(_) => return false,
+        }
+    }
+    true
+}
+
 fn make(c: &Private) -> std::io::Result<()> {
     let rel = c
         .root
@@ -120,7 +140,9 @@ mod tests {
     fn the_private_root_is_made_mode_0700() {
         let home = scratch("make");
         let c = Private::for_workspace(&home, Path::new("/w/app")).unwrap();
+        assert!(would_work(&c), "nothing made yet: it would be made");
         make(&c).unwrap();
+        assert!(would_work(&c));
         let m = std::fs::metadata(&c.root).unwrap();
         assert_eq!(m.permissions().mode() & 0o777, 0o700);
         // A second run finds it and keeps it.
@@ -138,6 +160,7 @@ mod tests {
         std::fs::create_dir(home.join(".cache")).unwrap();
         std::os::unix::fs::symlink(&elsewhere, home.join(".cache/dcjail")).unwrap();
         let c = Private::for_workspace(&home, Path::new("/w/app")).unwrap();
+        assert!(!would_work(&c));
         assert!(make(&c).is_err());
         assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
         std::fs::remove_dir_all(&home).unwrap();
