@@ -8,7 +8,8 @@
 //! where the later program must run it, so the test can fail. Under dcjail
 //! (bwrap, landlock and auto; the caller and uid 65534) the command runs
 //! and the later program runs nothing of it, or the backend refuses the
-//! whole run (landlock cannot subtract writes inside a writable root).
+//! whole run (landlock cannot subtract writes inside a writable root). A
+//! workspace above the home directory writes beside it and not in it.
 //!
 //! Beside them, real work with `$HOME` as the workspace and the project
 //! named by `--allow-write`: `npm install` and a venv's `pip install`
@@ -644,6 +645,56 @@ cargo run --offline -q
                 "{what}: {}",
                 out(&again)
             );
+        }
+    }
+}
+
+#[test]
+fn a_workspace_above_the_home_directory_writes_beside_it_and_not_in_it() {
+    for user in users() {
+        let t = Tree::new("home-above", user);
+        let env = t.env();
+        let m = fresh_marks(&t, user);
+        let script = plant_script(&m) + "echo x > \"$HOME/../work/beside\" && echo BESIDE\n";
+        // Control: both land.
+        let o = run(How::Direct, user, &env, &t.root, &[], &script);
+        let said = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert!(
+            said.contains("PLANTED-gdb") && said.contains("BESIDE"),
+            "control: {}",
+            out(&o)
+        );
+        for &how in JAILS {
+            t.reset(user);
+            let m = fresh_marks(&t, user);
+            let script = plant_script(&m) + "echo x > \"$HOME/../work/beside\" && echo BESIDE\n";
+            let ws = t.root.display().to_string();
+            let o = run(
+                how,
+                user,
+                &env,
+                &t.root,
+                &["--workspace".into(), ws],
+                &script,
+            );
+            let said = String::from_utf8_lossy(&o.stdout).into_owned();
+            let what = format!("{user:?} {how:?}");
+            if how == How::Jail("landlock") {
+                // Keeping the home directory read-only inside a granted
+                // tree is a subtraction landlock cannot make.
+                assert_eq!(o.status.code(), Some(122), "{what}: {}", out(&o));
+                assert!(!said.contains("COMMAND-RAN"), "{what}");
+                continue;
+            }
+            assert!(
+                said.contains("COMMAND-RAN") && said.contains("BESIDE"),
+                "{what}: {}",
+                out(&o)
+            );
+            assert!(!said.contains("PLANTED-"), "{what}: {}", out(&o));
+            assert!(t.work.join("beside").exists(), "{what}");
+            let later = run(How::Direct, user, &env, &t.work, &[], LATER);
+            assert!(ran_marks(&m).is_empty(), "{what}: {}", out(&later));
         }
     }
 }
