@@ -428,7 +428,9 @@ impl fmt::Display for Error {
             Error::CommandArg(m)
             | Error::StartDir(m)
             | Error::Network(m)
-            | Error::BrokerProgram(m) => f.write_str(m),
+            | Error::BrokerProgram(m)
+            | Error::Domain(m)
+            | Error::Env(m) => f.write_str(m),
             Error::NotOnThisOs { backend, os } => write!(f, "{backend} exists only on {os}"),
             Error::NoBwrap(m) => write!(f, "there is no bubblewrap to write a profile for: {m}"),
             Error::UnquotablePath(p) => write!(
@@ -455,20 +457,7 @@ impl fmt::Display for Error {
                 written,
                 resolved,
                 kind,
-            } => {
-                let to = if written == resolved {
-                    String::new()
-                } else {
-                    format!(" (resolves to `{}`)", resolved.display())
-                };
-                write!(
-                    f,
-                    "{key} `{}`{to} is on {kind}, a kernel interface rather than storage \
-                     (what is written there changes the host and outlives the run); \
-                     choose a directory on a disk or tmpfs",
-                    written.display()
-                )
-            }
+            } => not_storage(f, key, written, resolved, kind),
             Error::HomeUnset { what } => write!(f, "{what} uses ~ but HOME is not set"),
             Error::TildeUser(p) => write!(
                 f,
@@ -476,8 +465,6 @@ impl fmt::Display for Error {
                 p.display()
             ),
             Error::BadGlob { key, glob, why } => write!(f, "`{key}`: bad glob `{glob}`: {why}"),
-            Error::Domain(m) => f.write_str(m),
-            Error::Env(m) => f.write_str(m),
             Error::InsideWorktree(wt) => write!(
                 f,
                 "already inside worktree {}; run `dcjail worktree exit` on it first",
@@ -508,6 +495,27 @@ impl fmt::Display for Error {
             ),
         }
     }
+}
+
+fn not_storage(
+    f: &mut fmt::Formatter<'_>,
+    key: &str,
+    written: &std::path::Path,
+    resolved: &std::path::Path,
+    kind: &str,
+) -> fmt::Result {
+    let to = if written == resolved {
+        String::new()
+    } else {
+        format!(" (resolves to `{}`)", resolved.display())
+    };
+    write!(
+        f,
+        "{key} `{}`{to} is on {kind}, a kernel interface rather than storage \
+         (what is written there changes the host and outlives the run); \
+         choose a directory on a disk or tmpfs",
+        written.display()
+    )
 }
 
 impl From<Error> for Refusal {

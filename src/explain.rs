@@ -107,6 +107,12 @@ pub fn run_json(plan: &Plan, choice: &Choice) -> Value {
         "plan": plan_json(plan),
         "launch": backend::describe(plan, choice),
     });
+    let t = backend::teardown(choice.kind.filter(|_| plan.sandboxed));
+    v["launch"]["teardown"] = json!({
+        "mechanism": t.mechanism,
+        "bounded": t.bounded,
+        "holds": t.words,
+    });
     v["plan"]["filesystem"]["glob_walk"] =
         crate::walk::describe(choice.globs.as_ref(), choice.kind.map(|k| k.name()));
     v["plan"]["filesystem"]["hard_links"] = match &choice.links {

@@ -15,8 +15,8 @@ use scratch::text;
 
 const SECRET: &str = "s3cr3t-value-7d41";
 
-fn with_secrets(nobody: bool, argv: &[&str]) -> Output {
-    let dir = scratch::fresh("env-scrub");
+fn with_secrets(tag: &str, nobody: bool, argv: &[&str]) -> Output {
+    let dir = scratch::fresh(&format!("env-scrub-{tag}-{}", u8::from(nobody)));
     let mut c = scratch::command_as(&dir, nobody, argv);
     for k in [
         "GITHUB_TOKEN",
@@ -45,12 +45,12 @@ fn dcjail<'a>(backend: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
 #[test]
 fn credentials_never_reach_the_command_and_the_rest_does() {
     // Control: without dcjail the command reads every one of them.
-    let bare = with_secrets(false, &["/bin/sh", "-c", READ_BOTH]);
+    let bare = with_secrets("bare", false, &["/bin/sh", "-c", READ_BOTH]);
     let out = String::from_utf8_lossy(&bare.stdout);
     assert_eq!(out.matches(SECRET).count(), 12, "{out}");
     for &nobody in scratch::users() {
         for be in ["bwrap", "landlock", "auto"] {
-            let o = with_secrets(nobody, &dcjail(be, &[]));
+            let o = with_secrets(be, nobody, &dcjail(be, &[]));
             let out = String::from_utf8_lossy(&o.stdout);
             assert!(o.status.success(), "{be}: {}", text(&o));
             assert!(!out.contains(SECRET), "{be}: {out}");
@@ -74,7 +74,7 @@ fn pass_keeps_one_and_deny_removes_more() {
             "--env-deny",
             "NPM_TOKEN",
         ];
-        let o = with_secrets(nobody, &dcjail("bwrap", &args));
+        let o = with_secrets("pass", nobody, &dcjail("bwrap", &args));
         let out = String::from_utf8_lossy(&o.stdout);
         assert!(o.status.success(), "{}", text(&o));
         assert!(
@@ -90,7 +90,7 @@ fn pass_keeps_one_and_deny_removes_more() {
 
 #[test]
 fn explain_names_what_is_removed_and_never_a_value() {
-    let o = with_secrets(false, &[scratch::exe(), "explain", "--", "true"]);
+    let o = with_secrets("explain", false, &[scratch::exe(), "explain", "--", "true"]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{}", text(&o));
     assert!(!out.contains(SECRET), "{out}");

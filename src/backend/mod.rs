@@ -366,6 +366,56 @@ pub fn describe(_plan: &Plan, choice: &Choice) -> serde_json::Value {
     }
 }
 
+/// How a launch ends the command's whole tree when the command exits, at
+/// the timeout and when dcjail is killed: what `explain` and `doctor` say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Teardown {
+    /// A stable word for the mechanism.
+    pub mechanism: &'static str,
+    /// Nothing the command starts outlives dcjail, by more than 2 s after
+    /// the deadline, also against a chain of processes that each fork a
+    /// successor and exit, under load.
+    pub bounded: bool,
+    pub words: &'static str,
+}
+
+/// The teardown of a backend's launch; `None` is the unsandboxed one.
+pub fn teardown(kind: Option<Kind>) -> Teardown {
+    match kind {
+        Some(Kind::Bwrap) => Teardown {
+            mechanism: "pid-namespace",
+            bounded: true,
+            words: "every process runs in a pid namespace whose init dies with bwrap and bwrap with \
+                    dcjail; the kernel then kills the whole namespace at once, so nothing the command \
+                    started outlives dcjail (within 2 s of the deadline), a chain of processes that \
+                    fork successors included",
+        },
+        Some(Kind::Landlock) => Teardown {
+            mechanism: "landlock-signal-scope",
+            bounded: true,
+            words: "dcjail's watcher sits in a landlock domain that scopes signals and holds the \
+                    command's domain nested; it ends the tree with one kill(-1, SIGKILL), which \
+                    reaches every process of the sandbox and nothing else, at once: nothing the \
+                    command started outlives dcjail (within 2 s of the deadline, also when dcjail \
+                    is SIGKILLed), a chain of processes that fork successors included",
+        },
+        Some(Kind::Seatbelt) => Teardown {
+            mechanism: "process-walk",
+            bounded: false,
+            words: "macOS has no subreaper: dcjail walks the tree from itself and kills what it \
+                    finds, so a process whose parent has exited (a double-forked daemon, a chain of \
+                    processes that fork successors) can outlive dcjail",
+        },
+        None => Teardown {
+            mechanism: "process-walk",
+            bounded: false,
+            words: "unsandboxed, dcjail walks its descendants (it is their subreaper) and kills each \
+                    as it finds it, round after round until none is left; a fast chain of processes \
+                    that fork successors can win rounds and outlive the deadline by more than 2 s",
+        },
+    }
+}
+
 /// `doctor`: every check and every backend, whether it works here and why not.
 pub fn doctor_report() -> report::Report {
     doctor_report_with(this_host())
@@ -397,12 +447,93 @@ pub fn doctor_report_with(host: &dyn host::Probe) -> report::Report {
     }
     r.backends
         .sort_by_key(|b| Kind::ALL.iter().position(|k| *k == b.kind));
+    teardown_checks(&mut r);
     r
+}
+
+/// Each working backend's teardown, in its details and as the
+/// `process-teardown` check: ok where every working backend bounds it,
+/// info naming the ones that do not.
+fn teardown_checks(r: &mut report::Report) {
+    let mut loose = Vec::new();
+    for b in r.backends.iter_mut().filter(|b| b.works) {
+        let t = teardown(Some(b.kind));
+        b.details
+            .push(format!("process teardown ({}): {}", t.mechanism, t.words));
+        if !t.bounded {
+            loose.push(b.kind);
+        }
+    }
+    let working: Vec<Kind> = r
+        .backends
+        .iter()
+        .filter(|b| b.works)
+        .map(|b| b.kind)
+        .collect();
+    let check = if loose.is_empty() {
+        report::Check::new(
+            "process-teardown",
+            report::Status::Ok,
+            &working,
+            "nothing the command starts outlives dcjail (within 2 s of the deadline) on every \
+             backend that works here"
+                .into(),
+        )
+    } else {
+        let names: Vec<&str> = loose.iter().map(|k| k.name()).collect();
+        report::Check::new(
+            "process-teardown",
+            report::Status::Info,
+            &loose,
+            format!(
+                "under {} a process the command starts can outlive dcjail: {}",
+                names.join(", "),
+                teardown(loose.first().copied()).words
+            ),
+        )
+    };
+    r.checks.push(check);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn doctor_says_where_the_teardown_is_not_bounded() {
+        let backend = |kind, works| report::BackendReport {
+            kind,
+            works,
+            details: Vec::new(),
+            fix: None,
+        };
+        let mut r = report::Report {
+            checks: Vec::new(),
+            backends: vec![backend(Kind::Bwrap, false), backend(Kind::Seatbelt, true)],
+        };
+        teardown_checks(&mut r);
+        let c = r
+            .checks
+            .iter()
+            .find(|c| c.id == "process-teardown")
+            .unwrap();
+        assert_eq!(c.status, report::Status::Info);
+        assert_eq!(c.backends, vec![Kind::Seatbelt]);
+        assert!(c.message.contains("seatbelt"), "{}", c.message);
+        assert!(r.backends[0].details.is_empty());
+        assert!(r.backends[1].details[0].starts_with("process teardown (process-walk)"));
+        let mut r = report::Report {
+            checks: Vec::new(),
+            backends: vec![backend(Kind::Bwrap, true), backend(Kind::Landlock, true)],
+        };
+        teardown_checks(&mut r);
+        let c = r
+            .checks
+            .iter()
+            .find(|c| c.id == "process-teardown")
+            .unwrap();
+        assert_eq!(c.status, report::Status::Ok);
+    }
 
     #[test]
     fn the_glob_walk_runs_only_for_a_backend_that_needs_literal_paths() {

@@ -280,3 +280,66 @@ fn close_fds(keep: &[i32]) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// Puts the calling process (the landlock backend's watcher) in a landlock
+/// domain of its own that restricts nothing but signals: the command's
+/// domain, made later in its child, is nested in it, so the watcher can
+/// still signal the command and everything it starts, and nothing else.
+/// `kill(-1, SIGKILL)` from here is then the one kill of the whole
+/// sandbox the kernel makes at once (under the tasklist lock, so no fork
+/// completes during it, and a process with SIGKILL pending forks no more):
+/// a chain of processes that each fork a successor and exit cannot outrun
+/// it, as it can a walk of the tree. The command cannot signal the watcher
+/// (its own domain scopes signals too, and the watcher's is outside it).
+///
+/// Checked, not assumed: dcjail, outside, must be out of reach afterwards;
+/// if it is not, `kill(-1)` would reach the host's processes, so an error
+/// is returned and the caller must never call it.
+pub fn fence_signals() -> Result<(), String> {
+    use crate::backend::landlock::scope;
+    #[repr(C)]
+    struct RulesetAttr {
+        handled_access_fs: u64,
+        handled_access_net: u64,
+        scoped: u64,
+    }
+    let attr = RulesetAttr {
+        handled_access_fs: 0,
+        handled_access_net: 0,
+        scoped: scope::SIGNAL,
+    };
+    let err = |what: &str| format!("cannot {what}: {}", std::io::Error::last_os_error());
+    // SAFETY: plain prctl (restrict_self needs it without CAP_SYS_ADMIN;
+    // the watcher never execs, so it changes nothing else).
+    if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+        return Err(err("set no_new_privs on the watcher"));
+    }
+    // SAFETY: the attribute struct is the uapi layout (ABI 6) and outlives
+    // the call.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            &attr as *const RulesetAttr,
+            std::mem::size_of::<RulesetAttr>(),
+            0u32,
+        )
+    };
+    if fd < 0 {
+        return Err(err("create the watcher's signal scope (landlock ABI 6)"));
+    }
+    let fd = fd as libc::c_int;
+    // SAFETY: a ruleset descriptor just made, closed right after.
+    let r = unsafe { libc::syscall(libc::SYS_landlock_restrict_self, fd, 0u32) };
+    let restrict = (r != 0).then(|| err("enter the watcher's signal scope"));
+    // SAFETY: our own descriptor.
+    unsafe { libc::close(fd) };
+    if let Some(e) = restrict {
+        return Err(e);
+    }
+    // SAFETY: signal 0 only checks the permission; getppid never fails.
+    let reach = unsafe { libc::kill(libc::getppid(), 0) };
+    if reach == 0 || super::errno() != libc::EPERM {
+        return Err("the watcher's signal scope does not hold: dcjail is still in reach".into());
+    }
+    Ok(())
+}

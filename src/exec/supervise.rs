@@ -3,7 +3,7 @@
 //! exit status. What differs between platforms is `os`'s.
 
 use super::os::{
-    become_subreaper, descendants, die_with_parent, no_children, spawn, wait_signal, SignalFd,
+    become_subreaper, die_with_parent, each_descendant, no_children, spawn, wait_signal, SignalFd,
     SI_KERNEL,
 };
 use super::status;
@@ -156,6 +156,7 @@ pub fn supervise_with<F: FnOnce() -> i32>(
     let mut status: Option<i32> = None;
     let mut timed_out = false;
     let mut heard = false;
+    let mut more = false;
     // Signals and the watched descriptor are waited for together through
     // a signalfd; without one (it cannot be made) only signals are, which
     // is slower to notice the status, never wrong.
@@ -176,6 +177,8 @@ pub fn supervise_with<F: FnOnce() -> i32>(
             }
             None => None,
         };
+        // Children still to reap: look, do not wait.
+        let wait = if more { Some(Duration::ZERO) } else { wait };
         let woke = match &sfd {
             Some(s) => s.wait(
                 watch.as_ref().map_or(-1, |w| w.fd),
@@ -188,8 +191,8 @@ pub fn supervise_with<F: FnOnce() -> i32>(
             },
         };
         match woke {
-            Woke::Nothing => {}
-            Woke::Signal(libc::SIGCHLD, _) => status = reap(pid),
+            Woke::Nothing if !more => {}
+            Woke::Nothing | Woke::Signal(libc::SIGCHLD, _) => Reaped { status, more } = reap(pid),
             Woke::Signal(libc::SIGALRM, _) => {}
             Woke::Signal(sig, code) => forward(pid, sig, code),
             Woke::Fd => match watch.as_mut().map(|w| (w.ready)()) {
@@ -239,30 +242,50 @@ pub(super) fn start<F: FnOnce() -> i32>(st: &mut Start<'_, F>) -> ! {
     unsafe { libc::_exit(code) }
 }
 
-/// Reaps every exited child; returns the main child's status once it exited.
-pub(super) fn reap(main: libc::pid_t) -> Option<i32> {
-    let mut out = None;
-    loop {
-        let mut ws = 0;
+/// At most this many children are reaped per call of `reap`: a chain of
+/// processes that each fork a successor and exit leaves a new orphan to
+/// reap as fast as one is reaped, and a loop until none is left would
+/// never return to look at the timeout or at dcjail's death.
+const REAP_BATCH: usize = 64;
+
+/// What `reap` found.
+pub(super) struct Reaped {
+    /// The main child's status, once it exited.
+    pub(super) status: Option<i32>,
+    /// The batch was full: more may be waiting, with no new SIGCHLD to say
+    /// so (it is one pending signal however many children exited).
+    pub(super) more: bool,
+}
+
+/// Reaps exited children, the main one first and at most `REAP_BATCH`.
+pub(super) fn reap(main: libc::pid_t) -> Reaped {
+    let mut out = Reaped {
+        status: None,
+        more: false,
+    };
+    let mut ws = 0;
+    // SAFETY: plain waitpid.
+    if unsafe { libc::waitpid(main, &mut ws, libc::WNOHANG) } == main {
+        out.status = Some(status_of(ws));
+    }
+    for _ in 0..REAP_BATCH {
         // SAFETY: plain waitpid.
-        let r = unsafe { libc::waitpid(-1, &mut ws, libc::WNOHANG) };
-        if r <= 0 {
+        if unsafe { libc::waitpid(-1, &mut ws, libc::WNOHANG) } <= 0 {
             return out;
         }
-        if r == main {
-            out = Some(status_of(ws));
-        }
     }
+    out.more = true;
+    out
 }
 
 /// How long the teardown of a killed pid namespace is waited for: only a
 /// process stuck in the kernel (uninterruptible I/O) takes longer.
-const TEARDOWN_LIMIT: Duration = Duration::from_secs(2);
+pub(super) const TEARDOWN_LIMIT: Duration = Duration::from_secs(2);
 
 /// Reaps children until none is left, or `limit` has passed: the killed
 /// child, and what was orphaned to us (we are the subreaper) as it died.
 /// SIGCHLD is blocked: it is waited for, never handled.
-fn reap_all(limit: Duration) {
+pub(super) fn reap_all(limit: Duration) {
     let deadline = Instant::now() + limit;
     // SAFETY: sigset_t is plain data initialized by sigemptyset.
     let chld = unsafe {
@@ -298,33 +321,66 @@ const WALL: libc::c_int = libc::__WALL;
 const WALL: libc::c_int = 0;
 
 /// Kills every descendant (we are their subreaper) until none is left.
+///
+/// Each process is killed as soon as the walk reads it, before its own
+/// children are read, and the walk is repeated with no cap on the rounds:
+/// once SIGKILL is pending the kernel refuses that process any further
+/// fork, so all that can survive a round is a child forked in the moment
+/// between reading its parent and killing it, and the next round finds it
+/// (its parent's child, or ours once the parent is gone). A chain of
+/// processes that each fork a successor and exit can win some rounds but
+/// not wait out the loop. What ends it besides an empty tree: processes
+/// already killed that stay (stuck in the kernel) with no new one seen for
+/// `TEARDOWN_LIMIT`. This walk is all there is unsandboxed and on macOS;
+/// under landlock the watcher's one kill of the whole sandbox comes first
+/// (`watch`), and the walk only reaps.
 pub fn kill_tree() {
     if no_children() {
         return;
     }
-    for _ in 0..1000 {
-        let kids = descendants();
-        for k in &kids {
-            // SAFETY: plain kill.
-            unsafe { libc::kill(*k, libc::SIGKILL) };
-        }
-        loop {
-            let mut ws = 0;
-            // SAFETY: plain waitpid.
-            let r = unsafe { libc::waitpid(-1, &mut ws, libc::WNOHANG) };
-            if r <= 0 {
-                break;
+    // Pids killed and not yet reaped by us: a pid is only reused once
+    // reaped, and the ones reaped by a parent inside the tree are killed
+    // again when a later round finds them reused.
+    let mut killed = std::collections::HashSet::new();
+    let mut last_new = Instant::now();
+    loop {
+        let (mut seen, mut fresh) = (0usize, 0usize);
+        each_descendant(&mut |pid| {
+            // SAFETY: plain kill of a descendant (we are its subreaper).
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            seen += 1;
+            if killed.insert(pid) {
+                fresh += 1;
             }
+        });
+        for pid in reap_exited() {
+            killed.remove(&pid);
         }
-        if kids.is_empty() {
-            let mut ws = 0;
-            // Blocking wait for stragglers reparented to us mid-kill.
-            // SAFETY: plain waitpid.
-            let r = unsafe { libc::waitpid(-1, &mut ws, libc::WNOHANG) };
-            if r <= 0 && descendants().is_empty() {
-                return;
-            }
+        if seen == 0 && no_children() {
+            return;
         }
+        if fresh > 0 {
+            last_new = Instant::now();
+        } else if last_new.elapsed() >= TEARDOWN_LIMIT {
+            return;
+        } else {
+            // Only killed processes on their way out: give them the CPU.
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+}
+
+/// Reaps every child that has exited, without waiting; returns their pids.
+pub(super) fn reap_exited() -> Vec<libc::pid_t> {
+    let mut out = Vec::new();
+    loop {
+        let mut ws = 0;
+        // SAFETY: plain waitpid.
+        let r = unsafe { libc::waitpid(-1, &mut ws, libc::WNOHANG | WALL) };
+        if r <= 0 {
+            return out;
+        }
+        out.push(r);
     }
 }
 

@@ -8,8 +8,13 @@
 //! command, which joins dcjail's process group again (so that a terminal's
 //! and the caller's signals reach it as they would without dcjail). Every
 //! descendant of the command, double-forked daemons included, is then a
-//! descendant of the watcher. When the command exits, or when dcjail's end
-//! of a pipe closes because dcjail died, the watcher kills that whole tree.
+//! descendant of the watcher. When the command exits, at the timeout, or
+//! when dcjail's end of a pipe closes because dcjail died, the watcher
+//! kills that whole tree: with one `kill(-1, SIGKILL)` from a landlock
+//! domain that scopes signals only and holds the command's domain nested
+//! (`landlock::fence_signals`), which reaches the sandbox's processes and
+//! nothing else, and which a chain of processes that each fork a successor
+//! and exit cannot outrun; then by a walk of its descendants, which reaps.
 //! The command cannot signal or trace the watcher: it is outside the
 //! command's landlock domain (signal scoping) and ptrace is refused. When
 //! the filter hands calls to a broker, the watcher is that broker, with
@@ -66,6 +71,10 @@ fn send(fd: &OwnedFd, tag: u8, v: i32) {
 /// What the command's child side does before exec: join `pgid`, apply the
 /// layer, hand the broker's listener to the watcher over `chan`.
 pub struct Start<'a> {
+    /// The layer scopes signals: the watcher fences itself and ends the
+    /// tree with one kill (see the module's comment). Without it only the
+    /// walk ends the tree.
+    pub fence: bool,
     /// Applies the layer, keeping the descriptor given open (the channel
     /// the listener it returns travels on).
     pub apply: &'a dyn Fn(Option<i32>) -> Result<Option<OwnedFd>, String>,
@@ -111,13 +120,18 @@ pub fn supervise_watched(
     if w == 0 {
         drop(msg_r);
         drop(life_w);
-        let code = watcher(&old, &mask, pgid, start, program, &msg_w, &life_r);
+        let ends = Ends {
+            msg: &msg_w,
+            life: &life_r,
+        };
+        let code = watcher(&old, &mask, pgid, start, program, ends);
         // SAFETY: leaving the watcher without running dcjail's destructors.
         unsafe { libc::_exit(code) }
     }
     drop(msg_w);
     drop(life_r);
-    let status = wait_for(w, timeout, &mask, &msg_r, side);
+    let mut life_w = Some(life_w);
+    let status = wait_for(w, timeout, &mask, &msg_r, side, &mut life_w);
     drop(life_w);
     kill_tree();
     // SAFETY: restoring the mask saved above.
@@ -133,6 +147,7 @@ fn wait_for(
     mask: &libc::sigset_t,
     msg: &OwnedFd,
     mut side: Option<super::supervise::Side<'_>>,
+    life: &mut Option<OwnedFd>,
 ) -> i32 {
     let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
     let sfd = SignalFd::new(mask);
@@ -172,11 +187,10 @@ fn wait_for(
             Some(d) => {
                 let now = Instant::now();
                 if now >= d {
-                    // The watcher's death kills the command (its parent
-                    // death signal); the rest of the tree comes here.
-                    // SAFETY: plain kill of our child.
-                    unsafe { libc::kill(w, libc::SIGKILL) };
-                    reap_watcher(w);
+                    // The end of this pipe tells the watcher to end the
+                    // tree, as when dcjail dies.
+                    drop(life.take());
+                    end_watcher(w);
                     return super::TIMEOUT_STATUS;
                 }
                 Some(d - now)
@@ -234,6 +248,25 @@ fn reaped(w: libc::pid_t) -> Option<libc::c_int> {
     (unsafe { libc::waitpid(w, &mut ws, libc::WNOHANG) } == w).then_some(ws)
 }
 
+/// How long the watcher is given to end the tree and exit once told to.
+const WATCHER_LIMIT: Duration = Duration::from_secs(2);
+
+/// Waits for the watcher told to end the tree; kills it past
+/// `WATCHER_LIMIT` (then its death kills the command, its parent death
+/// signal, and the rest of the tree comes to dcjail's own walk).
+fn end_watcher(w: libc::pid_t) {
+    let t = Instant::now();
+    while reaped(w).is_none() {
+        if t.elapsed() >= WATCHER_LIMIT {
+            // SAFETY: plain kill of our child.
+            unsafe { libc::kill(w, libc::SIGKILL) };
+            reap_watcher(w);
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
 fn reap_watcher(w: libc::pid_t) -> libc::c_int {
     let mut ws = 0;
     // SAFETY: plain waitpid of our child.
@@ -269,6 +302,30 @@ fn drop_caps() -> bool {
     ambient == 0 && caps == 0
 }
 
+/// The watcher's ends of its pipes to dcjail.
+struct Ends<'a> {
+    /// The messages it sends.
+    msg: &'a OwnedFd,
+    /// Its end: dcjail died, or the timeout passed.
+    life: &'a OwnedFd,
+}
+
+/// Kills whatever is left of the command's tree and reaps it: first at
+/// once when the watcher is fenced, then by the walk.
+fn end_tree(fenced: bool) {
+    if fenced {
+        // SAFETY: `fenced` is only true once `fence_signals` has checked
+        // that the watcher's signals reach nothing outside its domain:
+        // this kill reaches exactly the sandbox's processes.
+        unsafe { libc::kill(-1, libc::SIGKILL) };
+        // Everything is dying and comes to us (the subreaper) to be
+        // reaped: one wait each, instead of walks over thousands of
+        // zombies a chain may have left.
+        super::supervise::reap_all(super::supervise::TEARDOWN_LIMIT);
+    }
+    kill_tree();
+}
+
 /// The watcher: starts the command, serves its broker, and kills the tree
 /// when the command exits or dcjail dies. Returns its own exit code.
 fn watcher(
@@ -277,13 +334,25 @@ fn watcher(
     pgid: libc::pid_t,
     start: Start<'_>,
     program: Option<&[u8]>,
-    msg: &OwnedFd,
-    life: &OwnedFd,
+    ends: Ends<'_>,
 ) -> i32 {
+    let Ends { msg, life } = ends;
     // SAFETY: plain process-group and prctl calls on ourselves.
     unsafe {
         libc::setpgid(0, 0);
         libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    }
+    let fenced = start.fence;
+    if fenced {
+        if let Err(e) = super::landlock::fence_signals() {
+            eprintln!("{}", crate::error::Refusal::unavailable(e).line());
+            send(
+                msg,
+                STATUS,
+                crate::error::Reason::SandboxUnavailable.exit_code(),
+            );
+            return 0;
+        }
     }
     let chan = match program.map(|_| socketpair()) {
         None => None,
@@ -341,12 +410,12 @@ fn watcher(
         // SAFETY: plain kill of our child.
         unsafe { libc::kill(cmd, libc::SIGKILL) };
         eprintln!("dcjail: sandbox-unavailable: the broker cannot drop its capabilities");
-        kill_tree();
+        end_tree(fenced);
         send(msg, STATUS, 122);
         return 0;
     }
     let status = serve(cmd, sfd.as_ref(), listener.as_ref(), parsed.as_ref(), life);
-    kill_tree();
+    end_tree(fenced);
     send(msg, STATUS, status);
     0
 }
@@ -361,6 +430,7 @@ fn serve(
 ) -> i32 {
     let mut listening = listener.is_some();
     let mut shadows = crate::backend::broker::Shadows::default();
+    let mut more = false;
     loop {
         let mut fds = [
             libc::pollfd {
@@ -383,12 +453,13 @@ fn serve(
                 revents: 0,
             },
         ];
-        // Without a signalfd the command's exit is looked for every 10 ms.
+        // Without a signalfd the command's exit is looked for every 10 ms;
+        // with children still to reap, at once.
         let ts = libc::timespec {
             tv_sec: 0,
-            tv_nsec: 10_000_000,
+            tv_nsec: if more { 0 } else { 10_000_000 },
         };
-        let tsp = if sfd.is_some() {
+        let tsp = if sfd.is_some() && !more {
             std::ptr::null()
         } else {
             &ts as *const libc::timespec
@@ -410,16 +481,18 @@ fn serve(
         } else if fds[2].revents != 0 {
             listening = false;
         }
+        let mut chld = sfd.is_none() || more;
         if let Some(s) = sfd {
             while let Some(sig) = s.take() {
-                if sig == libc::SIGCHLD {
-                    if let Some(st) = super::supervise::reap(cmd) {
-                        return st;
-                    }
-                }
+                chld |= sig == libc::SIGCHLD;
             }
-        } else if let Some(st) = super::supervise::reap(cmd) {
-            return st;
+        }
+        if chld {
+            let r = super::supervise::reap(cmd);
+            if let Some(st) = r.status {
+                return st;
+            }
+            more = r.more;
         }
     }
 }

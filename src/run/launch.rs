@@ -155,6 +155,7 @@ fn landlock(
     crate::exec::supervise_watched(
         plan.timeout,
         crate::exec::WatchedStart {
+            fence: spec.scopes & crate::backend::landlock::scope::SIGNAL != 0,
             apply: &apply,
             exec: &exec,
         },

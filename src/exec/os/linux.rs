@@ -133,9 +133,12 @@ pub(super) fn wait_signal(
     (sig >= 0).then_some((sig, info.si_code))
 }
 
-/// Our descendants, read from /proc (children lists of every thread).
-pub(super) fn descendants() -> Vec<libc::pid_t> {
-    let mut out = Vec::new();
+/// Calls `found` on each of our descendants, read from /proc (the
+/// children lists of every thread), as soon as it is read and before its
+/// own children are: a caller that kills it there leaves it no time to fork
+/// a child that the walk would miss.
+pub(super) fn each_descendant(found: &mut dyn FnMut(libc::pid_t)) {
+    let mut seen = std::collections::HashSet::new();
     // SAFETY: getpid never fails.
     let mut stack = vec![unsafe { libc::getpid() }];
     while let Some(p) = stack.pop() {
@@ -150,14 +153,13 @@ pub(super) fn descendants() -> Vec<libc::pid_t> {
                 .split_whitespace()
                 .filter_map(|s| s.parse::<libc::pid_t>().ok())
             {
-                if !out.contains(&c) {
-                    out.push(c);
+                if seen.insert(c) {
+                    found(c);
                     stack.push(c);
                 }
             }
         }
     }
-    out
 }
 
 impl SignalFd {

@@ -91,7 +91,7 @@ pub(super) fn wait_signal(
 /// processes whose parent is still in the tree (no subreaper: orphans have
 /// gone to launchd).
 #[cfg(target_os = "macos")]
-pub(super) fn descendants() -> Vec<libc::pid_t> {
+pub(super) fn each_descendant(found: &mut dyn FnMut(libc::pid_t)) {
     let mut out = Vec::new();
     // SAFETY: getpid never fails.
     let mut stack = vec![unsafe { libc::getpid() }];
@@ -116,19 +116,17 @@ pub(super) fn descendants() -> Vec<libc::pid_t> {
         for c in buf {
             if c > 0 && !out.contains(&c) {
                 out.push(c);
+                found(c);
                 stack.push(c);
             }
         }
     }
-    out
 }
 
 /// Elsewhere no way to list descendants is known: only the direct child is
 /// killed (through `supervise_with`'s own kill on teardown).
 #[cfg(not(any(target_os = "linux", target_os = "macos")))]
-pub(super) fn descendants() -> Vec<libc::pid_t> {
-    Vec::new()
-}
+pub(super) fn each_descendant(_found: &mut dyn FnMut(libc::pid_t)) {}
 
 impl SignalFd {
     pub(super) fn new(_mask: &libc::sigset_t) -> Option<SignalFd> {
