@@ -400,8 +400,9 @@ impl Error {
     }
 }
 
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Error {
+    /// The texts of the git audit's refusals.
+    fn fmt_git(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::GitTooLarge { at, max_work } => write!(
                 f,
@@ -425,6 +426,17 @@ impl fmt::Display for Error {
                  {NO_PROTECT_HINT}",
                 path.display()
             ),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::GitTooLarge { .. } | Error::GitWalk { .. } | Error::GitFileTooLarge { .. } => {
+                self.fmt_git(f)
+            }
             Error::CommandArg(m)
             | Error::StartDir(m)
             | Error::Network(m)

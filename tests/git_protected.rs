@@ -862,3 +862,101 @@ fn nested_repositories_and_submodules_work_exactly_as_without_dcjail() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// A clone inside the workspace's repository is refused, cleanly (nothing
+/// left), and the run's report says why and what to do instead.
+#[test]
+fn a_clone_inside_the_repository_is_refused_and_the_report_says_why() {
+    for nobody in users() {
+        let mut w = World::new("clone-in", nobody);
+        let src = w.repo("src");
+        let ws = w.repo("ws");
+        let report = w.dir.join("report.json");
+        w.chown();
+        let mut c = w.as_user(bin());
+        c.args([
+            "--backend",
+            "bwrap",
+            "--sandbox-mode",
+            "workspace-write",
+            "--report",
+        ])
+        .arg(&report)
+        .arg("--workspace")
+        .arg(&ws)
+        .args(["--", "git", "clone", "-q"])
+        .arg(&src)
+        .arg("vendor/src")
+        .current_dir(&ws);
+        let o = scratch::output_within(c, 120);
+        assert_ne!(o.status.code(), Some(0), "{}", scratch::text(&o));
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("vendor/src/.git"),
+            "{}",
+            scratch::text(&o)
+        );
+        assert!(
+            !ws.join("vendor/src").exists(),
+            "the failed clone left files"
+        );
+        let r: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+        let d = &r["denials"][0];
+        assert_eq!(d["rule"], "protected", "{r}");
+        assert!(
+            d["why_not"]
+                .as_str()
+                .unwrap_or("")
+                .contains("no `.git` can be made inside the worktree"),
+            "{r}"
+        );
+        w.remove();
+    }
+}
+
+/// Repositories under /tmp are found and held at launch, and other
+/// processes make and remove theirs there all the time: one removed
+/// between bwrap's look and its mount must not make the launch fail. Under
+/// a bounded churn of repositories, every launch runs its command (before
+/// the retry, about one in ten failed here).
+#[test]
+fn launches_hold_while_another_process_makes_and_removes_repositories_under_tmp() {
+    let w = World::new("churn", false);
+    let ws = w.repo("ws");
+    // SAFETY: geteuid never fails.
+    let churn_dir = scratch::fresh_in_tmp(&format!("churn-{}", std::process::id()), unsafe {
+        libc::geteuid()
+    });
+    let script = format!(
+        "for i in $(seq 1 4000); do git init -q '{d}/r'$((i%5)) 2>/dev/null; rm -rf '{d}/r'$(((i+2)%5)); done",
+        d = churn_dir.display()
+    );
+    // Its own process group: the kill below reaches the git it runs too.
+    let mut churn = {
+        use std::os::unix::process::CommandExt;
+        Command::new("sh")
+            .args(["-c", &script])
+            .process_group(0)
+            .spawn()
+            .unwrap()
+    };
+    let mut failed = Vec::new();
+    for _ in 0..40 {
+        let o = w.run(&ws, Some("bwrap"), &[], "echo RAN");
+        if !String::from_utf8_lossy(&o.stdout).contains("RAN") {
+            failed.push(scratch::text(&o));
+        }
+    }
+    let pgid = i32::try_from(churn.id()).unwrap();
+    // SAFETY: a signal to the process group this test made.
+    unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    let _ = churn.wait();
+    scratch::remove(&churn_dir);
+    w.remove();
+    assert!(
+        failed.is_empty(),
+        "{} of 40 launches failed:\n{}",
+        failed.len(),
+        failed.join("\n")
+    );
+}

@@ -482,3 +482,72 @@ fn too_much_git_metadata_to_audit_is_refused_not_half_protected() {
     assert!(plan::build_with(&policy, vec!["true".into()], &facts, &no_env()).is_ok());
     scratch::remove(&ws);
 }
+
+/// The walk for repositories below the roots: each one found is protected
+/// like the workspace's own (a bare one too), and past its bounds the
+/// launch is refused rather than half protected.
+#[test]
+fn repositories_below_the_roots_are_found_at_any_depth_and_bounded() {
+    let ws = fresh("below");
+    repo(&ws);
+    repo(&ws.join("a/b/c/lib"));
+    std::fs::create_dir_all(ws.join("x")).unwrap();
+    git(&ws.join("x"), &["init", "-q", "--bare", "bare.git"]);
+    let plan = plan_in(&ws, None, &no_env()).unwrap();
+    let p = &plan.fs.protected;
+    for f in [
+        "a/b/c/lib/.git/config",
+        "a/b/c/lib/.git/hooks",
+        "x/bare.git/config",
+        "x/bare.git/hooks",
+        "x/bare.git/objects/info/alternates",
+    ] {
+        assert!(covered(p, &ws.join(f)), "{f} is not protected: {p:?}");
+    }
+    assert!(plan.fs.git_checkouts.contains(&ws));
+    assert!(plan.fs.git_checkouts.contains(&ws.join("a/b/c/lib")));
+    scratch::remove(&ws);
+
+    let many = fresh("many");
+    for i in 0..130 {
+        let g = many.join(format!("c{i}/.git"));
+        std::fs::create_dir_all(g.join("objects")).unwrap();
+        std::fs::create_dir_all(g.join("refs")).unwrap();
+        std::fs::write(g.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    }
+    let r = plan_in(&many, None, &no_env()).unwrap_err();
+    assert_eq!(r.exit_code(), 122, "{}", r.message);
+    assert!(
+        r.message.contains("more than 128 git repositories"),
+        "{}",
+        r.message
+    );
+    assert!(
+        r.message.contains(&many.display().to_string()),
+        "{}",
+        r.message
+    );
+    let env = HostEnv {
+        walk_limit: Some(50),
+        ..no_env()
+    };
+    let r = plan_in(&many, None, &env).unwrap_err();
+    assert_eq!(r.exit_code(), 122, "{}", r.message);
+    assert!(
+        r.message.contains("more than 50 directory entries"),
+        "{}",
+        r.message
+    );
+    // Without the table nothing is walked.
+    let mut policy = Policy::default();
+    policy.sandbox.mode = SandboxMode::WorkspaceWrite;
+    policy.sandbox.filesystem.protect_defaults = false;
+    let facts = Facts {
+        cwd: many.clone(),
+        home: None,
+        tmpdir: None,
+        exe: None,
+    };
+    assert!(plan::build_with(&policy, vec!["true".into()], &facts, &env).is_ok());
+    scratch::remove(&many);
+}

@@ -144,6 +144,29 @@ fn path_rule(plan: &Plan, p: &Path, home: Option<&Path>, mut d: Denial) -> Denia
         ));
         return d;
     }
+    let in_checkout = |c: &PathBuf| p.starts_with(c);
+    if p.file_name()
+        .is_some_and(|n| n.as_encoded_bytes().eq_ignore_ascii_case(b".git"))
+    {
+        if let Some(top) = plan
+            .fs
+            .git_checkouts
+            .iter()
+            .filter(|c| in_checkout(c))
+            .max()
+        {
+            d.rule = "protected";
+            d.matched = Some(display(top, home));
+            d.why_not = Some(format!(
+                "no `.git` can be made inside the worktree of a repository found at launch ({}): \
+                 a later git status there would enter a repository of the command's through a \
+                 gitlink; clone or init it under /tmp, or outside the sandbox; only \
+                 --no-protect-defaults lifts it",
+                display(top, home)
+            ));
+            return d;
+        }
+    }
     if let Some(r) = plan.fs.deny_write.iter().find(|r| r.covers(p)) {
         d.rule = "deny_write";
         d.matched = Some(match r {
@@ -152,17 +175,6 @@ fn path_rule(plan: &Plan, p: &Path, home: Option<&Path>, mut d: Denial) -> Denia
         });
         d.why_not = Some(
             "deny_write beats allow_write: only removing the entry from the policy allows it"
-                .into(),
-        );
-        return d;
-    }
-    if p.file_name().is_some_and(|n| n == ".git")
-        && d.kind == "write"
-        && plan.fs.git_checkouts.iter().any(|c| p.starts_with(c))
-    {
-        d.rule = "repository inside a repository";
-        d.why_not = Some(
-            "no .git can be made inside the worktree of a repository found at launch (your next git status there would run its configuration); clone or init it outside the sandbox, or inside it under /tmp or an allow_write root that is no repository's"
                 .into(),
         );
         return d;

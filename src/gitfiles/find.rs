@@ -11,9 +11,9 @@
 //! (its `HEAD`). It skips only what no `git` of the user's would use: what
 //! lies behind a symlink (walked under its own root if it is one), the
 //! object store of a git dir (git never finds a repository there), and,
-//! in a sticky world-writable directory such as `/tmp`, entries of other
-//! users (git refuses another user's repository, and another user's files
-//! must never make this user's run refuse). Must never: write, follow a
+//! in a world-writable directory such as `/tmp`, entries of other users
+//! (git refuses another user's repository, and another user's files must
+//! never make this user's run refuse). Must never: write, follow a
 //! symlink, or return less than it says without refusing — past its bound,
 //! or at a directory it cannot read for another reason than "not there"
 //! or "not allowed", it is an error and the launch refuses.
@@ -32,7 +32,7 @@ pub const DEFAULT_LIMIT: usize = 1_000_000;
 /// on the way, and bubblewrap's cost per mount grows with the mounts made
 /// before it: past this many a launch would take many seconds, so it
 /// refuses instead (fail closed: protecting fewer is not an option).
-pub const MAX_REPOS: usize = 256;
+pub const MAX_REPOS: usize = 128;
 
 /// Pseudo filesystems, never entered (no writable root is one).
 const PSEUDO: &[&str] = &["/proc", "/sys", "/dev"];
@@ -163,9 +163,10 @@ fn list(
             ))
         }
     };
-    // Other users' entries in a sticky world-writable directory are not
-    // this user's repositories (and could be planted to make runs refuse).
-    let shared = std::fs::symlink_metadata(dir).is_ok_and(|m| m.mode() & 0o1002 == 0o1002);
+    // Other users' entries in a world-writable directory (sticky or not,
+    // as the glob walk) are not this user's repositories, and could be
+    // planted to make runs refuse.
+    let shared = std::fs::symlink_metadata(dir).is_ok_and(|m| m.mode() & 0o002 != 0);
     let mut l = Listing::default();
     for e in rd {
         let e = e.map_err(|e| refuse(root, format!("cannot list `{}`: {e}", dir.display())))?;
@@ -300,6 +301,35 @@ mod tests {
         let mut g = f.gitdirs.clone();
         g.sort();
         assert_eq!(g, vec![d.join("a/b/c/.git"), d.join("bare.git")]);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn other_users_entries_in_a_world_writable_directory_are_not_walked() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tree("shared");
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        gitdir(&d.join("theirs/r/.git"));
+        gitdir(&d.join("mine/r/.git"));
+        // SAFETY: geteuid never fails.
+        let me = unsafe { libc::geteuid() };
+        // "Theirs" is another uid's: as root, chown it; otherwise walk as
+        // if this user were someone else, for whom both are foreign but
+        // for the one root owns (none here).
+        let walker = if me == 0 {
+            std::os::unix::fs::chown(d.join("theirs"), Some(65534), Some(65534)).unwrap();
+            0
+        } else {
+            me + 1
+        };
+        let f = find(std::slice::from_ref(&d), &[], walker, 10_000).unwrap();
+        assert!(
+            !f.checkouts.iter().any(|c| c.starts_with(d.join("theirs"))),
+            "{f:?}"
+        );
+        if me == 0 {
+            assert!(f.checkouts.contains(&d.join("mine/r")), "{f:?}");
+        }
         std::fs::remove_dir_all(&d).unwrap();
     }
 

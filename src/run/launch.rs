@@ -97,9 +97,22 @@ fn attempt(
             if let Some(fd) = obs {
                 crate::backend::stub_format::set_report_fd(&mut l.program, fd);
             }
-            match crate::exec::bwrap::launch(plan, &l, argv, envp, side) {
-                Ok(status) => status,
-                Err(e) => return Attempt::Failed(Kind::Bwrap, e.into()),
+            let mut side = side;
+            let mut tries = 0;
+            loop {
+                let s = side.as_mut().map(|s| crate::exec::Side {
+                    fd: s.fd,
+                    ready: &mut *s.ready,
+                });
+                match crate::exec::bwrap::launch(plan, &l, argv, envp, s) {
+                    Ok(status) => break status,
+                    // A path held in place vanished between bwrap's look
+                    // and its mount (another process removing a repository
+                    // under /tmp): nothing of the command ran, and the next
+                    // try skips what is gone (`--bind-try`).
+                    Err(e) if tries < 3 && vanished_while_mounting(&e) => tries += 1,
+                    Err(e) => return Attempt::Failed(Kind::Bwrap, e.into()),
+                }
             }
         }
         #[cfg(not(target_os = "linux"))]
@@ -113,6 +126,15 @@ fn attempt(
         Launch::Seatbelt(r) => crate::exec::seatbelt::launch(plan, &r, envp, keep_parent),
     };
     Attempt::Done(status)
+}
+
+/// Whether bwrap failed at a bind mount: what it was about to mount can
+/// be removed meanwhile (it then says "No such file", "Unable to find … in
+/// mount table" or "Unable to remount"). A mount that fails for good fails
+/// again on the last try, and that refusal is the one shown.
+#[cfg(target_os = "linux")]
+fn vanished_while_mounting(e: &crate::backend::Unavailable) -> bool {
+    matches!(&e.missing, crate::backend::Missing::Setup(m) if m.contains("Can't bind mount"))
 }
 
 /// The landlock launch: the ruleset applied in the child, supervised, with

@@ -26,7 +26,9 @@ pub(super) fn absent(at: &At) -> Result<(), i32> {
 /// forbids it or the layer grants no `need` there.
 pub(super) fn may_create(c: &Ctx<'_>, at: &At, need: u64) -> Result<(), i32> {
     let name = at.name.bytes().trim_end_slash();
-    if guarded(c.prog, &at.dir, name)? || (name == b".git" && in_zone(c.prog, &at.dir)?) {
+    // Any case: on a case-folding directory `.GIT` is found as `.git`.
+    let dotgit = name.eq_ignore_ascii_case(b".git");
+    if guarded(c.prog, &at.dir, name)? || (dotgit && in_zone(c.prog, &at.dir)?) {
         return Err(EROFS);
     }
     may_make(c, at, need)

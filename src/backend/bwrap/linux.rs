@@ -169,53 +169,53 @@ fn layer(
 
 /// Each guard's directory by inode, as the broker inside compares it. The
 /// directory was seen on the way from a writable root in `render`; it must
-/// still be a directory, and not a symlink, now.
+/// still be a directory, and not a symlink, now. One that is gone since
+/// (another process removed a repository under /tmp) holds nothing to
+/// guard: its own name is a guard of its parent's, or, for a repository's
+/// top, what could be made there again is a repository made during the run.
 fn guard_ids(guards: &[Guard]) -> Result<Vec<GuardId>, String> {
-    use std::os::unix::fs::MetadataExt;
-    guards
-        .iter()
-        .map(|g| {
-            let m = std::fs::symlink_metadata(&g.dir).map_err(|e| {
-                format!(
-                    "`{}` (where `{}` must stay uncreatable): {}",
-                    g.dir.display(),
-                    g.name.to_string_lossy(),
-                    crate::policy::io_words(&e)
-                )
-            })?;
-            if !m.is_dir() {
-                return Err(format!(
-                    "`{}` changed while the sandbox was being set up",
-                    g.dir.display()
-                ));
-            }
-            Ok((m.dev(), m.ino(), g.name.as_bytes().to_vec()))
-        })
-        .collect()
+    let mut out = Vec::with_capacity(guards.len());
+    for g in guards {
+        if let Some((dev, ino)) = dir_id(&g.dir, &g.name.to_string_lossy())? {
+            out.push((dev, ino, g.name.as_bytes().to_vec()));
+        }
+    }
+    Ok(out)
 }
 
 /// Each repository worktree's top by inode, marked `ZONE` for the broker.
+/// A worktree that is gone meanwhile is left out, as a guard's directory.
 fn zone_ids(zones: &[PathBuf]) -> Result<Vec<GuardId>, String> {
+    let mut out = Vec::with_capacity(zones.len());
+    for z in zones {
+        if let Some((dev, ino)) = dir_id(z, ".git")? {
+            out.push((dev, ino, crate::backend::stub_format::ZONE.to_vec()));
+        }
+    }
+    Ok(out)
+}
+
+/// `(dev, ino)` of the directory `dir`, `None` when it is gone.
+fn dir_id(dir: &Path, name: &str) -> Result<Option<(u64, u64)>, String> {
     use std::os::unix::fs::MetadataExt;
-    zones
-        .iter()
-        .map(|z| {
-            let m = std::fs::symlink_metadata(z).map_err(|e| {
-                format!(
-                    "`{}` (a repository found at launch): {}",
-                    z.display(),
-                    crate::policy::io_words(&e)
-                )
-            })?;
-            if !m.is_dir() {
-                return Err(format!(
-                    "`{}` changed while the sandbox was being set up",
-                    z.display()
-                ));
-            }
-            Ok((m.dev(), m.ino(), crate::backend::stub_format::ZONE.to_vec()))
-        })
-        .collect()
+    let m = match std::fs::symlink_metadata(dir) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(format!(
+                "`{}` (where `{name}` must stay uncreatable): {}",
+                dir.display(),
+                crate::policy::io_words(&e)
+            ))
+        }
+    };
+    if !m.is_dir() {
+        return Err(format!(
+            "`{}` changed while the sandbox was being set up",
+            dir.display()
+        ));
+    }
+    Ok(Some((m.dev(), m.ino())))
 }
 
 /// What `auto` (and `--backend bwrap`) checks before rendering: a trusted
@@ -345,5 +345,25 @@ mod tests {
             .iter()
             .any(|r| r.path == std::path::Path::new("/") && r.access & access::READ_FILE != 0));
         assert_rules_within_handled(&spec);
+    }
+
+    #[test]
+    fn a_guard_whose_directory_is_gone_guards_nothing_and_refuses_nothing() {
+        let d = std::env::temp_dir().join(format!("dcjail-dirid-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(d.join("here")).unwrap();
+        std::fs::write(d.join("file"), "").unwrap();
+        let g = |dir: &str| Guard {
+            dir: d.join(dir),
+            name: ".bashrc".into(),
+        };
+        let ids = guard_ids(&[g("here"), g("gone")]).unwrap();
+        assert_eq!(ids.len(), 1);
+        assert!(guard_ids(&[g("file")]).is_err());
+        assert_eq!(
+            zone_ids(&[d.join("gone"), d.join("here")]).unwrap().len(),
+            1
+        );
+        std::fs::remove_dir_all(&d).unwrap();
     }
 }
