@@ -11,12 +11,14 @@ cd "$(dirname "$0")/.."
 # and a venv of the system's python3 (which uid 65534 can run too); the
 # escape tests set and read extended attributes (setfattr, getfattr) and
 # make namespaces with unshare; a denial test counts syscalls with strace;
-# the unix-socket tests name a real ssh-agent socket.
+# the unix-socket tests name a real ssh-agent socket; the leave-behind
+# tests (tests/home_class.rs) run what a later gdb and direnv (with
+# bash's hook) would run.
 need=()
 for t in bwrap:bubblewrap curl:curl python3:python3 git:git setpriv:util-linux flock:util-linux \
   zsh:zsh fish:fish g++:g++ tmux:tmux less:less vi:vim-tiny node:nodejs npm:npm \
   setfattr:attr getfattr:attr unshare:util-linux strace:strace \
-  ssh-agent:openssh-client ssh-add:openssh-client; do
+  ssh-agent:openssh-client ssh-add:openssh-client gdb:gdb direnv:direnv; do
   command -v "${t%%:*}" >/dev/null 2>&1 || need+=("${t#*:}")
 done
 [ -x /usr/bin/python3 ] || need+=(python3)

@@ -164,6 +164,14 @@ pub fn plan_json(plan: &Plan) -> Value {
             "allow_read": rules(&plan.fs.allow_read),
             "deny_write": rules(&plan.fs.deny_write),
             "protected": paths(&plan.fs.protected),
+            "held_read_only": paths(&plan.fs.held),
+            "own_caches": plan.fs.caches.as_ref().filter(|c| crate::exec::caches::would_work(c)).map(|c| json!({
+                "directory": s(&c.root),
+                "variables": c.env_here()
+                    .into_iter()
+                    .map(|(k, v)| (k.to_string(), Value::from(s(&v))))
+                    .collect::<serde_json::Map<String, Value>>(),
+            })),
         },
         "network": {
             "mode": plan.effective_net().word(),

@@ -117,6 +117,9 @@ enum Relative {
 }
 
 pub struct Audit<'a> {
+    /// What the class rule keeps read-only (the home directory): not
+    /// walked for repositories.
+    held: Vec<PathBuf>,
     roots: &'a [PathBuf],
     home: Option<&'a Path>,
     env: &'a HostEnv,
@@ -149,6 +152,7 @@ impl<'a> Audit<'a> {
         protect: bool,
     ) -> Audit<'a> {
         Audit {
+            held: Vec::new(),
             roots,
             home,
             env,
@@ -170,6 +174,12 @@ impl<'a> Audit<'a> {
         }
     }
 
+    /// The directories the class rule keeps read-only (`paths::held_home`):
+    /// the repository walk skips them.
+    pub fn skip_held(&mut self, held: Vec<PathBuf>) {
+        self.held = held;
+    }
+
     pub fn run(&mut self) -> Result<(), Error> {
         if self.protect {
             self.global_files()?;
@@ -189,7 +199,7 @@ impl<'a> Audit<'a> {
     /// git dirs, a `.git` a checkout's settings moved).
     fn nested(&mut self) -> Result<(), Error> {
         let limit = self.env.walk_limit.unwrap_or(find::DEFAULT_LIMIT);
-        let found = find::find(self.roots, self.euid, limit)?;
+        let found = find::find(self.roots, &self.held, self.euid, limit)?;
         self.nested = true;
         for wt in &found.checkouts {
             self.worktree(wt, 1)?;

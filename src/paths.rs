@@ -231,3 +231,48 @@ pub fn own_exe() -> Option<PathBuf> {
     static EXE: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
     EXE.get_or_init(|| std::env::current_exe().ok()).clone()
 }
+
+// The class rule for the home directory, shared by the plan and the
+// repository walk (which must not walk what the rule keeps read-only).
+
+/// Whether `path` is kept read-only by one of `held` under `writable`
+/// (`Plan::held_at` on its parts).
+pub(crate) fn held_by(held: &[PathBuf], writable: &[PathBuf], path: &Path) -> bool {
+    held_at(held, writable, path).is_some()
+}
+
+/// `Plan::held_at` on its parts.
+pub(crate) fn held_at<'a>(
+    held: &'a [PathBuf],
+    writable: &[PathBuf],
+    path: &Path,
+) -> Option<&'a Path> {
+    let depth = |p: &Path| p.components().count();
+    let held = held
+        .iter()
+        .filter(|h| path.starts_with(h))
+        .max_by_key(|h| depth(h))?;
+    let root = writable
+        .iter()
+        .filter(|r| path.starts_with(r))
+        .map(|r| depth(r))
+        .max();
+    match root {
+        Some(d) if d > depth(held) => None,
+        _ => Some(held.as_path()),
+    }
+}
+
+/// The class rule for the home directory: `home` (canonical) is held when
+/// a writable root is it or lies above it. `/` as a root is left out, as
+/// the protected table leaves it out: it means danger-full-access.
+pub(crate) fn held_home(writable: &[PathBuf], home: &Path) -> Vec<PathBuf> {
+    let holds = writable
+        .iter()
+        .any(|r| r.as_path() != Path::new("/") && home.starts_with(r));
+    if holds && home != Path::new("/") {
+        vec![home.to_path_buf()]
+    } else {
+        Vec::new()
+    }
+}

@@ -171,6 +171,38 @@ pub const TABLE: &[Entry] = &[
     e(".claude.json", Home, File, "Claude Code", "user MCP servers and per-project settings"),
     e(".claude/plugins", Home, Dir, "Claude Code", "plugins bring hooks, commands and MCP servers"),
     e(".codeium", Home, Dir, "Windsurf", "its MCP servers and global rules"),
+    e(".local/share/direnv", Home, Dir, "direnv, at every cd into a directory with an .envrc",
+      "its trust store: a hash in allow/ makes the shell run that .envrc without asking"),
+    e(".local/state/mise", Home, Dir, "mise, at every cd and command in a project",
+      "its trust store: trusted-configs lets a project's mise.toml set the environment and run hooks and tasks without asking"),
+    e(".config/mise", Home, Dir, "mise, every command", "the global config: env, hooks and tasks it runs everywhere"),
+    e(".local/share/nix/trusted-settings.json", Home, File, "nix, for every flake",
+      "its trust store: a flake's nixConfig settings listed there apply without asking"),
+    e(".config/nix", Home, Dir, "nix, every command",
+      "nix.conf: accept-flake-config trusts every flake's settings; netrc and substituters decide what is built"),
+    e(".config/JetBrains", Home, Dir, "JetBrains IDEs",
+      "options/trusted-paths.xml: a project there opens trusted, its run configurations and build scripts with it"),
+    e(".config/Cursor/User", Home, Dir, "Cursor", "user settings, tasks and the trusted-workspace state of the editor"),
+    e(".gdbinit", Home, File, "gdb, every start", "gdb commands, python and shell lines run at start"),
+    e(".config/gdb", Home, Dir, "gdb 11 and later, every start", "gdbinit and gdb-init.d run at start"),
+    e(".ipython", Home, Dir, "IPython and Jupyter kernels, every start",
+      "profile_default/startup/*.py and ipython_config.py run at start"),
+    e(".pythonrc", Home, File, "python, interactive, where PYTHONSTARTUP names it", "it runs at start"),
+    e(".rustup", Home, Dir, "every cargo, rustc and rustup call through rustup's proxies",
+      "the proxies on PATH run the toolchains in toolchains/*/bin"),
+    e(".pyenv", Home, Dir, "every python, pip and tool call through pyenv's shims",
+      "the shims on PATH run the interpreters in versions/*/bin"),
+    e(".nvm", Home, Dir, "every node and npm call once nvm.sh is sourced", "the shells put versions/*/bin on PATH"),
+    e(".cache/pip", Home, Dir, "pip install", "the wheels it built are installed later without building again"),
+    e(".npm", Home, Dir, "npm install and npx", "packages come from its tarball cache; npx runs the ones it holds"),
+    e(".cargo/registry", Home, Dir, "cargo, every build",
+      "the sources of downloaded crates, build.rs included, are compiled and run without being fetched again"),
+    e(".cargo/git", Home, Dir, "cargo, every build with git dependencies",
+      "checked-out sources, build.rs included, are compiled and run"),
+    e(".cache/uv", Home, Dir, "uv", "wheels and built packages installed later as they are"),
+    e(".cache/yarn", Home, Dir, "yarn 1", "packages come from its cache, lifecycle scripts included"),
+    e(".cache/go-build", Home, Dir, "go build and go test", "compiled packages are linked in as they are"),
+    e("go/pkg/mod", Home, Dir, "go, every build", "module sources are compiled as they are"),
     e(".aws/config", Home, File, "the AWS CLI and SDKs", "credential_process is a program they run"),
     e(".kube/config", Home, File, "kubectl and Kubernetes clients", "exec credential plugins are programs they run"),
     e("config", GitDir, File, "git, every command in the repository",
@@ -262,6 +294,11 @@ pub fn collect(
         .collect();
     let home = home.map(resolve_lenient);
     let mut git = crate::gitfiles::Audit::new(&roots, home.as_deref(), env, protect);
+    if protect {
+        if let Some(h) = &home {
+            git.skip_held(crate::paths::held_home(&roots, h));
+        }
+    }
     git.run()?;
     let (git_protected, grants, checkouts) = git.finish();
     let mut all_roots = roots.clone();

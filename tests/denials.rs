@@ -691,8 +691,8 @@ fn under_home_the_suggestion_is_its_top_level_directory_and_a_missing_one_is_mad
     for be in BACKENDS {
         let t = Tree::new(&format!("home-{be}"), 0);
         let home = t.root.join("home");
-        std::fs::create_dir_all(home.join(".npm/_cacache")).unwrap();
-        let (cached, fresh) = (home.join(".npm/_cacache/x"), home.join(".newcache/y"));
+        std::fs::create_dir_all(home.join(".tooldata/_store")).unwrap();
+        let (cached, fresh) = (home.join(".tooldata/_store/x"), home.join(".newcache/y"));
         let script = format!(
             "echo x > {}; mkdir -p {}; echo marker",
             cached.display(),
@@ -713,8 +713,8 @@ fn under_home_the_suggestion_is_its_top_level_directory_and_a_missing_one_is_mad
         );
         let list = denials(&t);
         let d = denial_of(&list, &cached);
-        assert_eq!(d["allow"], "--allow-write ~/.npm", "{d}");
-        assert_eq!(d["shown_as"], "~/.npm/_cacache/x");
+        assert_eq!(d["allow"], "--allow-write ~/.tooldata", "{d}");
+        assert_eq!(d["shown_as"], "~/.tooldata/_store/x");
         let d = denial_of(&list, &home.join(".newcache"));
         // Data, not a line: the argv that makes it, by its full path.
         let made = home.join(".newcache").display().to_string();
@@ -726,7 +726,12 @@ fn under_home_the_suggestion_is_its_top_level_directory_and_a_missing_one_is_mad
         assert_eq!(d["allow"], "--allow-write ~/.newcache");
         // What the report says, done: the directory made, both roots added.
         std::fs::create_dir(home.join(".newcache")).unwrap();
-        opts.extend(["--allow-write", "~/.npm", "--allow-write", "~/.newcache"]);
+        opts.extend([
+            "--allow-write",
+            "~/.tooldata",
+            "--allow-write",
+            "~/.newcache",
+        ]);
         let o = run_env(&t, &opts, &script, &[("HOME", &home)]);
         assert!(
             cached.exists() && home.join(".newcache").is_dir(),

@@ -127,16 +127,20 @@ impl T {
         };
         c.args(["--", "sh", "-c", script])
             .current_dir(&self.ws)
-            .env("HOME", &self.ws)
+            // Beside the workspace, not it: a workspace at the home
+            // directory would be held read-only by class.
+            .env("HOME", self.root.join("home"))
             .env("TMPDIR", self.root.join("tmpdir"))
             .env_remove("DCJAIL_POLICY")
             .stdin(stdin);
-        let _ = std::fs::create_dir_all(self.root.join("tmpdir"));
-        if self.nobody {
-            let _ = Command::new("chown")
-                .args(["65534:65534"])
-                .arg(self.root.join("tmpdir"))
-                .status();
+        for d in ["tmpdir", "home"] {
+            let _ = std::fs::create_dir_all(self.root.join(d));
+            if self.nobody {
+                let _ = Command::new("chown")
+                    .args(["65534:65534"])
+                    .arg(self.root.join(d))
+                    .status();
+            }
         }
         c.output().unwrap()
     }

@@ -578,9 +578,16 @@ fn reach_attacks() -> Vec<Reach> {
                     other.clone(),
                     vec!["commit", "-q", "--allow-empty", "-m", "t"],
                 );
-                (home, vec![], other.join(".git/hooks/pre-commit"), t)
+                // The home directory is held read-only by class: the
+                // repository is named with --allow-write, where git keeps
+                // working and its hooks stay protected.
+                (
+                    home,
+                    vec![other.clone()],
+                    other.join(".git/hooks/pre-commit"),
+                    t,
+                )
             },
-            // git keeps working in that repository (the home is none).
             script: "hook other/.git/hooks/pre-commit; cd other",
         },
         Reach {

@@ -56,8 +56,11 @@ fn plan_in(ws: &Path, home: Option<&Path>, env: &HostEnv) -> Result<Plan, dcjail
     plan::build_with(&policy, vec!["true".into()], &facts, env)
 }
 
+/// The protected paths, and the home directory when it is held by class
+/// (a workspace at the home directory): it covers every entry inside it.
 fn protected(ws: &Path, home: Option<&Path>, env: &HostEnv) -> Vec<PathBuf> {
-    plan_in(ws, home, env).unwrap().fs.protected
+    let fs = plan_in(ws, home, env).unwrap().fs;
+    fs.protected.into_iter().chain(fs.held).collect()
 }
 
 /// Whether `x` is protected: it, or a directory holding it, is in the list.
@@ -338,7 +341,9 @@ fn home_entries_are_protected_inside_an_allow_write_root() {
         exe: None,
     };
     let plan = plan::build_with(&policy, vec!["true".into()], &facts, &no_env()).unwrap();
-    assert!(plan.writable(&home.join(".cargo/registry/x")));
+    assert!(plan.writable(&home.join(".cargo/other/x")));
+    // The registry is a cache a later build runs (build.rs): held.
+    assert!(!plan.writable(&home.join(".cargo/registry/x")));
     for n in [
         ".cargo/bin",
         ".cargo/env",

@@ -282,24 +282,6 @@ fn compare(workload: &str, user: User, workspace_home: bool, script: &str) -> Ve
     failures
 }
 
-fn cargo_users() -> Vec<User> {
-    let tc = toolchain();
-    users()
-        .into_iter()
-        .filter(|&u| {
-            let ok = can_run(u, &[&tc.cargo, &tc.bin_dir.join("rustc")]);
-            if !ok {
-                eprintln!(
-                    "NOTE: {} cannot run {} (it lives in a private home): its cargo runs are skipped",
-                    u.label(),
-                    tc.cargo.display()
-                );
-            }
-            ok
-        })
-        .collect()
-}
-
 fn check(failures: Vec<String>) {
     assert!(
         failures.is_empty(),

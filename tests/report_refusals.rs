@@ -18,7 +18,10 @@ use scratch::text;
 
 fn run(cwd: &Path, nobody: bool, argv: &[&str]) -> Output {
     let mut cmd = scratch::command_as(cwd, nobody, argv);
-    cmd.env("HOME", cwd)
+    // Beside the workspace: a workspace at the home directory would be
+    // held read-only by class, .git included.
+    let home = cwd.parent().unwrap_or(cwd).join("home");
+    cmd.env("HOME", home)
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_AUTHOR_NAME", "t")
         .env("GIT_AUTHOR_EMAIL", "t@example.com")

@@ -82,6 +82,8 @@ fn base_plan() -> Plan {
             allow_read: Vec::new(),
             deny_write: Vec::new(),
             protected: Vec::new(),
+            held: Vec::new(),
+            caches: None,
             git_checkouts: Vec::new(),
         },
         net: NetPlan {
@@ -1385,4 +1387,38 @@ fn adversarial_paths_keep_their_meaning_as_parameters() {
             "{name:?}: root can be renamed"
         );
     }
+}
+
+#[test]
+fn a_held_home_is_unwritable_but_for_the_roots_inside_it() {
+    let mut plan = base_plan();
+    plan.fs.access = SandboxMode::WorkspaceWrite;
+    plan.workspace = HOME.into();
+    plan.cwd = HOME.into();
+    plan.fs.writable = vec![HOME.into(), PROJ.into(), "/private/tmp".into()];
+    plan.fs.held = vec![HOME.into()];
+    plan.fs.protected = vec![
+        format!("{PROJ}/.git/hooks").into(),
+        "/private/tmp/.bashrc".into(),
+    ];
+    let (r, argv) = rendered(&plan, None);
+    let params = check(&r, &argv, &plan.argv);
+    let paths = [
+        "/Users/alice/.gdbinit",
+        "/Users/alice/.lesskey",
+        "/Users/alice/.ipython/profile_default/startup/0.py",
+        "/Users/alice/other/x",
+        "/Users/alice/proj/src/main.rs",
+        "/Users/alice/proj/.git/hooks/pre-commit",
+        "/private/tmp/scratch",
+        "/private/tmp/.bashrc",
+    ];
+    let bytes: Vec<Vec<u8>> = paths.iter().map(|p| p.as_bytes().to_vec()).collect();
+    let ev = Eval::new(&r, &params, &bytes);
+    for p in paths {
+        let write = ev.allowed("file-write-create", p.as_bytes());
+        assert_eq!(write, plan.writable(Path::new(p)), "{p}");
+    }
+    assert!(ev.allowed("file-write-create", b"/Users/alice/proj/src/main.rs"));
+    assert!(!ev.allowed("file-write-create", b"/Users/alice/.gdbinit"));
 }

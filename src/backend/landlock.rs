@@ -237,9 +237,26 @@ pub fn layer_spec_with(plan: &Plan, subtraction: WriteSubtraction) -> Result<Lay
 /// protected path is simply not granted: that is exactly the policy.
 fn writable_roots(plan: &Plan, subtraction: WriteSubtraction) -> Result<Vec<PathBuf>, String> {
     let fs = &plan.fs;
-    let roots = grantable_roots(plan);
     if subtraction == WriteSubtraction::ByMounts {
-        return Ok(roots);
+        return Ok(grantable_roots(plan));
+    }
+    // A root the held home directory keeps read-only (the home directory
+    // itself as the workspace) is simply not granted; the roots inside it
+    // are. One that holds it strictly would need a subtraction.
+    let roots: Vec<PathBuf> = grantable_roots(plan)
+        .into_iter()
+        .filter(|w| plan.held_at(w).is_none())
+        .collect();
+    for h in &fs.held {
+        if let Some(w) = roots.iter().find(|w| h.starts_with(w)) {
+            return Err(format!(
+                "landlock cannot keep the home directory `{}` read-only inside the writable root `{}` \
+                 (rights cannot be subtracted inside a granted tree); --backend bwrap can, \
+                 or make the workspace the home directory or a directory inside it",
+                h.display(),
+                w.display()
+            ));
+        }
     }
     for p in &fs.protected {
         if let Some(w) = roots.iter().find(|w| p.starts_with(w)) {

@@ -587,4 +587,3 @@ mod tests {
         std::fs::remove_dir_all(&ws).unwrap();
     }
 }
-

@@ -550,12 +550,46 @@ fn write_rules(plan: &Plan, params: &mut Params, p: &mut String) -> Result<(), S
             PathRule::Glob(g) => globs.push(&g.pattern),
         }
     }
+    // The held home directory: unwritable in the first block, with
+    // everything below it; the roots strictly inside it are opened again
+    // by a second block that does not hold it (allow rules add up).
+    let held: Vec<PathBuf> = plan.fs.held.iter().map(|h| canonical(h)).collect();
+    let mut all = guarded.clone();
+    all.extend(held.iter().cloned());
+    p.push_str(
+        ";; Writes: inside the writable roots only; never a protected, deny_write or\n\
+         ;; deny_read path (nor creating one); roots and ancestors of those keep their names.\n",
+    );
+    allow_block(&roots, all, &globs, params, p)?;
+    let inner: Vec<PathBuf> = roots
+        .iter()
+        .filter(|r| held.iter().any(|h| r.starts_with(h) && *r != h))
+        .cloned()
+        .collect();
+    if !inner.is_empty() {
+        p.push_str(";; The writable roots inside the home directory, which stays read-only.\n");
+        allow_block(&inner, guarded, &globs, params, p)?;
+    }
+    Ok(())
+}
+
+/// One `(allow file-write* …)` over `roots`, minus `guarded` (with what is
+/// below) and `globs`, keeping the names of the roots and of the ancestors
+/// of what is guarded.
+fn allow_block(
+    roots: &[PathBuf],
+    mut guarded: Vec<PathBuf>,
+    globs: &[&str],
+    params: &mut Params,
+    p: &mut String,
+) -> Result<(), String> {
+    let mut globs: Vec<&str> = globs.to_vec();
     // Directories that must keep their name: the roots, the ancestors (inside
     // a root) of each guarded path and of each glob's fixed directory, and
     // that directory itself.
     let glob_dirs: Vec<PathBuf> = globs.iter().filter_map(|g| glob_literal_dir(g)).collect();
     let inside = |d: &Path| roots.iter().any(|r| d.starts_with(r));
-    let mut kept: Vec<PathBuf> = roots.clone();
+    let mut kept: Vec<PathBuf> = roots.to_vec();
     for a in guarded.iter().chain(glob_dirs.iter()) {
         kept.extend(
             a.ancestors()
@@ -571,7 +605,7 @@ fn write_rules(plan: &Plan, params: &mut Params, p: &mut String) -> Result<(), S
     globs.dedup();
 
     let mut any = Vec::new();
-    for r in &roots {
+    for r in roots {
         let n = params.add("WRITABLE", r.clone().into_os_string());
         any.push(format!("(subpath {})", param(&n)));
     }
@@ -593,10 +627,6 @@ fn write_rules(plan: &Plan, params: &mut Params, p: &mut String) -> Result<(), S
         let n = params.add("NOWRITE_GLOB", glob_regex(g, Lean::Deny)?);
         not.push(format!("(require-not (regex {}))", param(&n)));
     }
-    p.push_str(
-        ";; Writes: inside the writable roots only; never a protected, deny_write or\n\
-         ;; deny_read path (nor creating one); roots and ancestors of those keep their names.\n",
-    );
     p.push_str(&format!(
         "(allow file-write*\n    (require-all\n        (require-any\n            {})",
         any.join("\n            ")

@@ -190,6 +190,22 @@ fn path_rule(plan: &Plan, p: &Path, home: Option<&Path>, mut d: Denial) -> Denia
         d.why_not = Some("the metadata of a device node never changes in the sandbox".into());
         return d;
     }
+    if let Some(h) = plan.held_at(p) {
+        // The class rule: the home directory is read-only but for what
+        // allow_write names inside it; the entry the command wrote is the
+        // narrowest such name.
+        d.rule = "home directory";
+        d.matched = Some(display(h, home));
+        match suggest(plan, p, d.op, home) {
+            Ok(fix) => d.fix = Some(fix),
+            Err(why) => {
+                d.why_not = Some(format!(
+                    "the home directory stays read-only when a writable root holds it, except what allow_write names inside it; {why}; --no-protect-defaults lifts the rule, with every protected path"
+                ))
+            }
+        }
+        return d;
+    }
     if plan.writable(p) {
         return d;
     }
@@ -215,6 +231,12 @@ fn suggest(plan: &Plan, p: &Path, op: &str, home: Option<&Path>) -> Result<Fix, 
         {
             return Ok(fix);
         }
+    }
+    if let Some(e) = home.and_then(|h| home_entry_holding(h, p)) {
+        return Err(format!(
+            "`~/{}` is protected wherever a writable root holds it (run by {}: {}), so no option allows it short of --no-protect-defaults; a package cache there is replaced by the command's own (README: package managers)",
+            e.path, e.runs_it, e.why
+        ));
     }
     let root = match home.and_then(|h| p.strip_prefix(h).ok().map(|rest| (h, rest))) {
         // Under the home directory: its top-level entry (~/.npm), never ~.
@@ -250,6 +272,16 @@ fn suggest(plan: &Plan, p: &Path, op: &str, home: Option<&Path>) -> Result<Fix, 
     }
     fix.allow_write = Some(shown);
     Ok(fix)
+}
+
+/// The protected table's home entry holding `p`: allowing its directory
+/// would not make the rerun work, as the entry stays read-only in any root.
+fn home_entry_holding(home: &Path, p: &Path) -> Option<&'static crate::protected::Entry> {
+    use crate::protected::{Scope, TABLE};
+    TABLE
+        .iter()
+        .filter(|e| matches!(e.scope, Scope::Home | Scope::Root))
+        .find(|e| p.starts_with(home.join(e.path)))
 }
 
 fn socket(plan: &Plan, f: &Fact<'_>, mut d: Denial) -> Denial {

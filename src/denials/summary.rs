@@ -95,6 +95,7 @@ impl Log {
 fn group_name(d: &Denial) -> String {
     match d.rule {
         "outside the writable roots" => "outside the writable roots".into(),
+        "home directory" => "in the home directory (read-only but for allow_write)".into(),
         "protected" => "on protected paths".into(),
         "deny_write" => "by deny_write".into(),
         "unix sockets off" => "(unix sockets)".into(),

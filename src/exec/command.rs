@@ -16,6 +16,21 @@ pub fn environment(plan: &Plan, backend: &str, extra: &[(OsString, OsString)]) -
         ("DCJAIL_BACKEND".into(), backend.into()),
         ("DCJAIL_NETWORK".into(), plan.effective_net().word().into()),
     ];
+    if let Some(c) = &plan.fs.caches {
+        // A cache the caller already put where the command may write (in
+        // the workspace) stays; one elsewhere (the host's) is replaced.
+        let kept = |k: &str| {
+            std::env::var_os(k)
+                .map(std::path::PathBuf::from)
+                .is_some_and(|v| v.is_absolute() && plan.writable(&v))
+        };
+        set.extend(
+            c.env_here()
+                .into_iter()
+                .filter(|(k, _)| !kept(k))
+                .map(|(k, v)| (k.into(), v.into_os_string())),
+        );
+    }
     set.extend(extra.iter().cloned());
     let mut out: Vec<CString> = std::env::vars_os()
         .filter(|(k, _)| !set.iter().any(|(s, _)| s == k))

@@ -15,6 +15,7 @@
 
 #[cfg(target_os = "linux")]
 pub mod bwrap;
+pub mod caches;
 #[cfg(target_os = "linux")]
 mod landlock;
 pub mod seatbelt;

@@ -51,17 +51,31 @@ pub struct Found {
 }
 
 /// Walks `roots` (canonical; one inside another is walked once).
-pub fn find(roots: &[PathBuf], euid: u32, limit: usize) -> Result<Found, Error> {
+///
+/// `held` directories (the home directory the class rule keeps read-only)
+/// are not walked: nothing in them can change, and a home directory is
+/// the largest tree a launch could meet. The roots inside them are walked
+/// as roots of their own.
+pub fn find(roots: &[PathBuf], held: &[PathBuf], euid: u32, limit: usize) -> Result<Found, Error> {
     let mut found = Found::default();
-    let outer: Vec<&PathBuf> = roots
+    let is_held = |r: &Path| crate::paths::held_by(held, roots, r);
+    let walked: Vec<&PathBuf> = roots.iter().filter(|r| !is_held(r)).collect();
+    let outer: Vec<&PathBuf> = walked
         .iter()
-        .filter(|r| !roots.iter().any(|o| o != *r && r.starts_with(o)))
+        .filter(|r| {
+            !walked.iter().any(|o| {
+                o != *r
+                    && r.starts_with(o)
+                    && !held.iter().any(|h| r.starts_with(h) && h.starts_with(o))
+            })
+        })
+        .copied()
         .collect();
     for root in outer {
         if PSEUDO.iter().any(|p| root.starts_with(p)) {
             continue;
         }
-        walk_root(root, euid, limit, &mut found)?;
+        walk_root(root, held, euid, limit, &mut found)?;
     }
     Ok(found)
 }
@@ -78,9 +92,18 @@ struct Listing {
     refs: bool,
 }
 
-fn walk_root(root: &Path, euid: u32, limit: usize, found: &mut Found) -> Result<(), Error> {
+fn walk_root(
+    root: &Path,
+    held: &[PathBuf],
+    euid: u32,
+    limit: usize,
+    found: &mut Found,
+) -> Result<(), Error> {
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
+        if dir != root && held.contains(&dir) {
+            continue;
+        }
         let Some(l) = list(&dir, root, euid, limit, found)? else {
             continue;
         };
@@ -265,7 +288,13 @@ mod tests {
         std::fs::create_dir_all(d.join("fake/refs")).unwrap();
         std::fs::write(d.join("fake/HEAD"), "hello\n").unwrap();
         // SAFETY: geteuid never fails.
-        let f = find(std::slice::from_ref(&d), unsafe { libc::geteuid() }, 10_000).unwrap();
+        let f = find(
+            std::slice::from_ref(&d),
+            &[],
+            unsafe { libc::geteuid() },
+            10_000,
+        )
+        .unwrap();
         let mut c = f.checkouts.clone();
         c.sort();
         assert_eq!(c, vec![d.join("a/b/c"), d.join("wt")]);
@@ -293,7 +322,7 @@ mod tests {
         } else {
             me + 1
         };
-        let f = find(std::slice::from_ref(&d), walker, 10_000).unwrap();
+        let f = find(std::slice::from_ref(&d), &[], walker, 10_000).unwrap();
         assert!(
             !f.checkouts.iter().any(|c| c.starts_with(d.join("theirs"))),
             "{f:?}"
@@ -311,8 +340,36 @@ mod tests {
             std::fs::create_dir_all(d.join(format!("d{i}"))).unwrap();
         }
         // SAFETY: geteuid never fails.
-        let e = find(std::slice::from_ref(&d), unsafe { libc::geteuid() }, 10).unwrap_err();
+        let e = find(
+            std::slice::from_ref(&d),
+            &[],
+            unsafe { libc::geteuid() },
+            10,
+        )
+        .unwrap_err();
         assert!(matches!(e, Error::GitWalk { .. }), "{e:?}");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_held_home_is_not_walked_but_the_roots_inside_it_are() {
+        let d = tree("held");
+        let home = d.join("home");
+        gitdir(&home.join("dotfiles/.git"));
+        gitdir(&home.join("proj/.git"));
+        for i in 0..40 {
+            std::fs::create_dir_all(home.join(format!("big/d{i}"))).unwrap();
+        }
+        let roots = vec![d.clone(), home.join("proj")];
+        // SAFETY: geteuid never fails.
+        let f = find(
+            &roots,
+            std::slice::from_ref(&home),
+            unsafe { libc::geteuid() },
+            20,
+        )
+        .unwrap();
+        assert_eq!(f.checkouts, vec![home.join("proj")]);
         std::fs::remove_dir_all(&d).unwrap();
     }
 }

@@ -7,9 +7,11 @@
 
 use crate::error::{Error, Refusal, Result};
 use crate::net::domain::DomainRule;
+use crate::paths::{held_at, held_home};
 use crate::policy::{BackendChoice, Mode, NetMode, Policy, SandboxMode, Tool};
 use crate::protected::HostEnv;
 
+pub mod caches;
 mod fs;
 mod storage;
 #[cfg(test)]
@@ -117,6 +119,15 @@ pub struct FsPlan {
     /// Read-only when present, uncreatable when missing: the protected
     /// table (`crate::protected`) and git's files.
     pub protected: Vec<PathBuf>,
+    /// Directories kept read-only by class inside a writable root that
+    /// holds them, except the writable roots that lie strictly inside them:
+    /// `$HOME`, when the workspace or an `allow_write` root is it or lies
+    /// above it (a list of names never ends; every program reads
+    /// configuration there).
+    pub held: Vec<PathBuf>,
+    /// Caches of the command's own, one directory per workspace, handed
+    /// to the tools through their variables (`caches`).
+    pub caches: Option<caches::Private>,
     /// The worktree tops of the repositories found at launch (with the
     /// protected table): in them and below them no `.git` can be made
     /// during the run, and no directory moved in from outside them.
@@ -176,8 +187,16 @@ impl Plan {
     /// Whether `path` (canonical) is writable under this plan.
     pub fn writable(&self, path: &Path) -> bool {
         self.fs.writable.iter().any(|r| path.starts_with(r))
+            && self.held_at(path).is_none()
             && !self.fs.deny_write.iter().any(|r| r.covers(path))
             && !self.fs.protected.iter().any(|p| path.starts_with(p))
+    }
+
+    /// The held directory (`FsPlan::held`) that keeps `path` read-only: one
+    /// holding it that is as deep as the innermost writable root holding it,
+    /// or deeper. A writable root strictly inside it opens that root again.
+    pub fn held_at(&self, path: &Path) -> Option<&Path> {
+        held_at(&self.fs.held, &self.fs.writable, path)
     }
 }
 
@@ -234,6 +253,31 @@ pub fn build_in(
     let deny_write = rule(&fs_pol.deny_write, "sandbox.filesystem.deny_write")?;
     let (protected, git_checkouts) =
         protected_paths(policy, access, &mut writable, &at, facts, env, fs)?;
+    let held = match (access, home) {
+        (SandboxMode::WorkspaceWrite, Some(h)) if policy.sandbox.filesystem.protect_defaults => {
+            held_home(&writable, &resolve_lenient_in(fs, h))
+        }
+        _ => Vec::new(),
+    };
+    let caches = match (access, home) {
+        (SandboxMode::WorkspaceWrite, Some(h)) if policy.sandbox.enabled => {
+            caches::Private::for_workspace(&resolve_lenient_in(fs, h), &at.workspace)
+        }
+        _ => None,
+    };
+    if let Some(c) = &caches {
+        writable.push(c.root.clone());
+    }
+    // What the held directory keeps read-only needs no entry of its own:
+    // each one would cost a bwrap mount or a landlock refusal for nothing.
+    let protected: Vec<PathBuf> = protected
+        .into_iter()
+        .filter(|p| held_at(&held, &writable, p).is_none())
+        .collect();
+    let git_checkouts: Vec<PathBuf> = git_checkouts
+        .into_iter()
+        .filter(|p| held_at(&held, &writable, p).is_none())
+        .collect();
     let net_pol = &policy.sandbox.network;
     let net = NetPlan {
         mode: if held_read {
@@ -261,6 +305,8 @@ pub fn build_in(
             allow_read,
             deny_write,
             protected,
+            held,
+            caches,
             git_checkouts,
         },
         net,

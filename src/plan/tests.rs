@@ -30,6 +30,17 @@ fn paths(v: &[&str]) -> Vec<PathBuf> {
     v.iter().map(PathBuf::from).collect()
 }
 
+/// The writable roots but the private cache directory (`caches`), which
+/// every workspace-write plan with a home directory has last.
+fn roots(plan: &Plan) -> Vec<PathBuf> {
+    let cache = plan.fs.caches.as_ref().map(|c| c.root.clone());
+    let mut v = plan.fs.writable.clone();
+    if v.last() == cache.as_ref() {
+        v.pop();
+    }
+    v
+}
+
 #[test]
 fn a_read_only_plan_writes_nothing_and_runs_in_the_cwd() {
     let fs = MemFs::new().dir("/home/u/ws").dir("/tmp");
@@ -55,7 +66,7 @@ fn workspace_write_roots_are_canonical_and_a_missing_extra_root_grants_nothing()
     let plan = build_on(&fs, &p, &facts("/")).unwrap();
     assert_eq!(plan.workspace, PathBuf::from("/real/ws"));
     assert_eq!(
-        plan.fs.writable,
+        roots(&plan),
         paths(&["/real/ws", "/data/out", "/real/tmp"]),
         "symlinks resolved, /nowhere skipped, /tmp once"
     );
@@ -129,7 +140,7 @@ fn the_policy_file_and_the_plan_card_inside_a_writable_root_are_protected() {
     p.source = Some(PathBuf::from("p.toml"));
     p.plan.card = Some(PathBuf::from(".dcjail/card.jsonl"));
     let plan = build_on(&fs, &p, &facts("/ws")).unwrap();
-    assert_eq!(plan.fs.writable, paths(&["/ws"]), "no /tmp on this fs");
+    assert_eq!(roots(&plan), paths(&["/ws"]), "no /tmp on this fs");
     assert_eq!(
         plan.fs.protected,
         paths(&["/ws/p.toml", "/ws/.dcjail/card.jsonl"])
@@ -147,9 +158,81 @@ fn the_audit_adds_its_grants_to_the_writable_roots_and_its_paths_to_the_protecte
         checkouts: paths(&["/ws"]),
     });
     let plan = build_on(&fs, &policy(SandboxMode::WorkspaceWrite), &facts("/ws")).unwrap();
-    assert_eq!(plan.fs.writable, paths(&["/ws", "/repo/.git"]));
+    assert_eq!(roots(&plan), paths(&["/ws", "/repo/.git"]));
     assert_eq!(plan.fs.protected, paths(&["/ws/.git/hooks"]));
     assert_eq!(plan.fs.git_checkouts, paths(&["/ws"]));
+}
+
+#[test]
+fn a_writable_home_is_held_read_only_but_for_the_roots_inside_it() {
+    let mut fs = MemFs::new()
+        .dir("/home/u/.cargo")
+        .dir("/home/u/proj")
+        .dir("/tmp");
+    fs.audit = Some(Collected {
+        protected: paths(&[
+            "/home/u/.bashrc",
+            "/home/u/.cargo/bin",
+            "/home/u/.cargo/registry",
+        ]),
+        grants: Vec::new(),
+        checkouts: Vec::new(),
+    });
+    let mut p = policy(SandboxMode::WorkspaceWrite);
+    p.sandbox.filesystem.allow_write = paths(&["~/.cargo"]);
+    let plan = build_on(&fs, &p, &facts("/home/u")).unwrap();
+    assert_eq!(plan.fs.held, paths(&["/home/u"]));
+    for no in [
+        "/home/u/.gdbinit",
+        "/home/u/proj/x",
+        "/home/u/.ipython/x",
+        "/home/u",
+    ] {
+        assert!(!plan.writable(Path::new(no)), "{no}");
+        assert_eq!(
+            plan.held_at(Path::new(no)),
+            Some(Path::new("/home/u")),
+            "{no}"
+        );
+    }
+    assert!(plan.writable(Path::new("/home/u/.cargo/x")));
+    assert!(plan.writable(Path::new("/tmp/x")));
+    let cache = &plan.fs.caches.as_ref().unwrap().root;
+    assert!(cache.starts_with("/home/u/.cache/dcjail"));
+    assert!(plan.writable(&cache.join("pip/wheels/x")));
+    // The table's entries the held home covers cost nothing; the ones in
+    // a root inside it stay.
+    assert!(!plan
+        .fs
+        .protected
+        .contains(&PathBuf::from("/home/u/.bashrc")));
+    assert!(plan
+        .fs
+        .protected
+        .contains(&PathBuf::from("/home/u/.cargo/bin")));
+    assert!(!plan.writable(Path::new("/home/u/.cargo/bin/cargo")));
+    assert!(!plan.writable(Path::new("/home/u/.cargo/registry/src/x/build.rs")));
+}
+
+#[test]
+fn a_root_above_home_holds_it_and_one_inside_does_not() {
+    let fs = MemFs::new().dir("/home/u/proj").dir("/tmp");
+    let p = policy(SandboxMode::WorkspaceWrite);
+    let above = build_on(&fs, &p, &facts("/home")).unwrap();
+    assert_eq!(above.fs.held, paths(&["/home/u"]));
+    assert!(above.writable(Path::new("/home/v/x")));
+    assert!(!above.writable(Path::new("/home/u/x")));
+    let inside = build_on(&fs, &p, &facts("/home/u/proj")).unwrap();
+    assert!(inside.fs.held.is_empty());
+    assert!(inside.writable(Path::new("/home/u/proj/x")));
+    let mut off = policy(SandboxMode::WorkspaceWrite);
+    off.sandbox.filesystem.protect_defaults = false;
+    let off = build_on(&fs, &off, &facts("/home/u")).unwrap();
+    assert!(
+        off.fs.held.is_empty(),
+        "--no-protect-defaults lifts the rule"
+    );
+    assert!(off.writable(Path::new("/home/u/.gdbinit")));
 }
 
 #[test]

@@ -97,6 +97,7 @@ pub fn run(
         Err(r) => return refuse(&r, report.as_deref()),
     };
     plan.observe = plan.sandboxed && crate::denials::wanted(report.is_some(), events);
+    crate::exec::caches::prepare(&mut plan);
     let choice = match select(&plan) {
         Ok(c) => c,
         Err(r) => return refuse(&r, report.as_deref()),

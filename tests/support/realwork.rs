@@ -703,6 +703,26 @@ pub fn toolchain() -> Toolchain {
     }
 }
 
+/// The users who can run the toolchain's cargo and rustc (uid 65534
+/// cannot when they live in a mode-0700 home: said, and skipped).
+pub fn cargo_users() -> Vec<User> {
+    let tc = toolchain();
+    users()
+        .into_iter()
+        .filter(|&u| {
+            let ok = can_run(u, &[&tc.cargo, &tc.bin_dir.join("rustc")]);
+            if !ok {
+                eprintln!(
+                    "NOTE: {} cannot run {} (it lives in a private home): its cargo runs are skipped",
+                    u.label(),
+                    tc.cargo.display()
+                );
+            }
+            ok
+        })
+        .collect()
+}
+
 /// Whether `user` can run each of `programs` as a shell would (uid 65534
 /// cannot when they live in a mode-0700 home).
 pub fn can_run(user: User, programs: &[&Path]) -> bool {

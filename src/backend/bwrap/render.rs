@@ -111,6 +111,9 @@ enum Role {
     Pin,
     /// Read-only whatever the roots say (protected, deny_write).
     Ro,
+    /// Read-only by class (`FsPlan::held`, the home directory): the
+    /// writable roots inside it are mounted again, deeper, on top.
+    Held,
     /// Masked (deny_read).
     Mask,
     /// Re-opened inside a mask (allow_read).
@@ -160,12 +163,19 @@ pub fn render(plan: &Plan, host: &dyn Host) -> Result<Rendered, String> {
     emit(plan, &points, &mut out.args);
     out.held = points
         .iter()
-        .filter(|p| p.roles.contains(&Role::Ro) || hidden(plan, &p.path))
+        .filter(|p| {
+            p.roles.contains(&Role::Ro) || p.roles.contains(&Role::Held) || hidden(plan, &p.path)
+        })
         .map(|p| p.path.clone())
         .collect();
     if !plan.fs.protected.is_empty() || !plan.fs.deny_write.is_empty() {
         out.notes.push(
             "protected and deny_write paths are subtracted by read-only mounts (landlock cannot subtract inside a granted tree); the landlock + seccomp layer inside grants writes to the writable roots only and enforces reads, network and the process rules".to_string(),
+        );
+    }
+    if !plan.fs.held.is_empty() {
+        out.notes.push(
+            "the home directory is mounted read-only by class, and the writable roots inside it are mounted writable on top of it".to_string(),
         );
     }
     out.zones = plan
@@ -239,6 +249,12 @@ fn collect_points(plan: &Plan, host: &dyn Host, out: &mut Rendered) -> Result<Ve
         .filter(|r| r.as_path() != Path::new("/"))
     {
         points.add(r, host.node(r), Role::Root);
+    }
+    for h in &plan.fs.held {
+        let node = host.node(h);
+        if node.is_dir() && root_of(plan, h).is_some() {
+            points.add(h, node, Role::Held);
+        }
     }
     read_only_points(plan, host, &mut points, out)?;
     pin_ways_to_masks(plan, host, &mut points);

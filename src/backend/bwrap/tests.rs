@@ -42,6 +42,8 @@ fn plan(access: SandboxMode, writable: &[&str], protected: &[&str]) -> Plan {
             allow_read: vec![],
             deny_write: vec![],
             protected: protected.iter().map(PathBuf::from).collect(),
+            held: vec![],
+            caches: None,
             git_checkouts: vec![],
         },
         net: NetPlan {
@@ -392,4 +394,47 @@ fn versions_parse() {
     assert_eq!(parse_version("bubblewrap 0.11"), Some((0, 11, 0)));
     assert_eq!(parse_version("nope"), None);
     assert!(parse_version("bubblewrap 0.3.3").unwrap() < MIN_VERSION);
+}
+
+#[test]
+fn a_held_home_is_mounted_read_only_and_the_roots_inside_it_writable_on_top() {
+    let mut p = plan(
+        SandboxMode::WorkspaceWrite,
+        &["/home/u", "/home/u/.cargo", "/tmp"],
+        &["/home/u/.cargo/bin"],
+    );
+    p.fs.held = vec![PathBuf::from("/home/u")];
+    let host = fake(&[
+        ("/home/u", Node::Dir),
+        ("/home/u/.cargo", Node::Dir),
+        ("/home/u/.cargo/bin", Node::Dir),
+        ("/tmp", Node::Dir),
+    ]);
+    let r = render(&p, &host).unwrap();
+    let w = words(&r);
+    let home = pos(&w, &["--ro-bind", "/home/u", "/home/u"]);
+    let cargo = pos(&w, &["--bind", "/home/u/.cargo", "/home/u/.cargo"]);
+    let bin = pos(
+        &w,
+        &["--ro-bind-try", "/home/u/.cargo/bin", "/home/u/.cargo/bin"],
+    );
+    assert!(home < cargo && cargo < bin, "{w:?}");
+    assert!(
+        !w.windows(3).any(|x| x == ["--bind", "/home/u", "/home/u"]),
+        "{w:?}"
+    );
+    assert!(r.held.contains(&PathBuf::from("/home/u")));
+    // Above the home directory: the root writable, the home held inside it.
+    let mut above = plan(SandboxMode::WorkspaceWrite, &["/home"], &[]);
+    above.fs.held = vec![PathBuf::from("/home/u")];
+    let w = words(
+        &render(
+            &above,
+            &fake(&[("/home", Node::Dir), ("/home/u", Node::Dir)]),
+        )
+        .unwrap(),
+    );
+    let root = pos(&w, &["--bind", "/home", "/home"]);
+    let held = pos(&w, &["--ro-bind-try", "/home/u", "/home/u"]);
+    assert!(root < held, "{w:?}");
 }

@@ -219,3 +219,33 @@ fn handled_rights_follow_the_abi() {
     assert_eq!(access::handled(4) & access::IOCTL_DEV, 0);
     assert_eq!(access::handled(1) & access::REFER, 0);
 }
+
+#[test]
+fn a_held_home_is_not_granted_and_a_root_above_it_is_refused() {
+    let home = tempdir("held-home");
+    std::fs::create_dir_all(home.join("proj")).unwrap();
+    let mut plan = plan_with(&home, |p| {
+        p.sandbox.mode = crate::policy::SandboxMode::WorkspaceWrite;
+        p.sandbox.filesystem.protect_defaults = false;
+    });
+    // The class rule as the plan states it, with no other protected path
+    // (landlock refuses those on their own).
+    plan.fs.writable = vec![home.clone(), home.join("proj")];
+    plan.fs.held = vec![home.clone()];
+    plan.fs.protected.clear();
+    let s = layer_spec(&plan).unwrap();
+    let writes: Vec<&Path> = s
+        .fs_rules
+        .iter()
+        .filter(|r| r.access & access::MAKE_REG != 0)
+        .map(|r| r.path.as_path())
+        .collect();
+    assert!(writes.contains(&home.join("proj").as_path()), "{writes:?}");
+    assert!(!writes.contains(&home.as_path()), "{writes:?}");
+    // A root holding the home directory strictly: no subtraction, refused.
+    let parent = home.parent().unwrap().to_path_buf();
+    plan.fs.writable = vec![parent];
+    let e = layer_spec(&plan).unwrap_err();
+    assert!(e.contains("cannot keep the home directory"), "{e}");
+    let _ = std::fs::remove_dir_all(&home);
+}

@@ -1,0 +1,168 @@
+//! Makes the run's private cache directory (`plan::caches`) before the
+//! backend renders the plan, and drops the caches from the plan when it
+//! cannot be made as it must be.
+//!
+//! From the home directory down, each component is made (mode 0700) and
+//! opened without following a symlink, and must belong to the invoking
+//! user: another user's directory or link can neither redirect where the
+//! command writes nor make a run refuse. The caches are a convenience, not
+//! a guarantee (the host's caches stay read-only whatever happens here), so
+//! a failure runs the command without them rather than refusing it.
+
+use crate::plan::caches::Private;
+use crate::plan::Plan;
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path};
+
+/// Makes `plan`'s private cache root, or takes the caches out of the plan.
+pub fn prepare(plan: &mut Plan) {
+    let Some(c) = plan.fs.caches.clone() else {
+        return;
+    };
+    if make(&c).is_err() {
+        plan.fs.caches = None;
+        plan.fs.writable.retain(|w| w != &c.root);
+    }
+}
+
+/// An open directory descriptor, closed on drop.
+struct Dir(i32);
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        // SAFETY: the descriptor is ours and closed once.
+        unsafe { libc::close(self.0) };
+    }
+}
+
+fn cstr(p: &Path) -> std::io::Result<CString> {
+    CString::new(p.as_os_str().as_bytes()).map_err(|_| std::io::ErrorKind::InvalidInput.into())
+}
+
+const FLAGS: i32 = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+
+/// Opens `name` in `at` (or the absolute `name`) as a directory, never
+/// following a final symlink, and checks that it is the caller's.
+fn open_own(at: Option<&Dir>, name: &Path) -> std::io::Result<Dir> {
+    let c = cstr(name)?;
+    let base = at.map_or(libc::AT_FDCWD, |d| d.0);
+    // SAFETY: `c` is a valid C string; the result is checked.
+    let fd = unsafe { libc::openat(base, c.as_ptr(), FLAGS) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let dir = Dir(fd);
+    // SAFETY: `st` is written by fstat on a descriptor we own.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::fstat(dir.0, &mut st) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: geteuid never fails.
+    if st.st_uid != unsafe { libc::geteuid() } {
+        return Err(std::io::ErrorKind::PermissionDenied.into());
+    }
+    Ok(dir)
+}
+
+/// Whether `prepare` would give the caches, without making anything: the
+/// home directory and every component that exists already are the
+/// caller's directories, none a symlink (for `explain`).
+pub fn would_work(c: &Private) -> bool {
+    let Ok(rel) = c.root.strip_prefix(&c.home) else {
+        return false;
+    };
+    let Ok(mut dir) = open_own(None, &c.home) else {
+        return false;
+    };
+    for name in rel.components() {
+        match open_own(Some(&dir), Path::new(name.as_os_str())) {
+            Ok(d) => dir = d,
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return true,
+            Err(_) => return false,
+        }
+    }
+    true
+}
+
+fn make(c: &Private) -> std::io::Result<()> {
+    let rel = c
+        .root
+        .strip_prefix(&c.home)
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    // The home directory is canonical already (a symlinked $HOME has been
+    // resolved); it must be the caller's own.
+    let mut dir = open_own(None, &c.home)?;
+    let parts: Vec<&std::ffi::OsStr> = rel
+        .components()
+        .filter_map(|p| match p {
+            Component::Normal(n) => Some(n),
+            _ => None,
+        })
+        .collect();
+    for (i, name) in parts.iter().enumerate() {
+        let n = cstr(Path::new(name))?;
+        // SAFETY: `n` is a valid C string and `dir` an open directory.
+        let r = unsafe { libc::mkdirat(dir.0, n.as_ptr(), 0o700) };
+        if r != 0 {
+            let e = std::io::Error::last_os_error();
+            if e.raw_os_error() != Some(libc::EEXIST) {
+                return Err(e);
+            }
+        }
+        dir = open_own(Some(&dir), Path::new(name))?;
+        // `~/.cache` keeps the mode its owner gave it; dcjail's own
+        // directories are the user's alone.
+        if i > 0 {
+            // SAFETY: fchmod on a descriptor we own.
+            if unsafe { libc::fchmod(dir.0, 0o700) } != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn scratch(name: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("dcjail-caches-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d.canonicalize().unwrap()
+    }
+
+    #[test]
+    fn the_private_root_is_made_mode_0700() {
+        let home = scratch("make");
+        let c = Private::for_workspace(&home, Path::new("/w/app")).unwrap();
+        assert!(would_work(&c), "nothing made yet: it would be made");
+        make(&c).unwrap();
+        assert!(would_work(&c));
+        let m = std::fs::metadata(&c.root).unwrap();
+        assert_eq!(m.permissions().mode() & 0o777, 0o700);
+        // A second run finds it and keeps it.
+        std::fs::write(c.root.join("kept"), b"x").unwrap();
+        make(&c).unwrap();
+        assert!(c.root.join("kept").exists());
+        std::fs::remove_dir_all(&home).unwrap();
+    }
+
+    #[test]
+    fn a_symlink_on_the_way_is_never_followed() {
+        let home = scratch("link");
+        let elsewhere = home.join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        std::fs::create_dir(home.join(".cache")).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, home.join(".cache/dcjail")).unwrap();
+        let c = Private::for_workspace(&home, Path::new("/w/app")).unwrap();
+        assert!(!would_work(&c));
+        assert!(make(&c).is_err());
+        assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+        std::fs::remove_dir_all(&home).unwrap();
+    }
+}
