@@ -109,12 +109,21 @@ fn a_self_landlocked_program_is_refused_by_the_broker_as_by_the_kernel() {
         // Restricted under dcjail: exactly the kernel's answers, nothing
         // made where the program forbade itself, everything where it did not.
         // `report`: denials recorded (as whenever stderr is a terminal).
-        for (be, report) in [("bwrap", false), ("auto", false), ("landlock", false), ("bwrap", true)] {
+        for (be, report) in [
+            ("bwrap", false),
+            ("auto", false),
+            ("landlock", false),
+            ("bwrap", true),
+        ] {
             let ws = workspace(&format!("attack-{be}-{}", u8::from(report)), nobody);
             let w = ws.to_string_lossy().into_owned();
             let ok = format!("{w}/ok");
             let rep = format!("{}/report.json", ws.display());
-            let extra: Vec<&str> = if report { vec!["--report", &rep] } else { vec![] };
+            let extra: Vec<&str> = if report {
+                vec!["--report", &rep]
+            } else {
+                vec![]
+            };
             let mut argv = backend_args(be, "workspace-write", &extra);
             argv.extend([PY, &prog, &w, &ok]);
             let o = scratch::run_as(&ws, nobody, &argv);
