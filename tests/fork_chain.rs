@@ -215,20 +215,26 @@ impl PidsCap {
             std::thread::sleep(Duration::from_millis(20));
         }
         for _ in 0..4 {
-            let left = self.live(except);
+            // A process that became a zombie between the two reads is gone
+            // (pid 1 here reaps slowly): only one still running counts.
+            let left: Vec<String> = self
+                .live(except)
+                .iter()
+                .filter_map(|p| {
+                    let c = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+                    let st = std::fs::read_to_string(format!("/proc/{p}/stat")).ok()?;
+                    let state = st.rsplit(')').next().map(str::trim_start).unwrap_or("");
+                    if state.starts_with('Z') || state.starts_with('X') {
+                        return None;
+                    }
+                    Some(format!(
+                        "{p}: {} [{st}]",
+                        String::from_utf8_lossy(&c).replace('\0', " ")
+                    ))
+                })
+                .collect();
             if !left.is_empty() {
-                return left
-                    .iter()
-                    .map(|p| {
-                        let c = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
-                        let st =
-                            std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
-                        format!(
-                            "{p}: {} [{st}]",
-                            String::from_utf8_lossy(&c).replace('\0', " ")
-                        )
-                    })
-                    .collect();
+                return left;
             }
             std::thread::sleep(Duration::from_millis(50));
         }

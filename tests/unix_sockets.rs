@@ -84,7 +84,15 @@ fn jail(uid: u32, ws: &Path, be: &str, net: &str, extra: &[&str], script: &str) 
     c.current_dir(ws)
         .env_remove("DCJAIL_POLICY")
         .env_remove("TMUX");
-    c.env("HOME", ws);
+    // A home of its own beside the workspace: a workspace that is the home
+    // directory is held read-only by class.
+    let home = ws.with_file_name(format!(
+        "{}-home",
+        ws.file_name().unwrap_or_default().to_string_lossy()
+    ));
+    std::fs::create_dir_all(&home).unwrap();
+    std::os::unix::fs::chown(&home, Some(uid), Some(uid)).unwrap();
+    c.env("HOME", &home);
     output_within(c, 60)
 }
 

@@ -275,8 +275,11 @@ pub fn scope_broker<'a>(p: &Program<'a>) -> Result<(), Fail<'a>> {
         net: u64,
         scoped: u64,
     }
+    // Every landlock layer denies a rename or link across directories
+    // (REFER) unless a rule grants it, even one that handles no file
+    // access: granted beneath `/`, so this layer scopes sockets only.
     let attr = Attr {
-        fs: 0,
+        fs: super::stub_format::access::REFER,
         net: 0,
         scoped: ABSTRACT_UNIX_SOCKET,
     };
@@ -299,6 +302,11 @@ pub fn scope_broker<'a>(p: &Program<'a>) -> Result<(), Fail<'a>> {
             ))
         }
     };
+    let mut buf = [0u8; MAX_PATH + 1];
+    if let Err(f) = add_path_rule(rs, b"/", super::stub_format::access::REFER, &mut buf) {
+        sys::close(rs);
+        return Err(f);
+    }
     // SAFETY: a ruleset descriptor and no flags.
     let r = unsafe { sys::call(sys::LANDLOCK_RESTRICT_SELF, &[rs as usize]) };
     sys::close(rs);

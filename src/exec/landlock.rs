@@ -56,16 +56,29 @@ impl LayerSpec {
     /// `connect` for the command reaches no abstract socket outside the
     /// sandbox. dcjail itself talks to none.
     pub fn scope_broker(&self) -> Result<(), String> {
-        use ::landlock::{CompatLevel, Compatible, Ruleset, RulesetAttr, Scope};
+        use ::landlock::{
+            CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr, Scope,
+        };
         if self.scopes & scope::ABSTRACT_UNIX_SOCKET == 0 {
             return Ok(());
         }
         let ll = |e: ::landlock::RulesetError| format!("landlock (broker): {e}");
+        // Every landlock layer denies a rename or link across directories
+        // (REFER) unless a rule grants it, even one that handles no file
+        // access: granted beneath `/`, so this layer scopes sockets only.
+        let root = ::landlock::PathFd::new("/").map_err(|e| format!("landlock (broker): {e}"))?;
         let status = Ruleset::default()
             .set_compatibility(CompatLevel::HardRequirement)
+            .handle_access(::landlock::AccessFs::Refer)
+            .map_err(ll)?
             .scope(Scope::AbstractUnixSocket)
             .map_err(ll)?
             .create()
+            .map_err(ll)?
+            .add_rule(::landlock::PathBeneath::new(
+                root,
+                ::landlock::AccessFs::Refer,
+            ))
             .map_err(ll)?
             .restrict_self()
             .map_err(ll)?;
@@ -328,8 +341,11 @@ pub fn fence_signals() -> Result<(), String> {
         handled_access_net: u64,
         scoped: u64,
     }
+    // Every landlock layer denies a rename or link across directories
+    // (REFER) unless a rule grants it, even one that handles no file
+    // access: granted beneath `/`, so this layer scopes signals only.
     let attr = RulesetAttr {
-        handled_access_fs: 0,
+        handled_access_fs: crate::backend::landlock::access::REFER,
         handled_access_net: 0,
         scoped: scope::SIGNAL,
     };
@@ -353,6 +369,11 @@ pub fn fence_signals() -> Result<(), String> {
         return Err(err("create the watcher's signal scope (landlock ABI 6)"));
     }
     let fd = fd as libc::c_int;
+    if let Err(e) = grant_refer_everywhere(fd) {
+        // SAFETY: our own descriptor.
+        unsafe { libc::close(fd) };
+        return Err(e);
+    }
     // SAFETY: a ruleset descriptor just made, closed right after.
     let r = unsafe { libc::syscall(libc::SYS_landlock_restrict_self, fd, 0u32) };
     let restrict = (r != 0).then(|| err("enter the watcher's signal scope"));
@@ -365,6 +386,39 @@ pub fn fence_signals() -> Result<(), String> {
     let reach = unsafe { libc::kill(libc::getppid(), 0) };
     if reach == 0 || super::errno() != libc::EPERM {
         return Err("the watcher's signal scope does not hold: dcjail is still in reach".into());
+    }
+    Ok(())
+}
+
+/// Adds to ruleset `rs` the rule that grants REFER beneath `/`.
+fn grant_refer_everywhere(rs: libc::c_int) -> Result<(), String> {
+    #[repr(C, packed)]
+    struct PathBeneath {
+        allowed_access: u64,
+        parent_fd: i32,
+    }
+    use std::os::fd::AsRawFd;
+    let root = std::fs::File::open("/").map_err(|e| format!("cannot open /: {e}"))?;
+    let rule = PathBeneath {
+        allowed_access: crate::backend::landlock::access::REFER,
+        parent_fd: root.as_raw_fd(),
+    };
+    // SAFETY: a path-beneath rule (type 1) of the uapi layout, valid for
+    // the call; `root` outlives it.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_add_rule,
+            rs,
+            1u32,
+            &rule as *const PathBeneath,
+            0u32,
+        )
+    };
+    if r != 0 {
+        return Err(format!(
+            "cannot grant renames in the watcher's signal scope: {}",
+            std::io::Error::last_os_error()
+        ));
     }
     Ok(())
 }

@@ -138,23 +138,7 @@ fn sandbox(cx: &Cx, imp: &mut Imported, sb: &mut Obj) -> Result<()> {
                 domain(cx, imp, field, d, &key);
             }
         }
-        if net.bool(cx, "allowAllUnixSockets")? == Some(true) {
-            return Err(cx.err(
-                &net.key("allowAllUnixSockets"),
-                "dcjail reaches only the unix sockets a policy names (every socket would include \
-                 the user's tmux server, which runs commands outside the sandbox); list them in \
-                 allowUnixSockets instead",
-            ));
-        }
-        let key = net.key("allowUnixSockets");
-        for p in net.strings(cx, "allowUnixSockets")? {
-            let p = std::path::PathBuf::from(p);
-            let list = &mut imp.policy.sandbox.network.allow_unix_sockets;
-            if !list.contains(&p) {
-                list.push(p);
-            }
-            cx.origin(imp, "sandbox.network.allow_unix_sockets", &key);
-        }
+        super::unix_sockets(cx, imp, &mut net)?;
         net.only(
             cx,
             "allowLocalBinding",

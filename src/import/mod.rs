@@ -398,6 +398,30 @@ pub fn toml_string(s: &str) -> String {
     out
 }
 
+/// `allowAllUnixSockets` (refused: it would include the user's tmux server)
+/// and `allowUnixSockets` (each named socket kept), as srt and Claude
+/// Code's sandbox both write them.
+pub(crate) fn unix_sockets(cx: &Cx, imp: &mut Imported, net: &mut Obj) -> crate::error::Result<()> {
+    if net.bool(cx, "allowAllUnixSockets")? == Some(true) {
+        return Err(cx.err(
+            &net.key("allowAllUnixSockets"),
+            "dcjail reaches only the unix sockets a policy names (every socket would include \
+             the user's tmux server, which runs commands outside the sandbox); list them in \
+             allowUnixSockets instead",
+        ));
+    }
+    let key = net.key("allowUnixSockets");
+    for p in net.strings(cx, "allowUnixSockets")? {
+        let p = std::path::PathBuf::from(p);
+        let list = &mut imp.policy.sandbox.network.allow_unix_sockets;
+        if !list.contains(&p) {
+            list.push(p);
+        }
+        cx.origin(imp, "sandbox.network.allow_unix_sockets", &key);
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -164,18 +164,28 @@ fn final_open(c: &Ctx<'_>, at: &At, flags: usize, mode: u32) -> Result<Fd, i32> 
     if c.shadow < 0 {
         return sys::openat(at.dir.raw(), at.name.c(), flags, mode);
     }
-    let mut p = Buf::new();
-    let _held;
-    let (dir, name) = if at.magic {
-        let fd = sys::openat(at.dir.raw(), at.name.c(), O_PATH | O_CLOEXEC, 0)?;
-        self_path(&fd, &mut p)?;
-        _held = fd;
-        (AT_FDCWD, p.c())
-    } else {
-        (at.dir.raw(), at.name.c())
-    };
+    let (mut p, mut held) = (Buf::new(), None);
+    let (dir, name) = shadow_place(at, &mut p, &mut held)?;
     let args = [Arg::N(dir), Arg::B(name), Arg::N(flags), Arg::N(mode)];
     perform(c, nr::OPENAT, &args, None).map(|fd| Fd(fd as i32))
+}
+
+/// Where a shadow opens `at`: its directory and name, or for a magic link
+/// of /proc (which a shadow may not follow: the command is outside its
+/// domains) a descriptor of ours for what it names, through /proc/self;
+/// `held` keeps that descriptor open.
+fn shadow_place<'b>(
+    at: &'b At,
+    p: &'b mut Buf,
+    held: &mut Option<Fd>,
+) -> Result<(usize, &'b [u8]), i32> {
+    if !at.magic {
+        return Ok((at.dir.raw(), at.name.c()));
+    }
+    let fd = sys::openat(at.dir.raw(), at.name.c(), O_PATH | O_CLOEXEC, 0)?;
+    self_path(&fd, p)?;
+    *held = Some(fd);
+    Ok((AT_FDCWD, p.c()))
 }
 
 /// A FIFO's open waits for its other end, which may come from the command
@@ -189,16 +199,8 @@ pub(super) fn open_fifo(
 ) -> Result<Reply, i32> {
     const SIGCHLD: usize = 17;
     if c.shadow >= 0 {
-        let mut p = Buf::new();
-        let _held;
-        let (dir, name) = if at.magic {
-            let fd = sys::openat(at.dir.raw(), at.name.c(), O_PATH | O_CLOEXEC, 0)?;
-            self_path(&fd, &mut p)?;
-            _held = fd;
-            (AT_FDCWD, p.c())
-        } else {
-            (at.dir.raw(), at.name.c())
-        };
+        let (mut p, mut held) = (Buf::new(), None);
+        let (dir, name) = shadow_place(at, &mut p, &mut held)?;
         let mode = (mode & 0o7777) as usize;
         let args = [Arg::N(dir), Arg::B(name), Arg::N(flags), Arg::N(mode)];
         return perform_waiting(c, &args, cloexec);
