@@ -552,16 +552,28 @@ venv/bin/python -c 'import rwpkg; print(rwpkg.VALUE)'
                 "{what}: {}",
                 out(&dir)
             );
-            // `pip install --user` writes Python's user site, which every
-            // later python loads: held, and the report says so.
-            let rep = t.root.join("user.json");
-            let mut o2 = opts.clone();
-            o2.extend(["--report".into(), rep.display().to_string()]);
-            let u = run(how, user, &env, &t.home, &o2, "/usr/bin/python3 -m pip install --user --break-system-packages --disable-pip-version-check --no-index --no-build-isolation -q \"$HOME/rwpkg-1.0.tar.gz\"; echo rc=$?");
+            // `pip install --user` goes to a user base of the workspace's
+            // own (PYTHONUSERBASE), which a later call's python loads and
+            // the host's never: the host's ~/.local is not made.
+            let u = run(how, user, &env, &t.home, &opts, "/usr/bin/python3 -m pip install --user --break-system-packages --disable-pip-version-check --no-index --no-build-isolation -q \"$HOME/rwpkg-1.0.tar.gz\"; echo rc=$?");
             assert!(
-                !String::from_utf8_lossy(&u.stdout).contains("rc=0"),
+                String::from_utf8_lossy(&u.stdout).contains("rc=0"),
                 "{what}: {}",
                 out(&u)
+            );
+            let again = run(
+                how,
+                user,
+                &env,
+                &t.home,
+                &opts,
+                "/usr/bin/python3 -c 'import rwpkg; print(rwpkg.VALUE)'",
+            );
+            assert_eq!(
+                String::from_utf8_lossy(&again.stdout).trim(),
+                "42",
+                "{what}: {}",
+                out(&again)
             );
             assert!(!t.home.join(".local").exists(), "{what}");
         }

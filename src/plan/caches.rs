@@ -65,6 +65,9 @@ pub const VARS: &[Var] = &[
     v("yarn", "YARN_CACHE_FOLDER", "yarn", ".cache/yarn"),
     v("go", "GOCACHE", "go-build", ".cache/go-build"),
     store("go", "GOMODCACHE", "go-mod", "go/pkg/mod"),
+    // Python's user site (`pip install --user`, its `.pth` files): a base
+    // of its own, which the command's python loads and the host's never.
+    v("python", "PYTHONUSERBASE", "python-user", ".local"),
 ];
 
 /// Where the private caches of one workspace live.
