@@ -390,7 +390,18 @@ pub fn toml_string(s: &str) -> String {
             '\n' => out.push_str("\\n"),
             '\t' => out.push_str("\\t"),
             '\r' => out.push_str("\\r"),
-            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
+            // Also what a terminal would not show as it is (bidi controls,
+            // zero-width and format characters): TOML's own escapes, so the
+            // line stays valid TOML after `one_line`, which has nothing
+            // left to escape in it.
+            c if c.is_control() || crate::error::hidden(c) => {
+                let u = c as u32;
+                if u <= 0xFFFF {
+                    out.push_str(&format!("\\u{u:04X}"));
+                } else {
+                    out.push_str(&format!("\\U{u:08X}"));
+                }
+            }
             c => out.push(c),
         }
     }
