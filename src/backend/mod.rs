@@ -528,12 +528,7 @@ mod tests {
             checks: Vec::new(),
             backends: vec![backend(Kind::Bwrap, false), backend(Kind::Seatbelt, true)],
         };
-        teardown_checks(&mut r);
-        let c = r
-            .checks
-            .iter()
-            .find(|c| c.id == "process-teardown")
-            .unwrap();
+        let c = teardown_of(&mut r);
         assert_eq!(c.status, report::Status::Info);
         assert_eq!(c.backends, vec![Kind::Seatbelt]);
         assert!(c.message.contains("seatbelt"), "{}", c.message);
@@ -543,13 +538,17 @@ mod tests {
             checks: Vec::new(),
             backends: vec![backend(Kind::Bwrap, true), backend(Kind::Landlock, true)],
         };
-        teardown_checks(&mut r);
-        let c = r
-            .checks
+        assert_eq!(teardown_of(&mut r).status, report::Status::Ok);
+    }
+
+    /// `teardown_checks` on `r`, and the check it added.
+    fn teardown_of(r: &mut report::Report) -> report::Check {
+        teardown_checks(r);
+        r.checks
             .iter()
             .find(|c| c.id == "process-teardown")
-            .unwrap();
-        assert_eq!(c.status, report::Status::Ok);
+            .unwrap()
+            .clone()
     }
 
     #[test]
