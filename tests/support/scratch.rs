@@ -240,24 +240,59 @@ pub fn remove_all(root: &Path) -> std::io::Result<()> {
 
 /// Runs `c` (its stdout and stderr captured) for at most `secs` seconds;
 /// past that it is killed by its own handle (its pid) and the test fails
-/// with what it printed.
+/// with what it printed. Both pipes are read while it runs (by a thread
+/// each), so a command printing more than a pipe holds (64 KiB) is never
+/// held up by the test itself.
 pub fn output_within(mut c: Command, secs: u64) -> std::process::Output {
+    use std::io::Read;
     use std::process::Stdio;
     use std::time::{Duration, Instant};
     c.stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = c.spawn().expect("start the command");
+    let drain = |r: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut r) = r {
+                let _ = r.read_to_end(&mut buf);
+            }
+            buf
+        })
+    };
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|r| Box::new(r) as Box<dyn Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|r| Box::new(r) as Box<dyn Read + Send>),
+    );
     let end = Instant::now() + Duration::from_secs(secs);
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            return child.wait_with_output().unwrap();
+    let (status, late) = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break (status, false);
         }
         if Instant::now() > end {
             let _ = child.kill();
-            let o = child.wait_with_output().unwrap();
-            panic!("timed out after {secs}s: {}", text(&o));
+            break (child.wait().unwrap(), true);
         }
         std::thread::sleep(Duration::from_millis(20));
+    };
+    // A grandchild still holding a pipe would keep a reader waiting: the
+    // readers are joined only once the command itself is gone, and a
+    // late command's output is what it printed so far.
+    let o = std::process::Output {
+        status,
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+    };
+    if late {
+        panic!("timed out after {secs}s: {}", text(&o));
     }
+    o
 }
 
 /// A finished command's status, stdout and stderr, for a failing assertion.
