@@ -13,12 +13,13 @@ cd "$(dirname "$0")/.."
 # make namespaces with unshare; a denial test counts syscalls with strace;
 # the unix-socket tests name a real ssh-agent socket; the leave-behind
 # tests (tests/home_class.rs) run what a later gdb and direnv (with
-# bash's hook) would run.
+# bash's hook) would run; the network report tests (tests/report_network.rs)
+# find the host's address with ip and serve a repository with git daemon.
 need=()
 for t in bwrap:bubblewrap curl:curl python3:python3 git:git setpriv:util-linux flock:util-linux \
   zsh:zsh fish:fish g++:g++ tmux:tmux less:less vi:vim-tiny node:nodejs npm:npm \
   setfattr:attr getfattr:attr unshare:util-linux strace:strace \
-  ssh-agent:openssh-client ssh-add:openssh-client gdb:gdb direnv:direnv; do
+  ssh-agent:openssh-client ssh-add:openssh-client gdb:gdb direnv:direnv ip:iproute2; do
   command -v "${t%%:*}" >/dev/null 2>&1 || need+=("${t#*:}")
 done
 [ -x /usr/bin/python3 ] || need+=(python3)

@@ -39,6 +39,9 @@ pub const TRUNCATED: u8 = 1;
 /// `flags`: the resolved path is the named one joined to the directory it
 /// is relative to, not followed through symlinks.
 pub const LEXICAL: u8 = 2;
+/// `flags`: `named` holds the raw `sockaddr_in`/`sockaddr_in6` of an
+/// internet `connect` (no path), and `arg` the socket's type.
+pub const INET: u8 = 4;
 
 pub const HEADER: usize = 34;
 pub const MAX_NAMED: usize = 1024;

@@ -35,7 +35,9 @@ pub fn encode_compiled(
     guards: &[GuardId],
     compiled: &crate::backend::seccomp::Program,
 ) -> Result<Vec<u8>, String> {
-    use crate::backend::stub_format::{Program, BROKER, MAGIC, MAX_INSNS, MAX_NAME, MAX_PATH};
+    use crate::backend::stub_format::{
+        Program, BROKER, MAGIC, MAX_INSNS, MAX_NAME, MAX_PATH, OWN_NETWORK,
+    };
     let u32_of = |n: usize, what: &str| {
         u32::try_from(n).map_err(|_| format!("the second stage takes no more than 2^32 {what}"))
     };
@@ -79,7 +81,10 @@ pub fn encode_compiled(
         o.extend_from_slice(&u32_of(n, "instructions")?.to_le_bytes());
         o.extend_from_slice(f);
     }
-    let flags = if spec.brokered() { BROKER } else { 0 };
+    let mut flags = if spec.brokered() { BROKER } else { 0 };
+    if spec.sockets.inet == crate::backend::seccomp::Inet::OwnNamespace {
+        flags |= OWN_NETWORK;
+    }
     o.extend_from_slice(&flags.to_le_bytes());
     o.extend_from_slice(&u32_of(guards.len(), "guards")?.to_le_bytes());
     for (dev, ino, name) in guards {

@@ -51,6 +51,12 @@ pub const INSN: usize = 8;
 /// program (see `backend::broker`).
 pub const BROKER: u32 = 1;
 
+/// `flags`: the command has a network namespace of its own (bwrap with
+/// `--net none` or `allowlist`), where loopback is the only interface: a
+/// connect that finds no route, or nothing listening on loopback, is
+/// dcjail's doing, and the broker records it.
+pub const OWN_NETWORK: u32 = 2;
+
 /// Longest file name (Linux NAME_MAX).
 pub const MAX_NAME: usize = 255;
 
@@ -238,7 +244,7 @@ impl<'a> Program<'a> {
             r.take(n * INSN).map(|_| ())
         })?;
         let flags = r.u32()?;
-        if flags & !BROKER != 0 {
+        if flags & !(BROKER | OWN_NETWORK) != 0 {
             return Err("unknown program flags");
         }
         if flags & BROKER != 0 && filters.count == 0 {
@@ -295,6 +301,12 @@ impl<'a> Program<'a> {
     /// Whether a broker serves the last seccomp program's notifications.
     pub fn broker(&self) -> bool {
         self.flags & BROKER != 0
+    }
+
+    /// Whether the command's network is a namespace of its own
+    /// (`OWN_NETWORK`).
+    pub fn own_network(&self) -> bool {
+        self.flags & OWN_NETWORK != 0
     }
 
     /// `(dev, ino, name)`: `name` cannot be created in the directory.

@@ -110,6 +110,9 @@ pub fn classify(plan: &Plan, f: &Fact<'_>, home: Option<&Path>) -> Denial {
     if op == "socket" || op == "socketpair" {
         return socket(plan, f, d);
     }
+    if op == "connect" && super::network::is_inet(f) {
+        return super::network::judge(plan, f, d);
+    }
     if op == "connect" {
         return connect(d, home);
     }
@@ -441,6 +444,9 @@ fn errno_name(e: i32) -> &'static str {
         libc::EACCES => "EACCES",
         libc::EROFS => "EROFS",
         libc::EBUSY => "EBUSY",
+        libc::ENETUNREACH => "ENETUNREACH",
+        libc::EHOSTUNREACH => "EHOSTUNREACH",
+        libc::ECONNREFUSED => "ECONNREFUSED",
         _ => "other",
     }
 }

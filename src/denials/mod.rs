@@ -13,6 +13,7 @@
 
 pub mod advice;
 pub mod classify;
+pub mod network;
 pub mod summary;
 
 use crate::backend::denial_wire as wire;
@@ -177,6 +178,10 @@ fn take_records(
         }
         if let Some(f) = wire::decode(&buf[at..at + len]) {
             log.dropped += u64::from(f.dropped);
+            if network::not_ours(&f) {
+                at += len;
+                continue;
+            }
             let d = classify::classify(plan, &f, home);
             if let Some(fd) = events {
                 // Its names may hold anything: as JSON escapes, so a terminal

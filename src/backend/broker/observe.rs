@@ -20,8 +20,8 @@
 //! the count travels with the next record that does. `core` only.
 
 use super::super::denial_wire::{
-    self as wire, Fact, LEXICAL, SOURCE_BROKER, SOURCE_FILTER, SOURCE_PREDICTED, TAG_CONTINUE,
-    TAG_ERRNO,
+    self as wire, Fact, INET, LEXICAL, SOURCE_BROKER, SOURCE_FILTER, SOURCE_PREDICTED,
+    TAG_CONTINUE, TAG_ERRNO,
 };
 use super::{
     answer, dispatch, make_right, path_of, proc_path, right, rights_of, stat_at, sys, Buf, Ctx, Fd,
@@ -38,6 +38,11 @@ const RET_USER_NOTIF: u32 = 0x7fc0_0000;
 const USER_NOTIF_FLAG_CONTINUE: u32 = 1;
 const AT_REMOVEDIR: u64 = 0x200;
 const ST_RDONLY: u64 = 1;
+const ENETUNREACH: i32 = 101;
+const ECONNREFUSED: i32 = 111;
+const EHOSTUNREACH: i32 = 113;
+const SO_TYPE: usize = 3;
+const EINPROGRESS: i32 = 115;
 
 /// Calls observed here that the broker's own table does not name.
 #[cfg(target_arch = "x86_64")]
@@ -88,11 +93,71 @@ pub(super) fn handle(c: &Ctx<'_>) {
         // EBUSY: a rename or link onto a name a read-only mount keeps (a
         // protected file: `git config` renames its lock file onto
         // .git/config). Inside the sandbox every mount point is dcjail's.
-        if matches!(*e, EACCES | EPERM | EROFS | EBUSY) {
+        if matches!(*e, EACCES | EPERM | EROFS | EBUSY) || unreached(c, *e) {
             record(c, SOURCE_BROKER, *e);
+        } else if *e == EINPROGRESS && refused_at_once(c) {
+            record(c, SOURCE_BROKER, ECONNREFUSED);
         }
     }
     answer(c, reply);
+}
+
+/// A connect that failed because the command's network is a namespace of
+/// dcjail's, where loopback is the only interface: no route out (a
+/// `git://` fetch, ssh, a name lookup of a program that does not use the
+/// proxy), or nothing listening on loopback (which `denials::network`
+/// keeps only when the host's loopback has a listener there).
+fn unreached(c: &Ctx<'_>, e: i32) -> bool {
+    c.req.data.nr as usize == sys::nr::CONNECT
+        && c.prog.own_network()
+        && matches!(e, ENETUNREACH | EHOSTUNREACH | ECONNREFUSED)
+}
+
+/// A non-blocking connect (most clients with a timeout: Go, node,
+/// Python's `settimeout`) answers EINPROGRESS and learns its end later.
+/// On the command's own loopback the handshake, or the reset of a port
+/// nothing listens on, is over by now: the socket polls as failed
+/// (POLLERR). `poll` reads that without taking the error the command will
+/// read (SO_ERROR would clear it). A socket still connecting is not
+/// recorded.
+fn refused_at_once(c: &Ctx<'_>) -> bool {
+    const POLLOUT: i16 = 4;
+    const POLLERR: i16 = 8;
+    if c.req.data.nr as usize != sys::nr::CONNECT || !c.prog.own_network() {
+        return false;
+    }
+    let Ok((tgid, _)) = super::status_of(c.req.pid) else {
+        return false;
+    };
+    let Ok(sock) = super::create::their_fd(tgid, c.arg(0)) else {
+        return false;
+    };
+    #[repr(C)]
+    struct PollFd {
+        fd: i32,
+        events: i16,
+        revents: i16,
+    }
+    let mut p = PollFd {
+        fd: sock.raw() as i32,
+        events: POLLOUT,
+        revents: 0,
+    };
+    let zero = [0u64; 2];
+    // SAFETY: one struct pollfd and a zero timespec (no wait).
+    let n = unsafe {
+        sys::call(
+            sys::nr::PPOLL,
+            &[
+                &mut p as *mut PollFd as usize,
+                1,
+                zero.as_ptr() as usize,
+                0,
+                0,
+            ],
+        )
+    };
+    n == Ok(1) && p.revents & POLLERR != 0
 }
 
 /// Runs the last installed filter (the one with the listener) on `d` and
@@ -215,9 +280,10 @@ fn record(c: &Ctx<'_>, source: u8, errno: i32) {
     let mut named = Buf::new();
     let mut resolved = Buf::new();
     let mut flags = 0u8;
+    let mut arg = rule_arg(c);
     let n = c.req.data.nr as usize;
     if n == sys::nr::CONNECT || n == sys::nr::BIND {
-        flags = socket_for_record(c, &mut named, &mut resolved);
+        flags = socket_for_record(c, &mut named, &mut resolved, &mut arg);
     } else if let Some((dirfd, arg)) = path_args(c) {
         flags = resolve_for_record(c, dirfd, arg, &mut named, &mut resolved);
     }
@@ -230,7 +296,7 @@ fn record(c: &Ctx<'_>, source: u8, errno: i32) {
         nr: c.req.data.nr,
         errno,
         pid: c.req.pid,
-        arg: rule_arg(c),
+        arg,
         dropped,
         named: named.bytes(),
         resolved: resolved.bytes(),
@@ -252,14 +318,27 @@ fn record(c: &Ctx<'_>, source: u8, errno: i32) {
 
 /// The path of a unix socket's address (connect, bind), as named and as
 /// it resolves (the socket file itself for connect, which follows a final
-/// symlink); nothing for another address.
-fn socket_for_record(c: &Ctx<'_>, named: &mut Buf, resolved: &mut Buf) -> u8 {
+/// symlink); an internet address as its raw bytes (`INET`, the socket's
+/// type in `arg`: datagram for a name lookup); nothing for another.
+fn socket_for_record(c: &Ctx<'_>, named: &mut Buf, resolved: &mut Buf, arg: &mut u64) -> u8 {
     let len = (c.arg(2) as usize).min(110);
     let mut sa = [0u8; 110];
     if len <= 2 || super::read_exact(c.req.pid, c.arg(1), &mut sa[..len]).is_err() {
         return 0;
     }
-    if u16::from_ne_bytes([sa[0], sa[1]]) != 1 || sa[2] == 0 {
+    let family = u16::from_ne_bytes([sa[0], sa[1]]);
+    if family == 2 || family == 10 {
+        if named.set(&[&sa[..len]]).is_err() {
+            return 0;
+        }
+        if let Ok((tgid, _)) = super::status_of(c.req.pid) {
+            if let Ok(sock) = super::create::their_fd(tgid, c.arg(0)) {
+                *arg = super::create::sockopt(&sock, SO_TYPE).map_or(0, |t| t as u64);
+            }
+        }
+        return INET;
+    }
+    if family != 1 || sa[2] == 0 {
         return 0;
     }
     let path = &sa[2..len];
