@@ -13,9 +13,9 @@ fn main() {
     println!("cargo:rerun-if-changed=stub/main.rs");
     // The stub includes these files of dcjail's own (one source for both).
     for f in ["stub_format", "sys", "stage2", "denial_wire"] {
-        println!("cargo:rerun-if-changed=src/backend/{f}.rs");
+        println!("cargo:rerun-if-changed=src/inside/{f}.rs");
     }
-    println!("cargo:rerun-if-changed=src/backend/broker");
+    println!("cargo:rerun-if-changed=src/inside/broker");
     println!("cargo:rerun-if-changed=build.rs");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").unwrap_or_default()).join("stage2-stub");
     let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();

@@ -422,13 +422,13 @@ fn consumed<T: PartialEq + std::fmt::Debug>(
     Some(n)
 }
 
-/// The embedded second stage's program (`backend::stub_format`), parsed by
+/// The embedded second stage's program (`inside::stub_format`), parsed by
 /// dcjail before launch and by the stub inside the sandbox. Whatever it
 /// accepts is canonical: re-encoding what the iterators yield gives back
 /// the very input, every path is absolute, NUL-free and short enough for
 /// the stub's buffer, every right is handled, every filter is whole.
 pub fn stub_program(data: &[u8]) {
-    use dcjail::backend::stub_format::{Program, INSN, MAGIC, MAX_INSNS, MAX_PATH};
+    use dcjail::inside::stub_format::{Program, INSN, MAGIC, MAX_INSNS, MAX_PATH};
     let Ok(p) = Program::parse(data) else {
         return;
     };

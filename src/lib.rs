@@ -18,6 +18,7 @@ pub mod gitconfig;
 pub mod gitfiles;
 pub mod hook;
 pub mod import;
+pub mod inside;
 pub mod net;
 pub mod paths;
 pub mod plan;

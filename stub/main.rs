@@ -1,7 +1,7 @@
 //! dcjail's embedded second stage: what bubblewrap runs inside the sandbox
 //! instead of a second copy of dcjail. It applies the landlock ruleset, the
 //! capability drop, no_new_privs, the seccomp filters and the descriptor
-//! cleanup that the first stage computed (`src/backend/stub_format.rs`),
+//! cleanup that the first stage computed (`src/inside/stub_format.rs`),
 //! then execs the command with execvp semantics.
 //!
 //! Why a separate, libc-free binary: every launch under bwrap starts it, and
@@ -19,7 +19,7 @@
 #![no_std]
 #![no_main]
 
-#[path = "../src/backend/stub_format.rs"]
+#[path = "../src/inside/stub_format.rs"]
 mod stub_format;
 
 use core::arch::global_asm;
@@ -53,13 +53,13 @@ global_asm!(
     main = sym stub_main,
 );
 
-#[path = "../src/backend/broker/mod.rs"]
+#[path = "../src/inside/broker/mod.rs"]
 mod broker;
-#[path = "../src/backend/denial_wire.rs"]
+#[path = "../src/inside/denial_wire.rs"]
 mod denial_wire;
-#[path = "../src/backend/stage2.rs"]
+#[path = "../src/inside/stage2.rs"]
 mod stage2;
-#[path = "../src/backend/sys.rs"]
+#[path = "../src/inside/sys.rs"]
 mod sys;
 
 const EINTR: i32 = 4;

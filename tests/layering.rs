@@ -11,6 +11,11 @@ use std::path::{Path, PathBuf};
 /// Low to high: a module may name modules of its own rank or below, never
 /// one above. Same-rank arrows are allowed but may not close a cycle.
 const RANKS: &[(&str, u32)] = &[
+    // What runs inside the sandbox (the second stage, the broker, their
+    // wire formats and raw calls): compiled into the embedded stub too,
+    // with its files at the stub's crate root, so it names no module of
+    // dcjail at all (`inside_names_nothing_of_dcjail`).
+    ("inside", 0),
     // Helpers that name nothing but `error`.
     ("error", 0),
     ("duration", 1),
@@ -35,7 +40,7 @@ const RANKS: &[(&str, u32)] = &[
     ("walk", 4),
     ("backend", 5),
     ("net", 6),
-    // Judges the broker's raw denial records (backend::denial_wire) against
+    // Judges the broker's raw denial records (inside::denial_wire) against
     // the plan, after or beside a run.
     ("denials", 6),
     ("exec", 7),
@@ -516,6 +521,21 @@ fn module_arrows_point_down_and_files_and_functions_stay_short() {
     let s = scan();
     let v = violations(&s);
     assert!(v.is_empty(), "{} violations:\n{}", v.len(), v.join("\n"));
+}
+
+#[test]
+fn inside_names_nothing_of_dcjail() {
+    let s = scan();
+    let named: Vec<&String> = s
+        .graph
+        .get("inside")
+        .map(|t| t.iter().filter(|to| *to != "inside").collect())
+        .unwrap_or_default();
+    assert!(
+        named.is_empty(),
+        "src/inside names {named:?}: the stub compiles these files alone"
+    );
+    assert!(s.graph.contains_key("inside"), "src/inside was scanned");
 }
 
 #[test]

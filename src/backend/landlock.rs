@@ -43,7 +43,7 @@ use std::path::{Path, PathBuf};
 
 /// Landlock filesystem rights, with their uapi bit values.
 pub mod access {
-    pub use crate::backend::stub_format::access::*;
+    pub use crate::inside::stub_format::access::*;
 
     pub const READ: u64 = EXECUTE | READ_FILE | READ_DIR;
     pub const WRITE: u64 = WRITE_FILE

@@ -4,18 +4,12 @@
 //! machine happens only here, after the gate chain has said run.
 
 pub mod bwrap;
-pub mod denial_wire;
 pub mod host;
 
 use crate::error::{Refusal, Result};
 use crate::plan::Plan;
 use crate::policy::BackendChoice;
 
-#[cfg(all(
-    target_os = "linux",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-))]
-pub mod broker;
 #[cfg(target_os = "linux")]
 pub mod landlock;
 #[cfg(target_os = "linux")]
@@ -28,19 +22,8 @@ pub mod report;
 pub mod seatbelt;
 #[cfg(target_os = "linux")]
 pub mod seccomp;
-#[cfg(all(
-    target_os = "linux",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-))]
-pub mod stage2;
-pub mod stub_format;
 mod unavailable;
 pub use unavailable::{Missing, Unavailable};
-#[cfg(all(
-    target_os = "linux",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-))]
-pub mod sys;
 
 /// A sandbox backend.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

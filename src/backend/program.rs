@@ -35,7 +35,7 @@ pub fn encode_compiled(
     guards: &[GuardId],
     compiled: &crate::backend::seccomp::Program,
 ) -> Result<Vec<u8>, String> {
-    use crate::backend::stub_format::{
+    use crate::inside::stub_format::{
         Program, BROKER, MAGIC, MAX_INSNS, MAX_NAME, MAX_PATH, OWN_NETWORK,
     };
     let u32_of = |n: usize, what: &str| {
@@ -72,7 +72,7 @@ pub fn encode_compiled(
     }
     o.extend_from_slice(&u32_of(filters.len(), "filters")?.to_le_bytes());
     for f in &filters {
-        let n = f.len() / crate::backend::stub_format::INSN;
+        let n = f.len() / crate::inside::stub_format::INSN;
         if n > MAX_INSNS {
             return Err(format!(
                 "a seccomp program has more than {MAX_INSNS} instructions"
@@ -123,8 +123,8 @@ mod tests {
 
     #[test]
     fn the_stage2_contract_agrees_with_dcjails_own_names() {
-        use crate::backend::stub_format as f;
         use crate::error::Reason;
+        use crate::inside::stub_format as f;
         assert_eq!(
             f::SHIELDED,
             [libc::SIGINT, libc::SIGQUIT, libc::SIGHUP, libc::SIGTERM]
@@ -174,9 +174,9 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn the_stub_program_carries_the_whole_layer_and_the_compiled_filters() {
-        use crate::backend::stub_format::Program;
+        use crate::inside::stub_format::Program;
         let spec = spec_for_stub();
-        let zone = crate::backend::stub_format::ZONE.to_vec();
+        let zone = crate::inside::stub_format::ZONE.to_vec();
         let guards: Vec<GuardId> = vec![
             (5, 77, b".bashrc".to_vec()),
             (5, 78, b"hooks".to_vec()),
@@ -231,7 +231,7 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn the_stub_parser_refuses_every_truncation_trailing_bytes_and_bad_rules() {
-        use crate::backend::stub_format::Program;
+        use crate::inside::stub_format::Program;
         let bytes = encode(&spec_for_stub(), &[(1, 2, b"x".to_vec())]).unwrap();
         for n in 0..bytes.len() {
             assert!(Program::parse(&bytes[..n]).is_err(), "truncated at {n}");

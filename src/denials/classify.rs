@@ -2,7 +2,7 @@
 //! option that would allow it — or why nothing can. Pure: it reads the
 //! filesystem only to find which directories exist (for the suggestion).
 
-use crate::backend::denial_wire::{Fact, LEXICAL, SOURCE_BROKER, SOURCE_FILTER};
+use crate::inside::denial_wire::{Fact, LEXICAL, SOURCE_BROKER, SOURCE_FILTER};
 use crate::plan::Plan;
 use crate::policy::SandboxMode;
 use std::ffi::OsStr;

@@ -1,6 +1,6 @@
 //! The denial report: what the sandbox refused while the command ran, and
-//! what would have allowed it. The broker (`backend::broker_observe`)
-//! sends raw facts over a pipe (`backend::denial_wire`); dcjail reads them
+//! what would have allowed it. The broker (`inside::broker_observe`)
+//! sends raw facts over a pipe (`inside::denial_wire`); dcjail reads them
 //! (its supervisor polls the pipe while the command runs for `--events FD`,
 //! else once it is done), judges each against the plan (`classify`), streams it to the
 //! events descriptor, and keeps a bounded log (`summary`) for `--report`
@@ -16,7 +16,7 @@ pub mod classify;
 pub mod network;
 pub mod summary;
 
-use crate::backend::denial_wire as wire;
+use crate::inside::denial_wire as wire;
 use crate::plan::Plan;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::PathBuf;

@@ -12,7 +12,7 @@
 //! would work and what it opens.
 
 use super::classify::Denial;
-use crate::backend::denial_wire::{Fact, INET};
+use crate::inside::denial_wire::{Fact, INET};
 use crate::plan::Plan;
 use crate::policy::NetMode;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};

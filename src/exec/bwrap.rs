@@ -9,8 +9,8 @@
 
 use crate::backend::bwrap::{BwrapLaunch, STAGE2};
 use crate::backend::program::STUB;
-use crate::backend::stub_format::{MEMFD_NAME, SHIELDED, STARTED};
 use crate::backend::{Kind, Missing, Unavailable};
+use crate::inside::stub_format::{MEMFD_NAME, SHIELDED, STARTED};
 use crate::plan::Plan;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;

@@ -1,9 +1,9 @@
 //! dcjail itself as the second stage, where the embedded stub cannot run
 //! (no stub for this architecture, or `vm.memfd_noexec` = 2): the same
 //! program read from the same sealed memfd and applied by the same sequence
-//! (`backend::stage2`) as the stub does.
+//! (`inside::stage2`) as the stub does.
 
-use crate::backend::stub_format::{MEMFD_NAME, PROXY_FD_VAR, SHIELDED, STAGE2, STARTED};
+use crate::inside::stub_format::{MEMFD_NAME, PROXY_FD_VAR, SHIELDED, STAGE2, STARTED};
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
 
@@ -138,14 +138,14 @@ pub fn main(args: &[OsString]) -> i32 {
             return fail(e);
         }
     }
-    let program = match crate::backend::stub_format::Program::parse(&bytes) {
+    let program = match crate::inside::stub_format::Program::parse(&bytes) {
         Ok(p) => p,
         Err(e) => return fail(e.to_string()),
     };
     // The stub's own sequence (stage2.rs), so that this second stage applies
     // the very same layer and brokers the same calls.
     let mut exec = || super::exec_command(&argv, &envp, path_var.as_deref());
-    match crate::backend::stage2::run(&program, &mut exec) {
+    match crate::inside::stage2::run(&program, &mut exec) {
         Ok(code) => code,
         Err(f) => {
             let mut m = String::from_utf8_lossy(f.what).into_owned();

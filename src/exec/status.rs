@@ -2,7 +2,7 @@
 //! Refusals have theirs from `error::Reason`; the ones the second stage
 //! reports too are `stub_format`'s, which the stub shares.
 
-pub use crate::backend::stub_format::{
+pub use crate::inside::stub_format::{
     NOT_EXECUTABLE_STATUS as NOT_EXECUTABLE, NOT_FOUND_STATUS as NOT_FOUND,
     SIGNAL_STATUS_BASE as SIGNAL_BASE,
 };

@@ -368,7 +368,7 @@ fn watcher(
     // the command runs: on two cores the watcher woken by the hand-over
     // often waits for the command's CPU until the command exits.
     let sfd = SignalFd::new(mask);
-    let parsed = program.and_then(|p| crate::backend::stub_format::Program::parse(p).ok());
+    let parsed = program.and_then(|p| crate::inside::stub_format::Program::parse(p).ok());
     let cmd = spawn(old, || {
         // Back in dcjail's process group: the caller's job.
         // SAFETY: plain setpgid on ourselves.
@@ -376,11 +376,11 @@ fn watcher(
         match (start.apply)(child_chan) {
             Ok(listener) => {
                 if let (Some(l), Some(c)) = (listener, child_chan) {
-                    if crate::backend::stage2::send_fd(c, l.as_raw_fd()).is_err() {
+                    if crate::inside::stage2::send_fd(c, l.as_raw_fd()).is_err() {
                         eprintln!(
                             "dcjail: sandbox-unavailable: cannot hand the listener to the broker"
                         );
-                        return crate::backend::stub_format::UNAVAILABLE_STATUS;
+                        return crate::inside::stub_format::UNAVAILABLE_STATUS;
                     }
                 }
             }
@@ -399,7 +399,7 @@ fn watcher(
     send(msg, PID, cmd);
     let listener = chan.and_then(|(mine, theirs)| {
         drop(theirs);
-        match crate::backend::stage2::recv_fd(mine.as_raw_fd()) {
+        match crate::inside::stage2::recv_fd(mine.as_raw_fd()) {
             // SAFETY: a descriptor just received, ours.
             Ok(Some(fd)) => Some(unsafe { OwnedFd::from_raw_fd(fd) }),
             _ => None,
@@ -425,11 +425,11 @@ fn serve(
     cmd: libc::pid_t,
     sfd: Option<&SignalFd>,
     listener: Option<&OwnedFd>,
-    program: Option<&crate::backend::stub_format::Program<'_>>,
+    program: Option<&crate::inside::stub_format::Program<'_>>,
     life: &OwnedFd,
 ) -> i32 {
     let mut listening = listener.is_some();
-    let mut shadows = crate::backend::broker::Shadows::default();
+    let mut shadows = crate::inside::broker::Shadows::default();
     let mut more = false;
     loop {
         let mut fds = [
@@ -474,7 +474,7 @@ fn serve(
         }
         if fds[2].revents & libc::POLLIN != 0 {
             if let (Some(l), Some(p)) = (listener, program) {
-                if crate::backend::broker::handle_one(l.as_raw_fd(), p, &mut shadows).is_err() {
+                if crate::inside::broker::handle_one(l.as_raw_fd(), p, &mut shadows).is_err() {
                     listening = false;
                 }
             }

@@ -184,7 +184,7 @@ pub fn strip_internal(envp: Vec<CString>, net: &NetRun) -> Vec<CString> {
 }
 
 /// Stage 2's proxy channel variable (`stub_format`'s, which the stub reads).
-pub const STAGE2_VAR: &str = crate::backend::stub_format::PROXY_FD_VAR;
+pub const STAGE2_VAR: &str = crate::inside::stub_format::PROXY_FD_VAR;
 
 /// The exit report's stderr lines, one per refused destination.
 pub fn denied_lines(denied: &[String]) -> Vec<String> {

@@ -95,7 +95,7 @@ fn attempt(
         #[cfg(target_os = "linux")]
         Launch::Bwrap(mut l) => {
             if let Some(fd) = obs {
-                crate::backend::stub_format::set_report_fd(&mut l.program, fd);
+                crate::inside::stub_format::set_report_fd(&mut l.program, fd);
             }
             let mut side = side;
             let mut tries = 0;
@@ -159,7 +159,7 @@ fn landlock(
         match crate::backend::program::encode_compiled(spec, &[], &filter) {
             Ok(mut p) => {
                 if let Some(fd) = obs {
-                    crate::backend::stub_format::set_report_fd(&mut p, fd);
+                    crate::inside::stub_format::set_report_fd(&mut p, fd);
                 }
                 Some(p)
             }

@@ -189,7 +189,7 @@ fn zone_ids(zones: &[PathBuf]) -> Result<Vec<GuardId>, String> {
     let mut out = Vec::with_capacity(zones.len());
     for z in zones {
         if let Some((dev, ino)) = dir_id(z, ".git")? {
-            out.push((dev, ino, crate::backend::stub_format::ZONE.to_vec()));
+            out.push((dev, ino, crate::inside::stub_format::ZONE.to_vec()));
         }
     }
     Ok(out)

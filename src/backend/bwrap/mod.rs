@@ -47,12 +47,12 @@ pub const BWRAP_PATHS: &[&str] = &[
 pub const MIN_VERSION: (u32, u32, u32) = (0, 4, 0);
 
 /// The hidden subcommand bwrap runs inside the sandbox.
-pub use super::stub_format::STAGE2;
+pub use crate::inside::stub_format::STAGE2;
 
 /// The proxy's port inside a bwrap network namespace, where every port is
 /// free: the layer lets the command connect to it, and the second stage
 /// binds the listener the allowlist proxy outside accepts on.
-pub use super::stub_format::PROXY_PORT as SANDBOX_PROXY_PORT;
+pub use crate::inside::stub_format::PROXY_PORT as SANDBOX_PROXY_PORT;
 
 /// dcjail's own binary, as the second stage is started from it.
 pub const SELF_EXE: &str = "/proc/self/exe";

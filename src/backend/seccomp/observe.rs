@@ -9,7 +9,7 @@
 //! would cost too much.
 
 use super::{Action, Cmp, Entry};
-use crate::backend::denial_wire::{TAG_CONTINUE, TAG_ERRNO};
+use crate::inside::denial_wire::{TAG_CONTINUE, TAG_ERRNO};
 
 const O_CREAT: u64 = 0o100;
 const O_TMPFILE_BIT: u64 = 0o20000000;

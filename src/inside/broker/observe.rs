@@ -561,7 +561,7 @@ mod tests {
             observe: true,
         };
         let raw = compile(sockets, fs).unwrap().raw();
-        let mut b = crate::backend::stub_format::MAGIC.to_vec();
+        let mut b = crate::inside::stub_format::MAGIC.to_vec();
         for v in [0u64, 0, 0] {
             b.extend_from_slice(&v.to_le_bytes());
         }

@@ -48,7 +48,7 @@ pub const MAX_INSNS: usize = 4096;
 pub const INSN: usize = 8;
 
 /// `flags`: a broker process serves the seccomp notifications of the last
-/// program (see `backend::broker`).
+/// program (see `inside::broker`).
 pub const BROKER: u32 = 1;
 
 /// `flags`: the command has a network namespace of its own (bwrap with
