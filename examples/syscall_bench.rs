@@ -1,6 +1,6 @@
 //! What dcjail's layer costs per system call, measured from inside: run it
 //! bare, under raw bwrap and under each dcjail backend, and compare.
-//! For `scripts/bench.sh` and the README's benchmark notes:
+//! For `scripts/bench.sh` and docs/benchmarks.md:
 //!
 //!     syscall_bench calls [N]      per-call ns of getppid, fcntl, fstatat,
 //!                                  open+close of a directory, and

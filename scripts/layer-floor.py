@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """What the two kernel layers cost a workload with the cheapest rules there
-are, beside dcjail (README, "Where syscall-heavy work loses"):
+are, beside dcjail (docs/benchmarks.md, "Where syscall-heavy work loses"):
 
     scripts/layer-floor.py DCJAIL ROUNDS CMD ARGS...
 

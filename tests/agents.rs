@@ -1,4 +1,4 @@
-//! The real coding-agent CLIs through dcjail, set up exactly as the README
+//! The real coding-agent CLIs through dcjail, set up exactly as docs/agents.md
 //! tells users to: `dcjail hook claude-code --install` (Claude Code's shell
 //! prefix and PreToolUse hook in the project's settings) and `dcjail hook
 //! codex --install` (Codex's hook and its trust entry in config.toml). Each

@@ -128,7 +128,7 @@ fn finish(mut c: Command, cwd: &Path, env: &[(&str, &Path)]) -> Output {
     c.output().unwrap()
 }
 
-/// The README's agent policy (workspace-write, `~/.ssh`, `~/.aws`,
+/// The agent policy of docs/agents.md (workspace-write, `~/.ssh`, `~/.aws`,
 /// `**/.env` denied), one extra writable root, and the backend.
 fn agent_policy(dir: &Path, backend: &str, extra: &Path, protect: bool) -> PathBuf {
     let p = dir.join("call.toml");

@@ -4,7 +4,7 @@
 //! backend, where the effect must not happen. A backend may refuse (122) a
 //! policy it cannot enforce — that is not an escape — but `bwrap` must block
 //! every case. The result table is printed (`cargo test --test escape --
-//! --nocapture`) and is the one in README.md.
+//! --nocapture`) and is the one in SECURITY.md.
 #![cfg(target_os = "linux")]
 
 #[path = "support/scratch.rs"]

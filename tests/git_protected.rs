@@ -799,7 +799,7 @@ echo REALWORK-DONE
 /// repository given as a root — each leaving exactly what the same work
 /// leaves without dcjail. (`git submodule add`, `init` and an `update`
 /// that checks out write the workspace's `.git/config` or the module's
-/// config, both protected before the walk: README lists them.)
+/// config, both protected before the walk: docs/filesystem.md lists them.)
 #[test]
 fn nested_repositories_and_submodules_work_exactly_as_without_dcjail() {
     let mut failures = Vec::new();

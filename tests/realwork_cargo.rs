@@ -1,6 +1,6 @@
 //! cargo under dcjail: `cargo package` of a clean clone and `cargo test
 //! --offline` of a crate with a registry dependency print exactly what they
-//! print without dcjail, with the two cargo homes the README describes:
+//! print without dcjail, with the two cargo homes docs/filesystem.md describes:
 //! the user's own (read-only in workspace-write) and one in the workspace.
 //!
 //! What cargo needs of its home, found with strace: even with `--offline`
@@ -311,7 +311,7 @@ fn cargo_test_with_a_cargo_home_in_the_workspace_unpacks_and_builds_as_without_d
     check(failures);
 }
 
-/// With the README's agent policy (`deny_read` of `**/.env`, `~/.ssh`,
+/// With the agent policy of docs/agents.md (`deny_read` of `**/.env`, `~/.ssh`,
 /// `~/.aws`) in a project that has `.env` files, and a `$TMPDIR` holding
 /// one: what the command creates where it may write is readable, `mktemp`
 /// works, and cargo writes its lock file and builds (SPEC §5: deny_read

@@ -199,8 +199,8 @@ step git add -A
 step git commit -qm untracked
 echo '== git branch -d side'
 # git rewrites .git/config on every branch deletion; .git/config stays
-# read-only, so inside the sandbox it says so (README: what git cannot
-# persist) and deletes the branch all the same.
+# read-only, so inside the sandbox it says so (docs/filesystem.md: what git
+# cannot persist) and deletes the branch all the same.
 out=$(git branch -d side 2>&1); rc=$?
 printf '%s\n' \"$out\" | grep -v -e '^error: could not write config file .*/\\.git/config: ' -e '^warning: update of config-file failed$'
 echo rc=$rc

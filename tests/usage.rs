@@ -586,9 +586,27 @@ fn explain_starts_with_the_decision_and_names_the_refusal_status() {
 fn nothing_users_read_cites_the_spec() {
     let d = Dir::new("nospec");
     let mut texts: Vec<(String, String)> = Vec::new();
-    for f in ["README.md", "man/dcjail.1"] {
+    for f in [
+        "README.md",
+        "SECURITY.md",
+        "CONTRIBUTING.md",
+        "CHANGELOG.md",
+        "man/dcjail.1",
+    ] {
         texts.push((f.into(), std::fs::read_to_string(root().join(f)).unwrap()));
     }
+    let mut pages = 0;
+    for entry in std::fs::read_dir(root().join("docs")).unwrap() {
+        let p = entry.unwrap().path();
+        if p.extension().is_some_and(|e| e == "md") {
+            texts.push((
+                p.display().to_string(),
+                std::fs::read_to_string(&p).unwrap(),
+            ));
+            pages += 1;
+        }
+    }
+    assert!(pages >= 10, "docs/ holds {pages} pages");
     for args in [
         &["--help"][..],
         &["explain", "--help"],

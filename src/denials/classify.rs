@@ -237,7 +237,7 @@ fn suggest(plan: &Plan, p: &Path, op: &str, home: Option<&Path>) -> Result<Fix, 
     }
     if let Some(e) = home.and_then(|h| home_entry_holding(h, p)) {
         return Err(format!(
-            "`~/{}` is protected wherever a writable root holds it (run by {}: {}), so no option allows it short of --no-protect-defaults; a package cache there is replaced by the command's own (README: package managers)",
+            "`~/{}` is protected wherever a writable root holds it (run by {}: {}), so no option allows it short of --no-protect-defaults; a package cache there is replaced by the command's own (docs/filesystem.md: package managers)",
             e.path, e.runs_it, e.why
         ));
     }

@@ -139,7 +139,7 @@ mod tests {
         .unwrap()
     }
 
-    /// The table README prints: names in, what happens to each.
+    /// The table docs/policy.md prints: names in, what happens to each.
     pub const TABLE: &[(&str, bool)] = &[
         ("AWS_ACCESS_KEY_ID", true),
         ("AWS_SECRET_ACCESS_KEY", true),

@@ -158,7 +158,7 @@ pub fn policy_file(b: Backend) -> PathBuf {
     )
 }
 
-/// The README's agent example (`call.toml`): acceptEdits, an approved
+/// The agent example of docs/agents.md (`call.toml`): acceptEdits, an approved
 /// `bash` call, workspace-write, and `deny_read` of `~/.ssh`, `~/.aws` and
 /// every `.env`.
 pub fn agent_policy_file(b: Backend) -> PathBuf {
