@@ -21,6 +21,8 @@ mod landlock;
 pub mod seatbelt;
 #[cfg(target_os = "linux")]
 pub mod stage2;
+#[cfg(target_os = "linux")]
+pub use stage2::fail_text;
 pub mod status;
 pub mod stdfds;
 mod wire;

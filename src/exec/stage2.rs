@@ -147,15 +147,18 @@ pub fn main(args: &[OsString]) -> i32 {
     let mut exec = || super::exec_command(&argv, &envp, path_var.as_deref());
     match crate::inside::stage2::run(&program, &mut exec) {
         Ok(code) => code,
-        Err(f) => {
-            let mut m = String::from_utf8_lossy(f.what).into_owned();
-            if let Some(p) = f.path {
-                m.push_str(&String::from_utf8_lossy(p));
-            }
-            if let Some(e) = f.errno {
-                m.push_str(&format!(": {}", std::io::Error::from_raw_os_error(e)));
-            }
-            fail(m)
-        }
+        Err(f) => fail(fail_text(&f)),
     }
+}
+
+/// A step of the second stage's sequence that failed, as one line.
+pub fn fail_text(f: &crate::inside::stage2::Fail<'_>) -> String {
+    let mut m = String::from_utf8_lossy(f.what).into_owned();
+    if let Some(p) = f.path {
+        m.push_str(&String::from_utf8_lossy(p));
+    }
+    if let Some(e) = f.errno {
+        m.push_str(&format!(": {}", std::io::Error::from_raw_os_error(e)));
+    }
+    m
 }

@@ -274,34 +274,6 @@ fn reap_watcher(w: libc::pid_t) -> libc::c_int {
     ws
 }
 
-/// Empties every capability set of the watcher: as the broker it must be
-/// able to do no more than the command.
-fn drop_caps() -> bool {
-    #[repr(C)]
-    struct Header {
-        version: u32,
-        pid: i32,
-    }
-    let mut hdr = Header {
-        version: 0x2008_0522,
-        pid: 0,
-    };
-    let data = [0u32; 6];
-    // SAFETY: plain prctl.
-    let ambient = unsafe {
-        libc::prctl(
-            libc::PR_CAP_AMBIENT,
-            libc::PR_CAP_AMBIENT_CLEAR_ALL,
-            0,
-            0,
-            0,
-        )
-    };
-    // SAFETY: capset reads the header and two data structs (version 3).
-    let caps = unsafe { libc::syscall(libc::SYS_capset, &mut hdr, data.as_ptr()) };
-    ambient == 0 && caps == 0
-}
-
 /// The watcher's ends of its pipes to dcjail.
 struct Ends<'a> {
     /// The messages it sends.
@@ -405,7 +377,7 @@ fn watcher(
             _ => None,
         }
     });
-    if listener.is_some() && !drop_caps() {
+    if listener.is_some() && crate::inside::stage2::drop_capabilities().is_err() {
         // A broker with more rights than the command would be a way out.
         // SAFETY: plain kill of our child.
         unsafe { libc::kill(cmd, libc::SIGKILL) };

@@ -231,11 +231,18 @@ pub fn drop_capabilities<'a>() -> Result<(), Fail<'a>> {
 
 /// Closes every descriptor above 2 but those the program keeps.
 pub fn close_fds<'a>(p: &Program<'a>) -> Result<(), Fail<'a>> {
+    close_fds_but(p, &[])
+}
+
+/// `close_fds`, keeping `also` too (the landlock backend's channel to its
+/// broker and the listener it sends there before exec).
+pub fn close_fds_but<'a>(p: &Program<'a>, also: &[i32]) -> Result<(), Fail<'a>> {
     let mut lo: u32 = 3;
     loop {
         // The smallest kept descriptor at or above `lo`.
         let next = p
             .keep_fds()
+            .chain(also.iter().copied())
             .filter(|k| *k >= 0)
             .map(|k| k as u32)
             .filter(|k| *k >= lo)
@@ -269,19 +276,25 @@ pub fn scope_broker<'a>(p: &Program<'a>) -> Result<(), Fail<'a>> {
     if p.scoped & ABSTRACT_UNIX_SOCKET == 0 {
         return Ok(());
     }
+    scope_only(ABSTRACT_UNIX_SOCKET)
+}
+
+/// Puts the calling process in a landlock domain that restricts nothing
+/// but the `scoped` kinds (abstract unix sockets, signals): no_new_privs,
+/// then the layer. Every landlock layer denies a rename or link across
+/// directories (REFER) unless a rule grants it, even one that handles no
+/// file access: granted beneath `/`, so this layer scopes and nothing else.
+pub fn scope_only<'a>(scoped: u64) -> Result<(), Fail<'a>> {
     #[repr(C)]
     struct Attr {
         fs: u64,
         net: u64,
         scoped: u64,
     }
-    // Every landlock layer denies a rename or link across directories
-    // (REFER) unless a rule grants it, even one that handles no file
-    // access: granted beneath `/`, so this layer scopes sockets only.
     let attr = Attr {
         fs: super::stub_format::access::REFER,
         net: 0,
-        scoped: ABSTRACT_UNIX_SOCKET,
+        scoped,
     };
     const PR_SET_NO_NEW_PRIVS: usize = 38;
     if let Err(e) = prctl(PR_SET_NO_NEW_PRIVS, 1) {
@@ -297,7 +310,7 @@ pub fn scope_broker<'a>(p: &Program<'a>) -> Result<(), Fail<'a>> {
         Ok(fd) => fd as i32,
         Err(e) => {
             return Err(fail(
-                b"landlock: cannot create the broker's ruleset",
+                b"landlock: cannot create a scope-only ruleset",
                 Some(e),
             ))
         }
@@ -312,7 +325,7 @@ pub fn scope_broker<'a>(p: &Program<'a>) -> Result<(), Fail<'a>> {
     sys::close(rs);
     match r {
         Ok(_) => Ok(()),
-        Err(e) => Err(fail(b"landlock restrict_self failed (broker)", Some(e))),
+        Err(e) => Err(fail(b"landlock restrict_self failed (scope only)", Some(e))),
     }
 }
 

@@ -137,8 +137,11 @@ fn vanished_while_mounting(e: &crate::backend::Unavailable) -> bool {
     matches!(&e.missing, crate::backend::Missing::Setup(m) if m.contains("Can't bind mount"))
 }
 
-/// The landlock launch: the ruleset applied in the child, supervised, with
-/// the broker's program when the rules need one.
+/// The landlock launch: the layer encoded as the second stage's program
+/// and applied in the child by the second stage's own sequence
+/// (`inside::stage2`: ruleset, no_new_privs, capabilities, restrict_self,
+/// seccomp, descriptors), supervised; the broker serves the same program
+/// when the rules need one.
 #[cfg(target_os = "linux")]
 fn landlock(
     plan: &Plan,
@@ -148,35 +151,39 @@ fn landlock(
     obs: Option<i32>,
     side: Option<crate::exec::Side<'_>>,
 ) -> i32 {
+    use crate::inside::{stage2, stub_format::Program};
     let path_var = std::env::var_os("PATH");
     // Compiled once, here: the command installs it and the broker reads it.
     let filter = match crate::backend::seccomp::compile(spec.sockets, spec.fs) {
         Ok(f) => f,
         Err(e) => return say(&Refusal::unavailable(e)),
     };
-    // The broker's program: the same rules, for the same checks.
-    let program = if spec.brokered() {
-        match crate::backend::program::encode_compiled(spec, &[], &filter) {
-            Ok(mut p) => {
-                if let Some(fd) = obs {
-                    crate::inside::stub_format::set_report_fd(&mut p, fd);
-                }
-                Some(p)
-            }
-            Err(e) => return say(&Error::BrokerProgram(e).into()),
-        }
-    } else {
-        None
+    let mut bytes = match crate::backend::program::encode_compiled(spec, &[], &filter) {
+        Ok(p) => p,
+        Err(e) => return say(&Error::BrokerProgram(e).into()),
     };
-    if program.is_some() {
-        if let Err(e) = spec.scope_broker() {
-            return say(&Refusal::unavailable(e));
+    if let (true, Some(fd)) = (spec.brokered(), obs) {
+        crate::inside::stub_format::set_report_fd(&mut bytes, fd);
+    }
+    let program = match Program::parse(&bytes) {
+        Ok(p) => p,
+        Err(e) => return say(&Error::BrokerProgram(e.to_string()).into()),
+    };
+    if program.broker() {
+        if let Err(f) = stage2::scope_broker(&program) {
+            return say(&Refusal::unavailable(crate::exec::fail_text(&f)));
         }
     }
     let apply = |keep: Option<i32>| {
-        let mut s = spec.clone();
-        s.keep_fds.extend(keep);
-        s.apply(&filter)
+        use std::os::fd::{FromRawFd, OwnedFd};
+        let text = |f: stage2::Fail<'_>| crate::exec::fail_text(&f);
+        let listener = stage2::apply(&program, program.broker()).map_err(text)?;
+        // The channel to the broker and the listener stay open until the
+        // listener is handed over; both close on exec.
+        stage2::close_fds_but(&program, &[keep.unwrap_or(-1), listener.unwrap_or(-1)])
+            .map_err(text)?;
+        // SAFETY: the listener is a descriptor seccomp just made for us.
+        Ok(listener.map(|l| unsafe { OwnedFd::from_raw_fd(l) }))
     };
     let exec = || crate::exec::exec_command(argv, envp, path_var.as_deref());
     crate::exec::supervise_watched(
@@ -186,7 +193,7 @@ fn landlock(
             apply: &apply,
             exec: &exec,
         },
-        program.as_deref(),
+        program.broker().then_some(bytes.as_slice()),
         side,
     )
 }

@@ -42,30 +42,17 @@ impl Session {
 }
 
 fn recv_listener(sock: &UnixStream) -> Result<TcpListener, String> {
-    use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags};
-    let mut byte = [0u8; 1];
-    let mut iov = [std::io::IoSliceMut::new(&mut byte)];
-    let mut space = nix::cmsg_space!([RawFd; 1]);
-    let msg = recvmsg::<()>(
-        sock.as_raw_fd(),
-        &mut iov,
-        Some(&mut space),
-        MsgFlags::MSG_CMSG_CLOEXEC,
-    )
-    .map_err(|e| format!("receiving the proxy socket: {e}"))?;
-    let mut got: Option<OwnedFd> = None;
-    for c in msg.cmsgs().map_err(|e| e.to_string())? {
-        if let ControlMessageOwned::ScmRights(fds) = c {
-            for fd in fds {
-                // SAFETY: the kernel just installed this descriptor for us.
-                let owned = unsafe { OwnedFd::from_raw_fd(fd) };
-                if got.is_none() {
-                    got = Some(owned);
-                }
-            }
-        }
-    }
-    let fd = got.ok_or("no socket received from the sandbox")?;
+    // The second stage's own descriptor passing (`send_fd_tagged` below).
+    let fd = crate::inside::stage2::recv_fd(sock.as_raw_fd())
+        .map_err(|e| {
+            format!(
+                "receiving the proxy socket: {}",
+                std::io::Error::from_raw_os_error(e)
+            )
+        })?
+        .ok_or("no socket received from the sandbox")?;
+    // SAFETY: the kernel just installed this descriptor for us.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
     if !is_listening_tcp(fd.as_raw_fd()) {
         return Err("the sandbox sent something other than a listening TCP socket".into());
     }
@@ -100,7 +87,6 @@ fn is_listening_tcp(fd: RawFd) -> bool {
 /// applied: listen on 127.0.0.1:`port` and hand the socket
 /// to the proxy outside over `fd`, then close both here.
 pub fn send_listener(fd: RawFd, port: u16) -> Result<(), String> {
-    use nix::sys::socket::{sendmsg, ControlMessage, MsgFlags};
     let is_unix_stream = {
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
         // SAFETY: valid buffer.
@@ -114,10 +100,11 @@ pub fn send_listener(fd: RawFd, port: u16) -> Result<(), String> {
     let chan = unsafe { OwnedFd::from_raw_fd(fd) };
     let l = TcpListener::bind(("127.0.0.1", port))
         .map_err(|e| format!("cannot listen on 127.0.0.1:{port} inside: {e}"))?;
-    let fds = [l.as_raw_fd()];
-    let cmsg = [ControlMessage::ScmRights(&fds)];
-    let iov = [std::io::IoSlice::new(b"L")];
-    sendmsg::<()>(chan.as_raw_fd(), &iov, &cmsg, MsgFlags::empty(), None)
-        .map_err(|e| format!("handing the proxy socket out: {e}"))?;
+    crate::inside::stage2::send_fd_tagged(chan.as_raw_fd(), l.as_raw_fd(), b"L").map_err(|e| {
+        format!(
+            "handing the proxy socket out: {}",
+            std::io::Error::from_raw_os_error(e)
+        )
+    })?;
     Ok(())
 }
