@@ -793,58 +793,6 @@ pub fn compile(sockets: SocketRules, fs: FsRules) -> Result<Program, String> {
     Ok(Program(vec![assemble(&ops, labels)?]))
 }
 
-/// `SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV`
-/// (stage2::LISTENER_FLAGS): once the broker has taken a notification,
-/// only a fatal signal interrupts the waiting command, so an operation done
-/// for it is never done twice by a restarted call.
-const LISTENER_FLAGS: libc::c_ulong = (1 << 3) | (1 << 5);
-
-/// Installs the filter(s) on the calling thread. Needs no_new_privs (or
-/// CAP_SYS_ADMIN); the caller has set it. With `listener`, the last one
-/// hands its notifications to the descriptor returned.
-pub fn install(prog: &Program, listener: bool) -> Result<Option<std::os::fd::OwnedFd>, String> {
-    use std::os::fd::FromRawFd;
-    let mut got = None;
-    for (i, p) in prog.0.iter().enumerate() {
-        let len = u16::try_from(p.len())
-            .map_err(|_| "cannot install the seccomp filter: too long".to_string())?;
-        let fprog = libc::sock_fprog {
-            len,
-            filter: p.as_ptr().cast_mut(),
-        };
-        let flags = if listener && i + 1 == prog.0.len() {
-            LISTENER_FLAGS
-        } else {
-            0
-        };
-        // SAFETY: a sock_fprog pointing at `len` instructions that outlive the call.
-        let r = unsafe {
-            libc::syscall(
-                libc::SYS_seccomp,
-                libc::SECCOMP_SET_MODE_FILTER,
-                flags,
-                &fprog as *const libc::sock_fprog,
-            )
-        };
-        if r < 0 {
-            let e = std::io::Error::last_os_error();
-            return Err(if e.raw_os_error() == Some(libc::EBUSY) {
-                "cannot install the seccomp filter: this sandbox runs inside another one that already brokers its system calls".to_string()
-            } else {
-                format!("cannot install the seccomp filter: {e}")
-            });
-        }
-        if flags != 0 {
-            // SAFETY: the listener descriptor the kernel just made, ours.
-            got = Some(unsafe { std::os::fd::OwnedFd::from_raw_fd(r as i32) });
-        }
-    }
-    if listener && got.is_none() {
-        return Err("the broker's seccomp filter is missing".into());
-    }
-    Ok(got)
-}
-
 /// Whether this kernel takes seccomp filters returning errno.
 pub fn probe() -> Result<(), String> {
     arch()?;
