@@ -12,6 +12,9 @@ pub struct Change {
     pub allow_write: Vec<String>,
     pub mkdir_first: Vec<String>,
     pub allow_unix_sockets: Vec<String>,
+    /// What the options open beyond what they seem to (the report's
+    /// `warning` of each fix taken): text, shown, never applied.
+    pub warnings: Vec<String>,
 }
 
 impl Change {
@@ -106,6 +109,8 @@ pub fn change_of(report: &Value) -> (Change, Vec<Value>) {
                     push_unique(&mut c.allow_unix_sockets, us);
                     push_unique(&mut c.allow_write, aw);
                     push_unique(&mut c.mkdir_first, mk);
+                    let w = d["warning"].as_str().map(crate::error::one_line);
+                    push_unique(&mut c.warnings, w);
                     continue;
                 }
                 None => Value::from(NOT_DCJAILS),
@@ -225,6 +230,7 @@ pub fn explain(path: &Path) -> i32 {
         "command_line": shell_line(&flags),
         "mkdir_first": mkdir_first,
         "toml": c.toml(),
+        "warnings": c.warnings,
         "cannot": cannot,
     });
     let text = serde_json::to_string_pretty(&out).unwrap_or_default();

@@ -13,6 +13,7 @@
 
 pub mod advice;
 pub mod classify;
+pub mod narrow;
 pub mod summary;
 
 use crate::backend::denial_wire as wire;
