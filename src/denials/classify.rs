@@ -199,7 +199,7 @@ fn path_rule(plan: &Plan, p: &Path, home: Option<&Path>, mut d: Denial) -> Denia
         // narrowest such name.
         d.rule = "home directory";
         d.matched = Some(display(h, home));
-        match suggest(plan, p, d.op, home) {
+        match suggest(plan, p, d.op, &d.program, home) {
             Ok(fix) => d.fix = Some(fix),
             Err(why) => {
                 d.why_not = Some(format!(
@@ -213,7 +213,7 @@ fn path_rule(plan: &Plan, p: &Path, home: Option<&Path>, mut d: Denial) -> Denia
         return d;
     }
     d.rule = "outside the writable roots";
-    match suggest(plan, p, d.op, home) {
+    match suggest(plan, p, d.op, &d.program, home) {
         Ok(fix) => d.fix = Some(fix),
         Err(why) => d.why_not = Some(why),
     }
@@ -222,7 +222,13 @@ fn path_rule(plan: &Plan, p: &Path, home: Option<&Path>, mut d: Denial) -> Denia
 
 /// The option that makes `p` writable: workspace-write when it lies in a
 /// root that mode grants, else an existing directory to add as a root.
-fn suggest(plan: &Plan, p: &Path, op: &str, home: Option<&Path>) -> Result<Fix, String> {
+fn suggest(
+    plan: &Plan,
+    p: &Path,
+    op: &str,
+    program: &str,
+    home: Option<&Path>,
+) -> Result<Fix, String> {
     let mut fix = Fix {
         workspace_write: plan.fs.access == SandboxMode::ReadOnly,
         ..Fix::default()
@@ -241,7 +247,7 @@ fn suggest(plan: &Plan, p: &Path, op: &str, home: Option<&Path>) -> Result<Fix, 
             e.path, e.runs_it, e.why
         ));
     }
-    let meant = super::narrow::meant(p, op, home, &plan.workspace)?;
+    let meant = super::narrow::meant(p, op, program, home, &plan.workspace)?;
     let root = meant.dir;
     // The suggestion carries a name the command chose: it must read
     // exactly as it is, or it is not made.

@@ -72,7 +72,7 @@ pub fn final_name(name: &str) -> Option<String> {
     if name == ".lesshsQ" {
         return Some(".lesshst".into());
     }
-    if name == "4913" || name.starts_with("tmp") {
+    if name == "4913" || tmp_prefixed(name) {
         return None;
     }
     for suffix in [".tmp", "~", ".lock", ".new", ".part"] {
@@ -93,6 +93,15 @@ pub fn final_name(name: &str) -> Option<String> {
         return None;
     }
     Some(name.to_string())
+}
+
+/// Python's `tempfile` names (`tmpab3kd9_x`, `tmp_objdir…`): `tmp` and
+/// at least six more, a digit or `_` among them; a plain `tmp` or
+/// `tmpfiles` is a name like any other.
+fn tmp_prefixed(name: &str) -> bool {
+    name.strip_prefix("tmp").is_some_and(|rest| {
+        rest.len() >= 6 && rest.bytes().any(|b| b.is_ascii_digit() || b == b'_')
+    })
 }
 
 /// `X.Ab3dE9`, `X-Fmu0Zq`, `X_k2Jd8a`: six letters and digits after a
@@ -141,7 +150,13 @@ pub fn worktree_holding(p: &Path, stop: Option<&Path>) -> Option<PathBuf> {
 /// `op`: the call refused (`mkdir` makes `p`; a metadata call on an
 /// existing directory changes `p` itself; any other writes in `p`'s
 /// directory).
-pub fn meant(p: &Path, op: &str, home: Option<&Path>, workspace: &Path) -> Result<Meant, String> {
+pub fn meant(
+    p: &Path,
+    op: &str,
+    program: &str,
+    home: Option<&Path>,
+    workspace: &Path,
+) -> Result<Meant, String> {
     let dir_op = matches!(op, "mkdir" | "mkdirat");
     let on_itself = super::classify::is_meta(op) && p.is_dir();
     let name = p
@@ -165,6 +180,9 @@ pub fn meant(p: &Path, op: &str, home: Option<&Path>, workspace: &Path) -> Resul
                 warning: None,
             });
         }
+    }
+    if dir_op && !temp && is_git(program) {
+        return Err(GIT_MAKES_A_REPOSITORY.into());
     }
     // The directory the program wanted: the one it made (a temporary one
     // stands for the directory it is made in), else the file's directory.
@@ -280,6 +298,16 @@ fn trust_store(shown: &str) -> Option<String> {
                 "`{shown}` is (or holds) a trust store ({t}): a certificate or key the command adds there is trusted by every program that reads it, after the run and outside the sandbox"
             )
         })
+}
+
+/// Why a directory git makes outside the writable roots gets no option:
+/// measured with `git worktree add ../sib` and the directory allowed (made
+/// first), git still fails on `../sib/.git`.
+const GIT_MAKES_A_REPOSITORY: &str = "git makes this directory to hold a repository or a linked worktree (clone, init, worktree add), and its `.git` cannot be created in a writable root: dcjail keeps it from the command, whose `.git` there would carry its own configuration into your later git commands; so allowing the directory would not make the rerun work. Make it outside the sandbox (git worktree add, git clone, or `dcjail worktree enter`), then allow that directory with --allow-write";
+
+fn is_git(program: &str) -> bool {
+    let base = program.rsplit('/').next().unwrap_or(program);
+    base == "git" || base.starts_with("git-")
 }
 
 /// Said beside a suggestion that opens a bare repository.
