@@ -608,3 +608,52 @@ fn a_file_beside_the_project_opens_the_parent_with_a_warning() {
         assert_eq!(t.widened(&flags), [r]);
     }
 }
+
+#[test]
+fn a_trust_store_or_a_shared_directory_comes_with_a_warning() {
+    for &nobody in scratch::users() {
+        let t = Tree::new("trust", nobody);
+        std::fs::create_dir_all(t.home().join(".config")).unwrap();
+        std::fs::write(
+            t.ws().join("ca.pem"),
+            "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
+        )
+        .unwrap();
+        t.own();
+        // An NSS trust store (what Chromium and certutil read), and a file
+        // directly in ~/.config (mimeapps.list: which program opens what).
+        for (script, made, shown, warns) in [
+            (
+                "mkdir -p \"$HOME/.pki/nssdb\" && cp ca.pem \"$HOME/.pki/nssdb/\"",
+                t.home().join(".pki"),
+                "~/.pki",
+                "trust store",
+            ),
+            (
+                "echo '[Default Applications]' > \"$HOME/.config/mimeapps.list\"",
+                t.home().join(".config/mimeapps.list"),
+                "~/.config",
+                "every program",
+            ),
+        ] {
+            let (o, list) = t.record(&["sh", "-c", script]);
+            failed(&o);
+            let d = of(&list, &made);
+            assert_eq!(d[0]["fix"]["allow_write"], shown, "{list:#?}");
+            assert!(as_str(&d[0]["warning"]).contains(warns), "{}", d[0]);
+            let advice = t.advice();
+            assert!(
+                strings(&advice["warnings"])
+                    .iter()
+                    .any(|w| w.contains(warns)),
+                "{advice}"
+            );
+            let flags = t.apply(&advice);
+            ok(&t.jailed(&flags, false, &["sh", "-c", script]));
+            let root = t.home().join(shown.trim_start_matches("~/"));
+            assert_eq!(t.widened(&flags), [root.display().to_string()]);
+        }
+        assert!(t.home().join(".pki/nssdb/ca.pem").is_file());
+        assert!(t.home().join(".config/mimeapps.list").is_file());
+    }
+}

@@ -146,6 +146,20 @@ pub fn worktree_holding(p: &Path, stop: Option<&Path>) -> Option<PathBuf> {
         .map(Path::to_path_buf)
 }
 
+/// Whether the worktree `tree` is one of the workspace's project: beside
+/// it (a sibling worktree, the main one of a linked workspace), or a linked
+/// worktree whose `.git` file points into the workspace. Another
+/// project's tree is not opened whole for one write in it.
+fn related(tree: &Path, workspace: &Path) -> bool {
+    if tree.parent().is_some() && tree.parent() == workspace.parent() {
+        return true;
+    }
+    std::fs::read_to_string(tree.join(".git")).is_ok_and(|s| {
+        s.strip_prefix("gitdir: ")
+            .is_some_and(|g| Path::new(g.trim_end()).starts_with(workspace))
+    })
+}
+
 /// The directory a refused write of `p` meant, or why none is suggested.
 /// `op`: the call refused (`mkdir` makes `p`; a metadata call on an
 /// existing directory changes `p` itself; any other writes in `p`'s
@@ -173,7 +187,7 @@ pub fn meant(
         });
     }
     if let Some(tree) = worktree_holding(p, stop) {
-        if !workspace.starts_with(&tree) {
+        if !workspace.starts_with(&tree) && related(&tree, workspace) {
             return Ok(Meant {
                 dir: tree,
                 made: false,
