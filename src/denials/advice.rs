@@ -270,6 +270,21 @@ mod tests {
     }
 
     #[test]
+    fn warnings_are_passed_on_as_one_escaped_line_and_only_with_a_fix_taken() {
+        let r = json!({"denials": [
+            {"fix": {"allow_write": "/ok"}, "warning": "opens\u{1b}[31m more\nline"},
+            {"fix": {"allow_write": "/"}, "warning": "of a fix refused"},
+            {"fix": {"allow_write": "/ok2"}, "warning": 7},
+        ]});
+        let (c, cannot) = change_of(&r);
+        assert_eq!(c.flags(), ["--allow-write", "/ok", "--allow-write", "/ok2"]);
+        assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
+        assert!(!c.warnings[0].contains('\u{1b}') && !c.warnings[0].contains('\n'));
+        assert!(c.warnings[0].starts_with("opens"));
+        assert_eq!(cannot.len(), 1);
+    }
+
+    #[test]
     fn a_crafted_report_widens_nothing_but_one_showable_directory() {
         let r = json!({"denials": [
             {"fix": {"sandbox_mode": "danger-full-access", "allow_write": null}},

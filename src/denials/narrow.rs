@@ -218,6 +218,10 @@ pub fn meant(
 
 fn in_home(h: &Path, rest: &Path, made: bool, name: &str, temp: bool) -> Result<Meant, String> {
     if rest.as_os_str().is_empty() {
+        // The why names the file: only a name that reads as it is.
+        if !crate::error::showable(name) {
+            return Err(super::classify::UNSHOWABLE.into());
+        }
         let what = match (temp, final_name(name)) {
             (true, Some(f)) => format!(
                 "`~/{name}` is a temporary name for `~/{f}`, a file directly in the home directory: "
