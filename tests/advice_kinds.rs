@@ -485,6 +485,18 @@ fn a_push_to_a_bare_repository_opens_that_repository_and_its_hooks_stay_read_onl
         let head = t.host(&["git", "rev-parse", "HEAD"]).stdout;
         assert_eq!(t.host(&["git", "-C", &b, "rev-parse", "main"]).stdout, head);
         assert_eq!(t.widened(&flags), std::slice::from_ref(&b));
+        // Deleting a packed branch rewrites packed-refs at the top: the
+        // same flags let it through (objects/ and refs/ alone would not).
+        t.host(&["git", "push", "-q", &b, "main:gone"]);
+        t.host(&["git", "-C", &b, "pack-refs", "--all"]);
+        let narrower: Vec<String> = ["objects", "refs"]
+            .iter()
+            .flat_map(|d| ["--allow-write".to_string(), format!("{b}/{d}")])
+            .collect();
+        failed(&t.jailed(&narrower, false, &["git", "push", "-q", &b, ":gone"]));
+        ok(&t.jailed(&flags, false, &["git", "push", "-q", &b, ":gone"]));
+        let refs = t.host(&["git", "-C", &b, "for-each-ref", "--format=%(refname)"]);
+        assert_eq!(String::from_utf8_lossy(&refs.stdout), "refs/heads/main\n");
         // Under the same flags the command runs, and the repository's hook
         // and config stay as they were; without dcjail the same lines
         // write them (the control, undone after).

@@ -8,11 +8,12 @@
 //! and less write `~/.viminfo.tmp` and `~/.lesshsQ`, renamed over
 //! `~/.viminfo` and `~/.lesshst`; a tool's cache or data goes to
 //! `~/.cache/TOOL` or `~/.local/share/TOOL`, in several subdirectories;
-//! `git worktree add ../sib` makes `../sib`; a push to a bare repository
-//! writes `objects/`, `refs/` and, once refs are packed, `packed-refs`
-//! at its top, so the repository's directory is what a rerun needs; a
-//! signed commit needs the gpg-agent's socket only (gpg goes on without
-//! its lock file in `~/.gnupg`).
+//! `git worktree add ../sib` makes `../sib` and then fails on `../sib/.git`
+//! even with `../sib` allowed (a root's missing `.git` is protected); a
+//! push to a bare repository writes `objects/` and `refs/`, and deleting a
+//! packed branch rewrites `packed-refs` at its top, so the repository's
+//! directory is what a rerun needs; a signed commit needs the gpg-agent's
+//! socket only (gpg goes on without its lock file in `~/.gnupg`).
 
 use std::path::{Path, PathBuf};
 
