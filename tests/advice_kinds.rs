@@ -20,6 +20,12 @@ use std::process::{Command, Output, Stdio};
 struct Tree {
     root: PathBuf,
     nobody: bool,
+    /// bwrap, or landlock (which cannot hold protected paths inside a
+    /// root: its runs go with --no-protect-defaults).
+    backend: &'static str,
+    /// Beside the tree, not in it: a suggestion may open the tree's top,
+    /// and landlock refuses a policy file inside a writable root.
+    policy: PathBuf,
 }
 
 impl Tree {
@@ -29,12 +35,18 @@ impl Tree {
         for d in ["home", "ws"] {
             std::fs::create_dir(root.join(d)).unwrap();
         }
+        let policy = scratch::fresh(&format!("kinds-{name}-{who}-policy")).join("policy.toml");
         std::fs::write(
-            root.join("policy.toml"),
+            &policy,
             "[sandbox]\nmode = \"workspace-write\"\n[permission]\napproval = \"granted\"\n",
         )
         .unwrap();
-        let t = Tree { root, nobody };
+        let t = Tree {
+            root,
+            nobody,
+            backend: "bwrap",
+            policy,
+        };
         t.own();
         t
     }
@@ -93,16 +105,20 @@ impl Tree {
         o
     }
     fn base(&self) -> Vec<String> {
-        [
+        let mut v: Vec<String> = [
             "--backend",
-            "bwrap",
+            self.backend,
             "--policy",
-            &self.root.join("policy.toml").display().to_string(),
+            &self.policy.display().to_string(),
             "--workspace",
             &self.ws().display().to_string(),
         ]
         .map(String::from)
-        .into()
+        .into();
+        if self.backend == "landlock" {
+            v.push("--no-protect-defaults".into());
+        }
+        v
     }
     /// `argv` under dcjail with `flags` added (and a report when asked).
     fn jailed(&self, flags: &[String], report: bool, argv: &[&str]) -> Output {
@@ -175,6 +191,9 @@ impl Tree {
 impl Drop for Tree {
     fn drop(&mut self) {
         scratch::remove(&self.root);
+        if let Some(d) = self.policy.parent() {
+            scratch::remove(d);
+        }
     }
 }
 
@@ -201,6 +220,15 @@ fn of<'a>(list: &'a [Value], path: &Path) -> Vec<&'a Value> {
     let p = path.display().to_string();
     list.iter()
         .filter(|d| d["resolved"] == p.as_str())
+        .collect()
+}
+
+/// Each user with each backend (the tests whose paths need no protected
+/// entry to stay read-only run under landlock too).
+fn both() -> Vec<(&'static bool, &'static str)> {
+    scratch::users()
+        .iter()
+        .flat_map(|u| [(u, "bwrap"), (u, "landlock")])
         .collect()
 }
 
@@ -335,8 +363,9 @@ fn less_s_temporary_history_name_maps_to_lesshst_and_gets_nothing() {
 
 #[test]
 fn a_program_s_cache_and_data_get_its_own_directory_not_the_shared_one() {
-    for &nobody in scratch::users() {
-        let t = Tree::new("xdg", nobody);
+    for (&nobody, backend) in both() {
+        let mut t = Tree::new(&format!("xdg-{backend}"), nobody);
+        t.backend = backend;
         for d in [".cache/other", ".local/share/other"] {
             std::fs::create_dir_all(t.home().join(d)).unwrap();
         }
@@ -595,8 +624,9 @@ fn a_signed_commit_needs_the_gpg_agent_socket_and_not_the_gnupg_directory() {
 
 #[test]
 fn a_file_beside_the_project_opens_the_parent_with_a_warning() {
-    for &nobody in scratch::users() {
-        let t = Tree::new("parent", nobody);
+    for (&nobody, backend) in both() {
+        let mut t = Tree::new(&format!("parent-{backend}"), nobody);
+        t.backend = backend;
         repo(&t);
         let script = "echo n > ../notes.txt";
         let (o, list) = t.record(&["sh", "-c", script]);
