@@ -14,12 +14,16 @@ cd "$(dirname "$0")/.."
 # the unix-socket tests name a real ssh-agent socket; the leave-behind
 # tests (tests/home_class.rs) run what a later gdb and direnv (with
 # bash's hook) would run; the network report tests (tests/report_network.rs)
-# find the host's address with ip and serve a repository with git daemon.
+# find the host's address with ip and serve a repository with git daemon;
+# the advice tests (tests/advice_kinds.rs) follow a report's suggestions
+# for vim (its viminfo), less under script(1), and a commit signed by gpg
+# through its agent.
 need=()
 for t in bwrap:bubblewrap curl:curl python3:python3 git:git setpriv:util-linux flock:util-linux \
   zsh:zsh fish:fish g++:g++ tmux:tmux less:less vi:vim-tiny node:nodejs npm:npm \
   setfattr:attr getfattr:attr unshare:util-linux strace:strace \
-  ssh-agent:openssh-client ssh-add:openssh-client gdb:gdb direnv:direnv ip:iproute2; do
+  ssh-agent:openssh-client ssh-add:openssh-client gdb:gdb direnv:direnv ip:iproute2 \
+  vim.basic:vim script:bsdutils gpg:gpg gpg-agent:gpg-agent gpgconf:gpgconf; do
   command -v "${t%%:*}" >/dev/null 2>&1 || need+=("${t#*:}")
 done
 [ -x /usr/bin/python3 ] || need+=(python3)

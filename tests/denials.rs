@@ -184,8 +184,7 @@ fn a_write_outside_the_roots_is_recorded_and_the_suggested_option_lets_it_throug
 }
 
 #[test]
-fn in_workspace_write_the_suggestion_is_the_nearest_existing_directory_and_it_lets_the_run_through()
-{
+fn in_workspace_write_the_suggestion_is_the_directory_being_made_and_it_lets_the_run_through() {
     for be in BACKENDS {
         let t = Tree::new(&format!("ww-{be}"), 0);
         let dir = t.out().join("cache");
@@ -214,21 +213,35 @@ fn in_workspace_write_the_suggestion_is_the_nearest_existing_directory_and_it_le
             text(&o)
         );
         assert!(!dir.exists() && !t.out().join("new").exists());
+        // Each directory the program was making is the one suggested (made
+        // first), never their parent, which holds whatever else is there.
         let list = denials(&t);
-        let d = denial_of(&list, &dir);
-        assert_eq!(
-            d["allow"],
-            format!("--allow-write {}", t.out().display()).as_str(),
-            "{d}"
-        );
-        let d = denial_of(&list, &t.out().join("new"));
-        assert_eq!(d["fix"]["mkdir_first"], Value::Null, "{d}");
-        // Rerun with the suggestion: both directories are made.
         let mut again = opts.clone();
         again.retain(|o| *o != "--report" && *o != rep.as_str());
-        let out = t.out().display().to_string();
-        again.extend(["--allow-write", &out]);
-        let o = run(&t, &again, &script);
+        let mut roots = Vec::new();
+        for made in [dir.clone(), t.out().join("new")] {
+            let d = denial_of(&list, &made);
+            let shown = made.display().to_string();
+            assert_eq!(d["allow"], format!("--allow-write {shown}").as_str(), "{d}");
+            assert_eq!(
+                d["fix"]["mkdir_first"],
+                serde_json::json!(["mkdir", "-p", "--", shown]),
+                "{d}"
+            );
+            std::fs::create_dir_all(&made).unwrap();
+            roots.push(shown);
+        }
+        // Rerun with the suggestion: both directories are made, and only
+        // they were opened (the parent stays read-only).
+        for r in &roots {
+            again.extend(["--allow-write", r.as_str()]);
+        }
+        let o = run(
+            &t,
+            &again,
+            &format!("{script}; echo x > {}/f", t.out().display()),
+        );
+        assert!(!t.out().join("f").exists(), "{}", text(&o));
         assert!(dir.is_dir() && deep.is_dir(), "{}", text(&o));
     }
 }

@@ -12,6 +12,9 @@ pub struct Change {
     pub allow_write: Vec<String>,
     pub mkdir_first: Vec<String>,
     pub allow_unix_sockets: Vec<String>,
+    /// What the options open beyond what they seem to (the report's
+    /// `warning` of each fix taken): text, shown, never applied.
+    pub warnings: Vec<String>,
 }
 
 impl Change {
@@ -106,6 +109,8 @@ pub fn change_of(report: &Value) -> (Change, Vec<Value>) {
                     push_unique(&mut c.allow_unix_sockets, us);
                     push_unique(&mut c.allow_write, aw);
                     push_unique(&mut c.mkdir_first, mk);
+                    let w = d["warning"].as_str().map(crate::error::one_line);
+                    push_unique(&mut c.warnings, w);
                     continue;
                 }
                 None => Value::from(NOT_DCJAILS),
@@ -225,6 +230,7 @@ pub fn explain(path: &Path) -> i32 {
         "command_line": shell_line(&flags),
         "mkdir_first": mkdir_first,
         "toml": c.toml(),
+        "warnings": c.warnings,
         "cannot": cannot,
     });
     let text = serde_json::to_string_pretty(&out).unwrap_or_default();
@@ -260,6 +266,21 @@ mod tests {
         assert!(c
             .toml()
             .contains("allow_unix_sockets = [\"~/.gnupg/S.gpg-agent\"]"));
+        assert_eq!(cannot.len(), 1);
+    }
+
+    #[test]
+    fn warnings_are_passed_on_as_one_escaped_line_and_only_with_a_fix_taken() {
+        let r = json!({"denials": [
+            {"fix": {"allow_write": "/ok"}, "warning": "opens\u{1b}[31m more\nline"},
+            {"fix": {"allow_write": "/"}, "warning": "of a fix refused"},
+            {"fix": {"allow_write": "/ok2"}, "warning": 7},
+        ]});
+        let (c, cannot) = change_of(&r);
+        assert_eq!(c.flags(), ["--allow-write", "/ok", "--allow-write", "/ok2"]);
+        assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
+        assert!(!c.warnings[0].contains('\u{1b}') && !c.warnings[0].contains('\n'));
+        assert!(c.warnings[0].starts_with("opens"));
         assert_eq!(cannot.len(), 1);
     }
 

@@ -25,6 +25,9 @@ pub struct Fix {
     /// A unix socket to name (`~/x` or absolute): the command then drives
     /// the program behind it.
     pub allow_unix_socket: Option<String>,
+    /// What the option opens beyond what it seems to (a socket's server, a
+    /// trust store, a directory of other projects, a whole repository).
+    pub warning: Option<String>,
 }
 
 impl Fix {
@@ -199,7 +202,7 @@ fn path_rule(plan: &Plan, p: &Path, home: Option<&Path>, mut d: Denial) -> Denia
         // narrowest such name.
         d.rule = "home directory";
         d.matched = Some(display(h, home));
-        match suggest(plan, p, d.op, home) {
+        match suggest(plan, p, d.op, &d.program, home) {
             Ok(fix) => d.fix = Some(fix),
             Err(why) => {
                 d.why_not = Some(format!(
@@ -213,7 +216,7 @@ fn path_rule(plan: &Plan, p: &Path, home: Option<&Path>, mut d: Denial) -> Denia
         return d;
     }
     d.rule = "outside the writable roots";
-    match suggest(plan, p, d.op, home) {
+    match suggest(plan, p, d.op, &d.program, home) {
         Ok(fix) => d.fix = Some(fix),
         Err(why) => d.why_not = Some(why),
     }
@@ -222,7 +225,13 @@ fn path_rule(plan: &Plan, p: &Path, home: Option<&Path>, mut d: Denial) -> Denia
 
 /// The option that makes `p` writable: workspace-write when it lies in a
 /// root that mode grants, else an existing directory to add as a root.
-fn suggest(plan: &Plan, p: &Path, op: &str, home: Option<&Path>) -> Result<Fix, String> {
+fn suggest(
+    plan: &Plan,
+    p: &Path,
+    op: &str,
+    program: &str,
+    home: Option<&Path>,
+) -> Result<Fix, String> {
     let mut fix = Fix {
         workspace_write: plan.fs.access == SandboxMode::ReadOnly,
         ..Fix::default()
@@ -241,17 +250,8 @@ fn suggest(plan: &Plan, p: &Path, op: &str, home: Option<&Path>) -> Result<Fix, 
             e.path, e.runs_it, e.why
         ));
     }
-    let root = match home.and_then(|h| p.strip_prefix(h).ok().map(|rest| (h, rest))) {
-        // Under the home directory: its top-level entry (~/.npm), never ~.
-        Some((h, rest)) => match rest.components().next() {
-            Some(Component::Normal(first)) => h.join(first),
-            _ => return Err("writing the home directory itself needs danger-full-access".into()),
-        },
-        None => match p.parent() {
-            Some(parent) => parent.to_path_buf(),
-            None => return Err("writing / needs danger-full-access".into()),
-        },
-    };
+    let meant = super::narrow::meant(p, op, program, home, &plan.workspace)?;
+    let root = meant.dir;
     // The suggestion carries a name the command chose: it must read
     // exactly as it is, or it is not made.
     let (Some(abs), shown) = (root.to_str(), display(&root, home)) else {
@@ -260,20 +260,18 @@ fn suggest(plan: &Plan, p: &Path, op: &str, home: Option<&Path>) -> Result<Fix, 
     if !crate::error::showable(abs) || !crate::error::showable(&shown) {
         return Err(UNSHOWABLE.into());
     }
-    // A root that does not exist grants nothing: it is made first. When the
-    // root is the very entry the command named, only a directory it tried
-    // to make is made: a file (or any other entry) named directly in the
-    // home directory would need the home directory itself.
+    // A root that does not exist grants nothing: it is made first, when it
+    // is the directory the program was making (never a file's name).
     if !root.exists() {
-        if root == p && !matches!(op, "mkdir" | "mkdirat") {
-            return Err(
-                "a new entry directly in the home directory needs the home directory itself writable (danger-full-access); no narrower option allows it"
-                    .into(),
-            );
+        if !meant.made {
+            return Err(format!(
+                "`{shown}` does not exist and the program was not making it as a directory, so no directory is made for it"
+            ));
         }
         fix.mkdir = Some(abs.to_string());
     }
     fix.allow_write = Some(shown);
+    fix.warning = meant.warning;
     Ok(fix)
 }
 
@@ -434,7 +432,7 @@ pub fn display(p: &Path, home: Option<&Path>) -> String {
     }
 }
 
-fn is_meta(op: &str) -> bool {
+pub fn is_meta(op: &str) -> bool {
     op.contains("chmod") || op.contains("chown") || op.contains("utime") || op.contains("xattr")
 }
 

@@ -13,6 +13,7 @@
 
 pub mod advice;
 pub mod classify;
+pub mod narrow;
 pub mod network;
 pub mod summary;
 

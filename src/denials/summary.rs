@@ -121,6 +121,8 @@ fn item_text(d: &Denial, home: Option<&Path>) -> String {
             let mut s = shell_line(&f.flags());
             if f.allow_unix_socket.is_some() {
                 s.push_str(", which lets the command drive that server");
+            } else if f.warning.is_some() {
+                s.push_str(", which opens more: see the report's warning");
             }
             if let Some(m) = &f.mkdir {
                 let dir = display(Path::new(m), home);
@@ -141,6 +143,15 @@ fn item_text(d: &Denial, home: Option<&Path>) -> String {
         (None, None) => "no option allows it".into(),
     };
     format!("{what} ({how})")
+}
+
+/// What a fix opens beyond what it seems to, if anything.
+pub fn warning(f: &super::classify::Fix) -> Option<String> {
+    match (&f.warning, &f.allow_unix_socket) {
+        (Some(w), _) => Some(w.clone()),
+        (None, Some(_)) => Some(SOCKET_WARNING.into()),
+        (None, None) => None,
+    }
 }
 
 /// Said beside every suggestion to name a unix socket.
@@ -170,7 +181,7 @@ pub fn denial_json(d: &Denial, count: u64, home: Option<&Path>) -> Value {
         "allow": d.fix.as_ref().map(|f| shell_line(&f.flags())),
         "fix": fix,
         "why_not": d.why_not,
-        "warning": d.fix.as_ref().and_then(|f| f.allow_unix_socket.as_ref()).map(|_| SOCKET_WARNING),
+        "warning": d.fix.as_ref().and_then(warning),
         "count": count,
     })
 }
