@@ -955,7 +955,8 @@ fn has_interpreter(elf: &[u8]) -> bool {
 fn the_build_lands_where_the_readme_says_and_links_statically() {
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
     assert!(
-        readme.contains("\ncargo install --locked --path .\n"),
+        readme
+            .contains("\napt-get install -y build-essential && cargo install --locked --path .\n"),
         "install line"
     );
     assert!(readme.contains("target/<host-tuple>/release/dcjail"));
