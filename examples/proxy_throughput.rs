@@ -74,8 +74,9 @@ struct Took {
 }
 
 fn cpu_seconds() -> f64 {
-    // SAFETY: getrusage fills a plain struct we own.
+    // SAFETY: an all-zero rusage is a valid value of the C struct.
     let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage fills a plain struct we own.
     unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     tv(u.ru_utime) + tv(u.ru_stime)

@@ -803,9 +803,10 @@ fn keeps_links(path: &Path) -> bool {
     let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
         return false;
     };
+    // SAFETY: an all-zero statfs is a valid value of the C struct.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
     // SAFETY: `c` is a valid NUL-terminated string and `st` a buffer of the
     // right type for the duration of the call.
-    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
     if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
         return false;
     }

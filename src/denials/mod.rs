@@ -281,10 +281,8 @@ mod tests {
         let mut out = [0u8; wire::MAX_RECORD];
         let n = wire::encode(&f, &mut out);
         // SAFETY: n bytes of a valid buffer.
-        assert_eq!(
-            unsafe { libc::write(fd, out.as_ptr().cast(), n) },
-            n as isize
-        );
+        let wrote = unsafe { libc::write(fd, out.as_ptr().cast(), n) };
+        assert_eq!(wrote, n as isize);
     }
 
     #[test]

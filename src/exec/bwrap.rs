@@ -113,8 +113,9 @@ fn sandbox_commands(bwrap: libc::pid_t) -> Vec<libc::pid_t> {
 fn check_stdio(held: &[std::path::PathBuf]) -> Result<(), String> {
     const NAMES: [&str; 3] = ["standard input", "standard output", "standard error"];
     for (fd, name) in NAMES.iter().enumerate() {
-        // SAFETY: fstat into a zeroed buffer of the right type.
+        // SAFETY: an all-zero stat is a valid value of the C struct.
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: fstat into a buffer of the right type.
         if unsafe { libc::fstat(fd as i32, &mut st) } != 0 {
             continue;
         }
@@ -313,8 +314,9 @@ fn open_exe(exe: &Path) -> Result<std::os::fd::OwnedFd, String> {
 fn shielded_ignored() -> u32 {
     let mut ign = 0u32;
     for (i, s) in SHIELDED.iter().enumerate() {
-        // SAFETY: querying the current disposition only.
+        // SAFETY: an all-zero sigaction is a valid value of the C struct.
         let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+        // SAFETY: querying the current disposition only.
         unsafe { libc::sigaction(*s, std::ptr::null(), &mut old) };
         if old.sa_sigaction == libc::SIG_IGN {
             ign |= 1 << i;

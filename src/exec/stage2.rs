@@ -22,6 +22,7 @@ fn read_sealed(fd: i32) -> Result<Vec<u8>, String> {
     if seals < 0 || seals & all != all {
         return Err(format!("descriptor {fd} is not sealed"));
     }
+    // SAFETY: an all-zero stat is a valid value of the C struct.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: valid buffer.
     if unsafe { libc::fstat(fd, &mut st) } != 0 {

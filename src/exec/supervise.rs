@@ -140,6 +140,7 @@ pub fn supervise_with<F: FnOnce() -> i32>(
         }
     };
     let mask = supervisor_mask();
+    // SAFETY: an all-zero sigset_t is a valid (empty) set.
     let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
     become_subreaper();
     // SAFETY: plain libc call on valid pointers; dcjail is single-threaded here.

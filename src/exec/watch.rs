@@ -98,6 +98,7 @@ pub fn supervise_watched(
         return super::status::cannot_start();
     };
     let mask = supervisor_mask();
+    // SAFETY: an all-zero sigset_t is a valid (empty) set.
     let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
     // SAFETY: blocking the supervisor's signals before the fork, so that
     // none is lost between the fork and the watcher's own loop.

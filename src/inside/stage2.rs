@@ -204,9 +204,8 @@ pub fn drop_capabilities<'a>() -> Result<(), Fail<'a>> {
     let hdr = [V3, 0u32];
     let data = [0u32; 6];
     // SAFETY: capset reads the header and two data structs (version 3).
-    if let Err(e) =
-        unsafe { sys::call(nr::CAPSET, &[hdr.as_ptr() as usize, data.as_ptr() as usize]) }
-    {
+    let set = unsafe { sys::call(nr::CAPSET, &[hdr.as_ptr() as usize, data.as_ptr() as usize]) };
+    if let Err(e) = set {
         return Err(fail(b"cannot drop the capabilities", Some(e)));
     }
     let hdr = [V3, 0u32];
@@ -705,9 +704,9 @@ fn serve(listener: i32, child: i32, p: &Program<'_>) -> i32 {
             // struct signalfd_siginfo: 128 bytes, ssi_signo u32 @0, ssi_code i32 @8.
             let mut si = [0u8; 128];
             // SAFETY: a buffer of 128 bytes.
-            if let Ok(128) =
-                unsafe { sys::call(nr::READ, &[sfd as usize, si.as_mut_ptr() as usize, 128]) }
-            {
+            let got =
+                unsafe { sys::call(nr::READ, &[sfd as usize, si.as_mut_ptr() as usize, 128]) };
+            if let Ok(128) = got {
                 let signo = u32::from_ne_bytes([si[0], si[1], si[2], si[3]]) as usize;
                 let code = i32::from_ne_bytes([si[8], si[9], si[10], si[11]]);
                 if signo == SIGCHLD {

@@ -180,6 +180,7 @@ mod tests {
         // SAFETY: a fresh memfd, owned below.
         let fd = unsafe { libc::memfd_create(c"dcjail-splice-test".as_ptr(), libc::MFD_CLOEXEC) };
         assert!(fd >= 0);
+        // SAFETY: the memfd just made, owned here only.
         let _mem = unsafe { OwnedFd::from_raw_fd(fd) };
         let append = std::fs::OpenOptions::new()
             .append(true)

@@ -84,9 +84,10 @@ impl Fs for RealFs {
         let dev = std::fs::metadata(p)?.dev();
         let c = std::ffi::CString::new(p.as_os_str().as_bytes())
             .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
-        // SAFETY: statfs into a zeroed buffer of the right type, with a
-        // NUL-terminated path.
+        // SAFETY: an all-zero statfs is a valid value of the C struct.
         let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+        // SAFETY: statfs into a buffer of the right type, with a
+        // NUL-terminated path.
         if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
             return Err(io::Error::last_os_error());
         }

@@ -180,6 +180,7 @@ fn as_nobody(f: impl FnOnce() -> Option<i32>) {
                 f()
             })()
             .unwrap_or(99);
+            // SAFETY: the forked child ends here without running destructors.
             unsafe { libc::_exit(code) };
         }
         nix::unistd::ForkResult::Parent { child } => {

@@ -133,8 +133,9 @@ fn descriptors_reach_past_the_mounts(
         return true;
     }
     (0..3).any(|fd| {
-        // SAFETY: fstat into a zeroed buffer of the right type.
+        // SAFETY: an all-zero stat is a valid value of the C struct.
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: fstat into a buffer of the right type.
         if unsafe { libc::fstat(fd, &mut st) } != 0 {
             // Closed: the second stage puts /dev/null there.
             return false;

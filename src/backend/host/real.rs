@@ -294,10 +294,12 @@ mod tests {
         // Asked through the guarded child, as under a filter: the kernel's
         // own answer to both calls is EINVAL, and no namespace appears.
         let before = std::fs::read_link("/proc/self/ns/user").unwrap();
+        // SAFETY: unshare with an invalid flag combination creates nothing.
         let unshare = guarded(true, || unsafe {
             libc::syscall(libc::SYS_unshare, (libc::CLONE_NEWUSER | 1) as libc::c_long)
         });
         assert_eq!(unshare, Sys::Err(libc::EINVAL));
+        // SAFETY: unshare with an invalid flag combination creates nothing.
         let direct = guarded(false, || unsafe {
             libc::syscall(libc::SYS_unshare, (libc::CLONE_NEWUSER | 1) as libc::c_long)
         });
@@ -307,6 +309,7 @@ mod tests {
 
     #[test]
     fn a_killed_asker_is_reported_not_fatal() {
+        // SAFETY: raise only signals the throwaway child that asks.
         let r = guarded(true, || unsafe {
             libc::raise(libc::SIGKILL) as libc::c_long
         });
@@ -315,6 +318,7 @@ mod tests {
 
     #[test]
     fn landlock_query_answers_the_same_either_way() {
+        // SAFETY: the version query reads no memory.
         let a = guarded(false, || unsafe {
             libc::syscall(
                 libc::SYS_landlock_create_ruleset,

@@ -78,6 +78,7 @@ pub(super) fn spawn<F: FnOnce() -> i32>(mask: &libc::sigset_t, child: F) -> libc
 /// known with one syscall instead of a walk of /proc (the usual case when
 /// the command has exited and left nothing behind).
 pub(super) fn no_children() -> bool {
+    // SAFETY: an all-zero siginfo_t is a valid value of the C struct.
     let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
     // SAFETY: waitid with WNOWAIT reaps nothing; valid pointer.
     let r = unsafe {
@@ -120,6 +121,7 @@ pub(super) fn wait_signal(
     mask: &libc::sigset_t,
     wait: Option<Duration>,
 ) -> Option<(libc::c_int, libc::c_int)> {
+    // SAFETY: an all-zero siginfo_t is a valid value of the C struct.
     let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
     let sig = match wait {
         Some(w) => {

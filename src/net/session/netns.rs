@@ -88,6 +88,7 @@ fn is_listening_tcp(fd: RawFd) -> bool {
 /// to the proxy outside over `fd`, then close both here.
 pub fn send_listener(fd: RawFd, port: u16) -> Result<(), String> {
     let is_unix_stream = {
+        // SAFETY: an all-zero stat is a valid value of the C struct.
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
         // SAFETY: valid buffer.
         let r = unsafe { libc::fstat(fd, &mut st) };
