@@ -362,6 +362,93 @@ fn apply_known(
     failures
 }
 
+/// Rebuilds the project (committed) and the home (with `HOME_CACHES`) for
+/// the next run; returns its environment: the tools on PATH, no `TMPDIR`.
+fn prepare(w: &Workload, t: &Tree, user: User, path: &str) -> Env {
+    t.reset(user);
+    (w.project)(&t.work);
+    let mut env = t.env();
+    env.vars.remove("TMPDIR");
+    // Where every tool caches by default, but for root's yarn 1, whose
+    // default is the machine's `/usr/local/share/.cache`.
+    env.set("PATH", path).set(
+        "XDG_CACHE_HOME",
+        t.home.join(".cache").display().to_string(),
+    );
+    git(&t.work, &env, &["init", "-q", "-b", "main"]);
+    git(&t.work, &env, &["add", "-A"]);
+    git(&t.work, &env, &["commit", "-q", "-m", "project"]);
+    for c in HOME_CACHES {
+        std::fs::create_dir_all(t.home.join(c)).unwrap();
+    }
+    give(user, &t.root);
+    env
+}
+
+fn net_opts(mode: Mode, server: &StaticServer) -> Vec<String> {
+    match mode {
+        Mode::Direct => vec![],
+        Mode::Jail(Backend::Bwrap) => vec![
+            "--net".into(),
+            "allowlist".into(),
+            "--allow-domain".into(),
+            format!("127.0.0.1:{}", server.port),
+        ],
+        // landlock cannot hold an address allowlist (it refuses one, exit
+        // 122): its runs show the caches, not the network.
+        Mode::Jail(Backend::Landlock) => vec!["--net".into(), "full".into()],
+    }
+}
+
+/// What a jailed run must show beyond the comparison: the expected
+/// differences where they hold (taken out of `printed`), the home as it
+/// was but for dcjail's own caches, and the tool's own cache filled.
+#[allow(clippy::too_many_arguments)]
+fn jailed_checks(
+    w: &Workload,
+    t: &Tree,
+    b: Backend,
+    user: User,
+    opts: &[String],
+    what: &str,
+    printed: &mut String,
+    home_before: &str,
+) -> Vec<String> {
+    let no_link =
+        w.known.iter().any(|k| k.when == When::NoCrossLink) && !cross_link_works(b, user, opts);
+    let holds = |c: When| match c {
+        When::NoCrossLink => no_link,
+        When::OwnNetns => b == Backend::Bwrap,
+        When::YarnGlobalFolder => b == Backend::Bwrap || !(user == User::Invoker && is_root()),
+    };
+    let mut failures = apply_known(what, printed, w.known, &holds);
+    let own_root = t.home.join(".cache/dcjail");
+    let home_after = listing(&t.home, &[".cache/dcjail"]);
+    let home_before = home_before
+        .lines()
+        .filter(|l| !l.ends_with(" .cache/dcjail"))
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n";
+    if let Some(d) = diff(
+        &format!("{what}: the home directory"),
+        &home_before,
+        &home_after,
+    ) {
+        failures.push(d);
+    }
+    let own = names_in(&own_root);
+    let filled = own.len() == 1 && !names_in(&own_root.join(&own[0]).join(w.cache_sub)).is_empty();
+    if !filled {
+        failures.push(format!(
+            "{what}: dcjail's own cache has no {}: {:?}",
+            w.cache_sub,
+            listing(&own_root, &[])
+        ));
+    }
+    failures
+}
+
 fn run_workload(w: &Workload, server: &StaticServer, tools: &[PathBuf]) -> Vec<String> {
     let mut failures = Vec::new();
     let path = tools
@@ -374,36 +461,9 @@ fn run_workload(w: &Workload, server: &StaticServer, tools: &[PathBuf]) -> Vec<S
         let t = Tree::new(&format!("pm-{}", w.name), user);
         let mut want: Option<Outcome> = None;
         for mode in modes() {
-            t.reset(user);
-            (w.project)(&t.work);
-            let mut env = t.env();
-            env.vars.remove("TMPDIR");
-            // Where every tool caches by default, but for root's yarn 1,
-            // whose default is the machine's `/usr/local/share/.cache`.
-            env.set("PATH", path.clone()).set(
-                "XDG_CACHE_HOME",
-                t.home.join(".cache").display().to_string(),
-            );
-            git(&t.work, &env, &["init", "-q", "-b", "main"]);
-            git(&t.work, &env, &["add", "-A"]);
-            git(&t.work, &env, &["commit", "-q", "-m", "project"]);
-            for c in HOME_CACHES {
-                std::fs::create_dir_all(t.home.join(c)).unwrap();
-            }
-            give(user, &t.root);
+            let env = prepare(w, &t, user, &path);
             let home_before = listing(&t.home, &[]);
-            let opts: Vec<String> = match mode {
-                Mode::Direct => vec![],
-                Mode::Jail(Backend::Bwrap) => vec![
-                    "--net".into(),
-                    "allowlist".into(),
-                    "--allow-domain".into(),
-                    format!("127.0.0.1:{}", server.port),
-                ],
-                // landlock cannot hold an address allowlist (it refuses
-                // one, exit 122): its runs show the caches, not the network.
-                Mode::Jail(Backend::Landlock) => vec!["--net".into(), "full".into()],
-            };
+            let opts = net_opts(mode, server);
             // One run at a time in this binary: each reads what the other
             // tools leave in /tmp.
             let _one = ONE_RUN.lock().unwrap_or_else(|e| e.into_inner());
@@ -418,43 +478,16 @@ fn run_workload(w: &Workload, server: &StaticServer, tools: &[PathBuf]) -> Vec<S
                 failures.push(format!("{what}: the index saw no request:\n{printed}"));
             }
             if let Mode::Jail(b) = mode {
-                let no_link = w.known.iter().any(|k| k.when == When::NoCrossLink)
-                    && !cross_link_works(b, user, &opts);
-                let holds = |c: When| match c {
-                    When::NoCrossLink => no_link,
-                    When::OwnNetns => b == Backend::Bwrap,
-                    When::YarnGlobalFolder => {
-                        b == Backend::Bwrap || !(user == User::Invoker && is_root())
-                    }
-                };
-                failures.extend(apply_known(&what, &mut printed, w.known, &holds));
-                // The home as it was but for dcjail's own caches, and the
-                // tool's own cache filled.
-                let home_after = listing(&t.home, &[".cache/dcjail"]);
-                let home_before = home_before
-                    .lines()
-                    .filter(|l| !l.ends_with(" .cache/dcjail"))
-                    .collect::<Vec<_>>()
-                    .join("\n")
-                    + "\n";
-                if let Some(d) = diff(
-                    &format!("{what}: the home directory"),
+                failures.extend(jailed_checks(
+                    w,
+                    &t,
+                    b,
+                    user,
+                    &opts,
+                    &what,
+                    &mut printed,
                     &home_before,
-                    &home_after,
-                ) {
-                    failures.push(d);
-                }
-                let own = names_in(&t.home.join(".cache/dcjail"));
-                let filled = own.len() == 1
-                    && !names_in(&t.home.join(".cache/dcjail").join(&own[0]).join(w.cache_sub))
-                        .is_empty();
-                if !filled {
-                    failures.push(format!(
-                        "{what}: dcjail's own cache has no {}: {:?}",
-                        w.cache_sub,
-                        listing(&t.home.join(".cache/dcjail"), &[])
-                    ));
-                }
+                ));
             }
             let files = listing(&t.work, &[".git"]);
             if files.contains(".pnpm-store") {
@@ -477,23 +510,24 @@ fn run_workload(w: &Workload, server: &StaticServer, tools: &[PathBuf]) -> Vec<S
                     println!("{what}: printed\n{}left in /tmp:\n{}", got.printed, got.tmp);
                     want = Some(got);
                 }
-                Some(o) => {
-                    for (label, a, b) in [
-                        ("what it printed", &o.printed, &got.printed),
-                        ("the files of the project", &o.files, &got.files),
-                        ("git status --porcelain --ignored", &o.git, &got.git),
-                        ("what it left in /tmp", &o.tmp, &got.tmp),
-                    ] {
-                        if let Some(d) = diff(&format!("{what}: {label}"), a, b) {
-                            failures.push(d);
-                        }
-                    }
-                }
+                Some(o) => failures.extend(compare(&what, o, &got)),
             }
         }
     }
     print_timings(w.name);
     failures
+}
+
+fn compare(what: &str, want: &Outcome, got: &Outcome) -> Vec<String> {
+    [
+        ("what it printed", &want.printed, &got.printed),
+        ("the files of the project", &want.files, &got.files),
+        ("git status --porcelain --ignored", &want.git, &got.git),
+        ("what it left in /tmp", &want.tmp, &got.tmp),
+    ]
+    .into_iter()
+    .filter_map(|(label, a, b)| diff(&format!("{what}: {label}"), a, b))
+    .collect()
 }
 
 fn check(failures: Vec<String>) {
