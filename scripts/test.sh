@@ -17,17 +17,21 @@ cd "$(dirname "$0")/.."
 # find the host's address with ip and serve a repository with git daemon;
 # the advice tests (tests/advice_kinds.rs) follow a report's suggestions
 # for vim (its viminfo), less under script(1), and a commit signed by gpg
-# through its agent.
+# through its agent; the package-manager tests
+# (tests/realwork_pkg_managers.rs) build a C extension with gcc and
+# Python's headers.
 need=()
 for t in bwrap:bubblewrap curl:curl python3:python3 git:git setpriv:util-linux flock:util-linux \
   zsh:zsh fish:fish g++:g++ tmux:tmux less:less vi:vim-tiny node:nodejs npm:npm \
   setfattr:attr getfattr:attr unshare:util-linux strace:strace \
   ssh-agent:openssh-client ssh-add:openssh-client gdb:gdb direnv:direnv ip:iproute2 \
-  vim.basic:vim script:bsdutils gpg:gpg gpg-agent:gpg-agent gpgconf:gpgconf; do
+  vim.basic:vim script:bsdutils gpg:gpg gpg-agent:gpg-agent gpgconf:gpgconf gcc:gcc; do
   command -v "${t%%:*}" >/dev/null 2>&1 || need+=("${t#*:}")
 done
 [ -x /usr/bin/python3 ] || need+=(python3)
 /usr/bin/python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || need+=(python3-venv)
+/usr/bin/python3 -c 'import os, sysconfig; assert os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h"))' \
+  >/dev/null 2>&1 || need+=(python3-dev)
 pip_python=python3
 python3 -m pip --version >/dev/null 2>&1 || pip_python=/usr/bin/python3
 "$pip_python" -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
@@ -48,14 +52,35 @@ if [ "${#need[@]}" -gt 0 ]; then
   fi
 fi
 
-# The pip test's loopback index serves pytest's wheels from here; the tests
-# themselves never use the internet, so they are fetched now, once.
+# The pip tests' loopback index serves pytest's wheels and setuptools (for
+# pip's isolated build of an sdist) from here; the tests themselves never
+# use the internet, so they are fetched now, once.
 wheelhouse=target/wheelhouse
-if ! ls "$wheelhouse"/pytest-*.whl >/dev/null 2>&1; then
-  echo "== downloading pytest's wheels into $wheelhouse"
+setuptools_version=84.2.1
+if ! ls "$wheelhouse"/pytest-*.whl "$wheelhouse/setuptools-$setuptools_version-"*.whl >/dev/null 2>&1; then
+  echo "== downloading pytest's and setuptools' wheels into $wheelhouse"
   pyver="$(/usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
   "$pip_python" -m pip download -q --disable-pip-version-check --only-binary=:all: \
-    --python-version "$pyver" -d "$wheelhouse" pytest
+    --python-version "$pyver" -d "$wheelhouse" pytest "setuptools==$setuptools_version"
+fi
+
+# The package-manager tests (tests/realwork_pkg_managers.rs) run pnpm,
+# yarn 1 and uv at these versions, installed here (readable by uid 65534).
+pkgtools=target/pkgtools
+pnpm_version=12.23.0
+yarn_version=1.22.22
+uv_version=0.13.9
+if ! "$pkgtools/node_modules/.bin/pnpm" --version 2>/dev/null | grep -qx "$pnpm_version" ||
+  ! "$pkgtools/node_modules/.bin/yarn" --version 2>/dev/null | grep -qx "$yarn_version"; then
+  echo "== npm install pnpm@$pnpm_version yarn@$yarn_version in $pkgtools"
+  mkdir -p "$pkgtools"
+  npm install --no-audit --no-fund --no-save --prefix "$pkgtools" \
+    "pnpm@$pnpm_version" "yarn@$yarn_version"
+fi
+if ! "$pkgtools/uv/bin/uv" --version 2>/dev/null | grep -qw "$uv_version"; then
+  echo "== pip install uv==$uv_version in $pkgtools/uv"
+  rm -rf --one-file-system "$pkgtools/uv"
+  "$pip_python" -m pip install -q --disable-pip-version-check --target "$pkgtools/uv" "uv==$uv_version"
 fi
 
 # The agent suite (tests/agents.rs) runs the real Claude Code and Codex CLIs

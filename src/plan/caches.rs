@@ -63,6 +63,17 @@ pub const VARS: &[Var] = &[
     store("cargo", "CARGO_HOME", "cargo", ".cargo/registry"),
     v("uv", "UV_CACHE_DIR", "uv", ".cache/uv"),
     v("yarn", "YARN_CACHE_FOLDER", "yarn", ".cache/yarn"),
+    // pnpm 11 and later read `pnpm_config_*` (pnpm 10 reads
+    // `npm_config_store_dir`, which npm itself then warns about on every
+    // call, so it is not set). Without it, pnpm finds its home store
+    // read-only and makes one inside the project's `node_modules`.
+    v(
+        "pnpm",
+        "pnpm_config_store_dir",
+        "pnpm-store",
+        ".local/share/pnpm/store",
+    ),
+    v("pnpm", "pnpm_config_cache_dir", "pnpm", ".cache/pnpm"),
     v("go", "GOCACHE", "go-build", ".cache/go-build"),
     store("go", "GOMODCACHE", "go-mod", "go/pkg/mod"),
     // Python's user site (`pip install --user`, its `.pth` files): a base

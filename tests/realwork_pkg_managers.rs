@@ -1,0 +1,773 @@
+//! Package managers with their defaults: no cache variable set by the
+//! test, no `TMPDIR` (so `/tmp` is theirs), a home that already holds
+//! caches of the user's own (`~/.cache/pip` owned by root, for root). Each
+//! workload runs without dcjail, under each backend, and without dcjail
+//! again, as root and as uid 65534, from loopback indexes this test starts:
+//! pip building a local sdist with a C extension (gcc and Python's headers,
+//! which `scripts/test.sh` installs), `uv sync`, `pnpm install`, `yarn
+//! install`. Compared: exit status, what they print (times, pip's wheel
+//! hash and the cache directory's path normalised, pnpm's `Progress:` lines
+//! dropped: they count what finished at the moment of printing), the
+//! files of the project, `git status --porcelain --ignored`, and what each
+//! left in the host's `/tmp`. A jailed run must leave the home directory
+//! as it found it but for dcjail's own `~/.cache/dcjail`, and its tool's
+//! cache there must hold what it fetched.
+//!
+//! pnpm, yarn 1 and uv are installed at pinned versions by
+//! `scripts/test.sh` in `target/pkgtools` (or `DCJAIL_TEST_PKGTOOLS`).
+
+#[path = "support/pkg_index.rs"]
+mod pkg_index;
+#[path = "support/realwork.rs"]
+mod realwork;
+#[path = "support/scratch.rs"]
+mod scratch;
+
+use pkg_index::*;
+use realwork::*;
+use std::collections::BTreeMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The versions `scripts/test.sh` installs.
+const PNPM: &str = "12.23.0";
+const YARN: &str = "1.22.22";
+const UV: &str = "0.13.9";
+
+/// The directories holding pnpm, yarn and uv, checked to run at the pinned
+/// versions: a missing one fails the test.
+fn tool_dirs() -> Vec<PathBuf> {
+    let root = std::env::var_os("DCJAIL_TEST_PKGTOOLS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/pkgtools"));
+    let dirs = vec![root.join("node_modules/.bin"), root.join("uv/bin")];
+    for (tool, want, dir) in [
+        ("pnpm", PNPM, &dirs[0]),
+        ("yarn", YARN, &dirs[0]),
+        ("uv", UV, &dirs[1]),
+    ] {
+        let out = Command::new(dir.join(tool))
+            .arg("--version")
+            .stdin(Stdio::null())
+            .output();
+        let got = out
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default();
+        assert!(
+            got.contains(want),
+            "{tool} {want} is not in {}: scripts/test.sh installs it \
+             (npm install --prefix target/pkgtools pnpm@{PNPM} yarn@{YARN}; \
+             python3 -m pip install --target target/pkgtools/uv uv=={UV}); got {got:?}",
+            dir.display()
+        );
+    }
+    for c in ["gcc", "node", "git"] {
+        assert!(
+            Command::new(c)
+                .arg("--version")
+                .stdout(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success()),
+            "{c} is missing: scripts/test.sh installs it"
+        );
+    }
+    let wheels = names_in(&wheelhouse());
+    assert!(
+        wheels.iter().any(|w| w.starts_with("setuptools-")),
+        "no setuptools wheel in the wheelhouse: scripts/test.sh downloads it"
+    );
+    let headers = Command::new(PYTHON)
+        .args([
+            "-c",
+            "import os, sysconfig; assert os.path.exists(os.path.join(sysconfig.get_paths()['include'], 'Python.h'))",
+        ])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        headers,
+        "Python.h of {PYTHON} is missing: scripts/test.sh installs python3-dev"
+    );
+    dirs
+}
+
+/// A difference the test expects under a backend, with its cause: the line
+/// (a prefix) in the jailed output, and what the run without dcjail prints
+/// in its place (`None`: nothing). Each is required where its condition
+/// holds, so a fix that removes it shows here.
+#[derive(Clone, Copy)]
+struct Known {
+    when: When,
+    jailed: &'static str,
+    direct: Option<&'static str>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum When {
+    /// A hard link from the private cache into the workspace fails in this
+    /// sandbox (probed: each writable root is its own bind mount under
+    /// bwrap; issue #28 item 3 is making it work).
+    NoCrossLink,
+    /// The sandbox has its own network namespace (bwrap with `--net
+    /// allowlist`): no interface but loopback.
+    OwnNetns,
+    /// yarn 1 looks for a global folder it can write when it runs a
+    /// script: `/usr/local` as root, else `~/.yarn`. Both are read-only in
+    /// the sandbox; landlock does not answer `access(2)`, so as root under
+    /// landlock yarn believes `/usr/local` writable and says nothing.
+    YarnGlobalFolder,
+}
+
+struct Workload<'a> {
+    name: &'a str,
+    /// Writes the project's files (committed before the run).
+    project: &'a dyn Fn(&Path),
+    script: String,
+    known: &'a [Known],
+    /// The private cache's subdirectory the tool must have filled.
+    cache_sub: &'a str,
+}
+
+/// The caches a home already has before every run (the tools' defaults),
+/// made by the run's user: root's own `~/.cache/pip` is the case that
+/// failed before dcjail gave pip its own.
+const HOME_CACHES: &[&str] = &[
+    ".cache/pip/wheels",
+    ".cache/uv",
+    ".cache/yarn",
+    ".cache/pnpm",
+    ".local/share/pnpm/store",
+    ".npm",
+];
+
+/// Names in `/tmp` these tools make (pip's build directories, uv's venv
+/// locks, yarn 1's `yarn--<time>-<random>` script shims and its fallback
+/// cache, pnpm's lock directories, node's compile cache): other entries
+/// belong to other programs on a shared machine.
+const TMP_PREFIXES: &[&str] = &[
+    "pip-",
+    "uv-",
+    "yarn",
+    ".yarn",
+    "pnpm",
+    ".pnpm",
+    "npm-",
+    "node-compile-cache",
+    "v8-compile-cache",
+];
+
+static ONE_RUN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The tools' entries in `/tmp` (by `TMP_PREFIXES`) with their owner and
+/// inode, and for a directory the names in it (pnpm keeps lock files,
+/// named by store, in directories it never removes).
+type TmpState = BTreeMap<String, (u32, u64, Vec<String>)>;
+
+fn tmp_state() -> TmpState {
+    let mut m = BTreeMap::new();
+    for e in std::fs::read_dir("/tmp").unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !TMP_PREFIXES.iter().any(|p| name.starts_with(p)) {
+            continue;
+        }
+        if let Ok(md) = std::fs::symlink_metadata(e.path()) {
+            let inside = if md.is_dir() {
+                names_in(&e.path())
+            } else {
+                vec![]
+            };
+            m.insert(name, (md.uid(), md.ino(), inside));
+        }
+    }
+    m
+}
+
+/// Times, random numbers and hashes in a name become `#`.
+fn shown(name: &str) -> String {
+    let mut out = String::new();
+    for tok in name.split_inclusive(['-', '.', '_']) {
+        let word = tok.trim_end_matches(['-', '.', '_']);
+        let numeric = !word.is_empty()
+            && word.chars().all(|c| c.is_ascii_hexdigit())
+            && word.chars().any(|c| c.is_ascii_digit());
+        if numeric {
+            out.push('#');
+            out.push_str(&tok[word.len()..]);
+        } else {
+            out.push_str(tok);
+        }
+    }
+    out
+}
+
+/// What a run left in `/tmp`: the user's entries made since `before`, or
+/// made inside one of the user's that was there before, names shown by
+/// `shown`. What the run made is removed after (without following a
+/// symlink or crossing a file system), so every run starts from the same
+/// `/tmp`.
+fn tmp_left(before: &TmpState, uid: u32) -> String {
+    let mut out = Vec::new();
+    let mut made = Vec::new();
+    for (name, (owner, ino, inside)) in tmp_state() {
+        if owner != uid {
+            continue;
+        }
+        match before.get(&name) {
+            Some((_, was, had)) if *was == ino => {
+                for n in inside.iter().filter(|n| !had.contains(n)) {
+                    out.push(format!("new /tmp/{}/{}", shown(&name), shown(n)));
+                    made.push(Path::new("/tmp").join(&name).join(n));
+                }
+            }
+            _ => {
+                out.push(format!("new /tmp/{}", shown(&name)));
+                made.push(Path::new("/tmp").join(&name));
+            }
+        }
+    }
+    for p in made {
+        let _ = Command::new("rm")
+            .args(["-rf", "--one-file-system", "--"])
+            .arg(p)
+            .status();
+    }
+    out.sort();
+    out.dedup();
+    out.join("\n") + "\n"
+}
+
+fn uid(user: User) -> u32 {
+    match user {
+        // SAFETY: geteuid never fails.
+        User::Invoker => unsafe { libc::geteuid() },
+        User::Nobody => 65534,
+    }
+}
+
+/// Replaces the variable parts: durations (`14ms`, `1.05s.`), pip's wheel
+/// size and hash (the built extension holds its random build directory),
+/// and each cache's path (the host's default and dcjail's own alike) with
+/// `<cache:SUB>`; drops pnpm's `Progress:` lines.
+fn normalize(s: &str, home: &Path) -> String {
+    let home = home.display().to_string();
+    let mut s = s.to_string();
+    // dcjail's own root first: `~/.cache/dcjail/<leaf>/<sub>`.
+    let own = format!("{home}/.cache/dcjail/");
+    while let Some(i) = s.find(&own) {
+        let rest = s[i + own.len()..].to_string();
+        let mut parts = rest.splitn(2, '/');
+        let _leaf = parts.next();
+        let after = parts.next().unwrap_or("");
+        let end = after.find(['/', '\n', ' ', '"']).unwrap_or(after.len());
+        s = format!("{}<cache:{}>{}", &s[..i], &after[..end], &after[end..]);
+    }
+    for (host, sub) in [
+        (format!("{home}/.cache/pip"), "pip"),
+        (format!("{home}/.cache/uv"), "uv"),
+        (format!("{home}/.cache/yarn"), "yarn"),
+        ("/usr/local/share/.cache/yarn".to_string(), "yarn"),
+        (format!("{home}/.local/share/pnpm/store"), "pnpm-store"),
+        (format!("{home}/.cache/pnpm"), "pnpm"),
+    ] {
+        s = s.replace(&host, &format!("<cache:{sub}>"));
+    }
+    let mut out = String::new();
+    for line in s.lines() {
+        if line.starts_with("Progress: resolved") {
+            continue;
+        }
+        let words: Vec<String> = line
+            .split(' ')
+            .map(|w| {
+                if w.starts_with("size=") {
+                    return "size=<n>".into();
+                }
+                if w.starts_with("sha256=") {
+                    return "sha256=<hash>".into();
+                }
+                let core = w.trim_end_matches([',', ')', ';', '.']);
+                let num = core
+                    .trim_end_matches("ms")
+                    .trim_end_matches('s')
+                    .trim_end_matches('m');
+                let is_time = core.len() > num.len()
+                    && !num.is_empty()
+                    && num.chars().all(|c| c.is_ascii_digit() || c == '.');
+                if is_time {
+                    format!("<time>{}", &w[core.len()..])
+                } else {
+                    w.to_string()
+                }
+            })
+            .collect();
+        out.push_str(&words.join(" "));
+        out.push('\n');
+    }
+    out
+}
+
+/// Whether a hard link from the private cache into the workspace works
+/// under `b`: a real `ln` run in the sandbox.
+fn cross_link_works(b: Backend, user: User, opts: &[String]) -> bool {
+    let t = Tree::new(&format!("pm-link-{}", b.name()), user);
+    let env = t.env();
+    let script = "set -e; d=$(dirname \"$PIP_CACHE_DIR\"); echo x > \"$d/link-probe\"; \
+                  ln \"$d/link-probe\" ./linked; rm -f \"$d/link-probe\"";
+    let r = sh(Mode::Jail(b), user, &t.work, &t.work, opts, &env, script);
+    r.code == Some(0)
+}
+
+struct Outcome {
+    printed: String,
+    files: String,
+    git: String,
+    tmp: String,
+}
+
+/// Applies the expected differences to a jailed run's output (each required
+/// where its condition holds) and returns the failures.
+fn apply_known(
+    what: &str,
+    printed: &mut String,
+    known: &[Known],
+    holds: &dyn Fn(When) -> bool,
+) -> Vec<String> {
+    let mut failures = Vec::new();
+    for k in known.iter().filter(|k| holds(k.when)) {
+        let mut seen = false;
+        let mut out = String::new();
+        for line in printed.lines() {
+            if line.starts_with(k.jailed) {
+                seen = true;
+                if let Some(d) = k.direct {
+                    out.push_str(d);
+                    out.push('\n');
+                }
+            } else {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+        if seen {
+            println!("{what}: the expected difference {:?}", k.jailed);
+        } else {
+            failures.push(format!(
+                "{what}: the expected difference {:?} is gone: the test and README's \
+                 package-manager table must say so",
+                k.jailed
+            ));
+        }
+        *printed = out;
+    }
+    failures
+}
+
+/// Rebuilds the project (committed) and the home (with `HOME_CACHES`) for
+/// the next run; returns its environment: the tools on PATH, no `TMPDIR`.
+fn prepare(w: &Workload, t: &Tree, user: User, path: &str) -> Env {
+    t.reset(user);
+    (w.project)(&t.work);
+    let mut env = t.env();
+    env.vars.remove("TMPDIR");
+    // Where every tool caches by default, but for root's yarn 1, whose
+    // default is the machine's `/usr/local/share/.cache`.
+    env.set("PATH", path).set(
+        "XDG_CACHE_HOME",
+        t.home.join(".cache").display().to_string(),
+    );
+    git(&t.work, &env, &["init", "-q", "-b", "main"]);
+    git(&t.work, &env, &["add", "-A"]);
+    git(&t.work, &env, &["commit", "-q", "-m", "project"]);
+    for c in HOME_CACHES {
+        std::fs::create_dir_all(t.home.join(c)).unwrap();
+    }
+    give(user, &t.root);
+    env
+}
+
+fn net_opts(mode: Mode, server: &StaticServer) -> Vec<String> {
+    match mode {
+        Mode::Direct => vec![],
+        Mode::Jail(Backend::Bwrap) => vec![
+            "--net".into(),
+            "allowlist".into(),
+            "--allow-domain".into(),
+            format!("127.0.0.1:{}", server.port),
+        ],
+        // landlock cannot hold an address allowlist (it refuses one, exit
+        // 122): its runs show the caches, not the network.
+        Mode::Jail(Backend::Landlock) => vec!["--net".into(), "full".into()],
+    }
+}
+
+/// What a jailed run must show beyond the comparison: the expected
+/// differences where they hold (taken out of `printed`), the home as it
+/// was but for dcjail's own caches, and the tool's own cache filled.
+#[allow(clippy::too_many_arguments)]
+fn jailed_checks(
+    w: &Workload,
+    t: &Tree,
+    b: Backend,
+    user: User,
+    opts: &[String],
+    what: &str,
+    printed: &mut String,
+    home_before: &str,
+) -> Vec<String> {
+    let no_link =
+        w.known.iter().any(|k| k.when == When::NoCrossLink) && !cross_link_works(b, user, opts);
+    let holds = |c: When| match c {
+        When::NoCrossLink => no_link,
+        When::OwnNetns => b == Backend::Bwrap,
+        When::YarnGlobalFolder => b == Backend::Bwrap || !(user == User::Invoker && is_root()),
+    };
+    let mut failures = apply_known(what, printed, w.known, &holds);
+    let own_root = t.home.join(".cache/dcjail");
+    let home_after = listing(&t.home, &[".cache/dcjail"]);
+    let home_before = home_before
+        .lines()
+        .filter(|l| !l.ends_with(" .cache/dcjail"))
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n";
+    if let Some(d) = diff(
+        &format!("{what}: the home directory"),
+        &home_before,
+        &home_after,
+    ) {
+        failures.push(d);
+    }
+    let own = names_in(&own_root);
+    let filled = own.len() == 1 && !names_in(&own_root.join(&own[0]).join(w.cache_sub)).is_empty();
+    if !filled {
+        failures.push(format!(
+            "{what}: dcjail's own cache has no {}: {:?}",
+            w.cache_sub,
+            listing(&own_root, &[])
+        ));
+    }
+    failures
+}
+
+fn run_workload(w: &Workload, server: &StaticServer, tools: &[PathBuf]) -> Vec<String> {
+    let mut failures = Vec::new();
+    let path = tools
+        .iter()
+        .map(|d| d.display().to_string())
+        .chain([SYS_PATH.to_string()])
+        .collect::<Vec<_>>()
+        .join(":");
+    for user in users() {
+        let t = Tree::new(&format!("pm-{}", w.name), user);
+        let mut want: Option<Outcome> = None;
+        for mode in modes() {
+            let env = prepare(w, &t, user, &path);
+            let home_before = listing(&t.home, &[]);
+            let opts = net_opts(mode, server);
+            // One run at a time in this binary: each reads what the other
+            // tools leave in /tmp.
+            let _one = ONE_RUN.lock().unwrap_or_else(|e| e.into_inner());
+            let before_tmp = tmp_state();
+            let before_req = server.count();
+            let r = sh(mode, user, &t.work, &t.work, &opts, &env, &w.script);
+            let tmp = tmp_left(&before_tmp, uid(user));
+            let what = what(w.name, user, mode, want.is_none());
+            record(w.name, user, mode, r.secs);
+            let mut printed = format!("{}exit={:?}\n", normalize(&r.all(), &t.home), r.code);
+            if server.count() == before_req {
+                failures.push(format!("{what}: the index saw no request:\n{printed}"));
+            }
+            if let Mode::Jail(b) = mode {
+                failures.extend(jailed_checks(
+                    w,
+                    &t,
+                    b,
+                    user,
+                    &opts,
+                    &what,
+                    &mut printed,
+                    &home_before,
+                ));
+            }
+            let files = listing(&t.work, &[".git"]);
+            if files.contains(".pnpm-store") {
+                failures.push(format!("{what}: a pnpm store inside the project:\n{files}"));
+            }
+            let got = Outcome {
+                printed,
+                files,
+                git: git_any(&t.work, &env, &["status", "--porcelain", "--ignored"]),
+                tmp,
+            };
+            match &want {
+                None => {
+                    if r.code != Some(0) {
+                        failures.push(format!(
+                            "{what}: the run without dcjail failed, the test is broken:\n{}",
+                            got.printed
+                        ));
+                    }
+                    println!("{what}: printed\n{}left in /tmp:\n{}", got.printed, got.tmp);
+                    want = Some(got);
+                }
+                Some(o) => failures.extend(compare(&what, o, &got)),
+            }
+        }
+    }
+    print_timings(w.name);
+    failures
+}
+
+fn compare(what: &str, want: &Outcome, got: &Outcome) -> Vec<String> {
+    [
+        ("what it printed", &want.printed, &got.printed),
+        ("the files of the project", &want.files, &got.files),
+        ("git status --porcelain --ignored", &want.git, &got.git),
+        ("what it left in /tmp", &want.tmp, &got.tmp),
+    ]
+    .into_iter()
+    .filter_map(|(label, a, b)| diff(&format!("{what}: {label}"), a, b))
+    .collect()
+}
+
+fn check(failures: Vec<String>) {
+    assert!(
+        failures.is_empty(),
+        "{} difference(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// An sdist of `rwcext`: a package with a C extension, built by
+/// setuptools (which pip fetches from the index for its isolated build).
+const MAKE_SDIST: &str = r##"
+import io, sys, tarfile
+out = sys.argv[1]
+files = {
+    "PKG-INFO": "Metadata-Version: 2.1\nName: rwcext\nVersion: 1.0\n",
+    "pyproject.toml": '[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n\n[project]\nname = "rwcext"\nversion = "1.0"\n',
+    "setup.py": 'from setuptools import Extension, setup\nsetup(packages=["rwcext"], ext_modules=[Extension("rwcext._fast", ["rwcext/_fast.c"])])\n',
+    "rwcext/__init__.py": "from ._fast import add\n",
+    "rwcext/_fast.c": """#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+static PyObject *add(PyObject *self, PyObject *args) {
+    long a, b;
+    if (!PyArg_ParseTuple(args, "ll", &a, &b)) return NULL;
+    return PyLong_FromLong(a + b);
+}
+static PyMethodDef M[] = {{"add", add, METH_VARARGS, "a + b"}, {NULL, NULL, 0, NULL}};
+static struct PyModuleDef D = {PyModuleDef_HEAD_INIT, "_fast", NULL, -1, M};
+PyMODINIT_FUNC PyInit__fast(void) { return PyModule_Create(&D); }
+""",
+}
+with tarfile.open(out, "w:gz") as t:
+    for p, text in files.items():
+        b = text.encode()
+        i = tarfile.TarInfo("rwcext-1.0/" + p)
+        i.size, i.mtime, i.mode = len(b), 1577836800, 0o644
+        t.addfile(i, io.BytesIO(b))
+"##;
+
+#[test]
+fn pip_builds_a_local_sdist_with_a_c_extension_as_root_with_an_existing_cache() {
+    let tools = tool_dirs();
+    let (_index, server) = pip_index("pm-pip-index");
+    let sdist_dir = scratch_dir::Dir::new("pm-sdist");
+    let sdist = sdist_dir.0.join("rwcext-1.0.tar.gz");
+    python(&["-c", MAKE_SDIST, sdist.to_str().unwrap()]);
+    let project = |w: &Path| {
+        std::fs::copy(&sdist, w.join("rwcext-1.0.tar.gz")).unwrap();
+        std::fs::write(w.join(".gitignore"), ".venv/\n").unwrap();
+        std::fs::write(
+            w.join("pip.conf"),
+            format!(
+                "[global]\nindex-url = {}/simple/\ndisable-pip-version-check = true\n",
+                server.url()
+            ),
+        )
+        .unwrap();
+    };
+    let script = format!(
+        "{STEP}export PIP_CONFIG_FILE=$PWD/pip.conf\n\
+         step {PYTHON} -m venv .venv\n\
+         step .venv/bin/pip cache dir\n\
+         step .venv/bin/pip install --progress-bar off ./rwcext-1.0.tar.gz\n\
+         step .venv/bin/python -c 'import rwcext; print(rwcext.add(2, 3))'\n\
+         step .venv/bin/pip list --format=freeze\n"
+    );
+    check(run_workload(
+        &Workload {
+            name: "pip-sdist-cext",
+            project: &project,
+            script,
+            known: &[],
+            cache_sub: "pip",
+        },
+        &server,
+        &tools,
+    ));
+}
+
+#[test]
+fn uv_sync_from_a_loopback_index_as_without_dcjail() {
+    let tools = tool_dirs();
+    let (_index, server) = pip_index("pm-uv-index");
+    let project = |w: &Path| {
+        std::fs::write(
+            w.join("pyproject.toml"),
+            format!(
+                "[project]\nname = \"rwapp\"\nversion = \"0.1.0\"\nrequires-python = \">=3.9\"\n\
+                 dependencies = [\"rwdemo\"]\n\n[[tool.uv.index]]\nurl = \"{}/simple/\"\ndefault = true\n",
+                server.url()
+            ),
+        )
+        .unwrap();
+    };
+    let script = format!(
+        "{STEP}step uv sync --python {PYTHON}\n\
+         step uv run python -c 'import rwdemo; print(rwdemo.quad(3))'\n\
+         step cat uv.lock\n"
+    );
+    let known = [
+        Known {
+            when: When::NoCrossLink,
+            jailed: "warning: Failed to hardlink files; falling back to full copy.",
+            direct: None,
+        },
+        Known {
+            when: When::NoCrossLink,
+            jailed: "         If the cache and target directories are on different filesystems",
+            direct: None,
+        },
+        Known {
+            when: When::NoCrossLink,
+            jailed: "         If this is intentional, set `export UV_LINK_MODE=copy`",
+            direct: None,
+        },
+    ];
+    check(run_workload(
+        &Workload {
+            name: "uv-sync",
+            project: &project,
+            script,
+            known: &known,
+            cache_sub: "uv",
+        },
+        &server,
+        &tools,
+    ));
+}
+
+/// An npm-registry-shaped directory serving `rwleft` 1.0.0.
+fn npm_registry(tag: &str) -> (scratch_dir::Dir, StaticServer) {
+    let reg = scratch_dir::Dir::new(tag);
+    let packed = npm_pack(&reg.0);
+    let root = reg.0.join("registry");
+    let server = StaticServer::start(&root);
+    let tgz_rel = "rwleft/-/rwleft-1.0.0.tgz";
+    std::fs::create_dir_all(root.join("rwleft/-")).unwrap();
+    std::fs::copy(&packed.tarball, root.join(tgz_rel)).unwrap();
+    let packument = serde_json::json!({
+        "name": "rwleft",
+        "dist-tags": {"latest": "1.0.0"},
+        "versions": {"1.0.0": {
+            "name": "rwleft", "version": "1.0.0", "main": "index.js", "license": "MIT",
+            "dist": {
+                "tarball": format!("{}/{tgz_rel}", server.url()),
+                "shasum": packed.shasum,
+                "integrity": packed.integrity,
+            }
+        }}
+    });
+    std::fs::write(root.join("rwleft/index.json"), packument.to_string()).unwrap();
+    (reg, server)
+}
+
+/// A node project depending on `rwleft`, its registry in `.npmrc`.
+fn node_project(w: &Path, registry: &str) {
+    std::fs::write(
+        w.join("package.json"),
+        r#"{"name":"rwapp","version":"1.0.0","private":true,"license":"MIT","dependencies":{"rwleft":"^1.0.0"},"scripts":{"test":"node test.js"}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        w.join("test.js"),
+        "const add = require('rwleft');\nif (add(2, 3) !== 5) process.exit(1);\nconsole.log('test ok');\n",
+    )
+    .unwrap();
+    std::fs::write(w.join(".npmrc"), format!("registry={registry}/\n")).unwrap();
+    std::fs::write(w.join(".gitignore"), "node_modules/\n").unwrap();
+}
+
+#[test]
+fn pnpm_install_from_a_loopback_registry_keeps_its_store_out_of_the_project() {
+    let tools = tool_dirs();
+    let (_reg, server) = npm_registry("pm-pnpm-registry");
+    let url = server.url();
+    let project = |w: &Path| node_project(w, &url);
+    let script = format!(
+        "{STEP}step pnpm install\nstep pnpm test\nstep pnpm store path\nstep pnpm list\n\
+         step cat pnpm-lock.yaml\n\
+         step stat -c '%h links' node_modules/.pnpm/rwleft@1.0.0/node_modules/rwleft/index.js\n"
+    );
+    let known = [
+        Known {
+            when: When::NoCrossLink,
+            jailed: "Packages are copied from the content-addressable store to the virtual store.",
+            direct: Some(
+                "Packages are hard linked from the content-addressable store to the virtual store.",
+            ),
+        },
+        Known {
+            when: When::NoCrossLink,
+            jailed: "1 links",
+            direct: Some("2 links"),
+        },
+    ];
+    check(run_workload(
+        &Workload {
+            name: "pnpm-install",
+            project: &project,
+            script,
+            known: &known,
+            cache_sub: "pnpm-store",
+        },
+        &server,
+        &tools,
+    ));
+}
+
+#[test]
+fn yarn_install_from_a_loopback_registry_keeps_its_cache_out_of_tmp() {
+    let tools = tool_dirs();
+    let (_reg, server) = npm_registry("pm-yarn-registry");
+    let url = server.url();
+    let project = |w: &Path| node_project(w, &url);
+    let script = format!(
+        "{STEP}step yarn install\nstep yarn test\nstep yarn cache dir\nstep cat yarn.lock\n"
+    );
+    let known = [
+        Known {
+            when: When::OwnNetns,
+            jailed: "warning You don't appear to have an internet connection.",
+            direct: None,
+        },
+        Known {
+            when: When::YarnGlobalFolder,
+            jailed: "warning Cannot find a suitable global folder.",
+            direct: None,
+        },
+    ];
+    check(run_workload(
+        &Workload {
+            name: "yarn-install",
+            project: &project,
+            script,
+            known: &known,
+            cache_sub: "yarn",
+        },
+        &server,
+        &tools,
+    ));
+}
