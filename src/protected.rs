@@ -201,6 +201,10 @@ pub const TABLE: &[Entry] = &[
       "checked-out sources, build.rs included, are compiled and run"),
     e(".cache/uv", Home, Dir, "uv", "wheels and built packages installed later as they are"),
     e(".cache/yarn", Home, Dir, "yarn 1", "packages come from its cache, lifecycle scripts included"),
+    e(".local/share/pnpm", Home, Dir, "pnpm install, and every command pnpm put on PATH",
+      "packages are linked from its store as they are, lifecycle scripts included; global installs run from here"),
+    e(".local/share/uv", Home, Dir, "uv run, uv tool, uvx",
+      "the Python interpreters and tools it installed run from here"),
     e(".cache/go-build", Home, Dir, "go build and go test", "compiled packages are linked in as they are"),
     e("go/pkg/mod", Home, Dir, "go, every build", "module sources are compiled as they are"),
     e(".aws/config", Home, File, "the AWS CLI and SDKs", "credential_process is a program they run"),
@@ -249,6 +253,39 @@ pub const TABLE: &[Entry] = &[
     e("the policy file, the plan card, dcjail itself", Found, File, "dcjail",
       "a command that rewrote them would widen its next run"),
 ];
+
+/// The marks around the man page's rows of the table (PROTECTED PATHS):
+/// `examples/man_tables.rs` writes the rows between them from `TABLE`, and
+/// a test holds the page to it.
+pub const MAN_BEGIN: &str =
+    ".\\\" The rows below are written from src/protected.rs (cargo run --example man_tables).\n";
+pub const MAN_END: &str = ".\\\" End of the rows written from src/protected.rs.\n";
+
+/// The man page's rows of the table, in roff: one `.TP` entry per row (its
+/// path, where it applies, its kind; then what runs it).
+pub fn man_rows() -> String {
+    // A backslash or hyphen is escaped; a line starting with a control
+    // character is guarded.
+    let roff = |s: &str, line_start: bool| {
+        let s = s.replace('\\', "\\e").replace('-', "\\-");
+        if line_start && (s.starts_with('.') || s.starts_with('\'')) {
+            format!("\\&{s}")
+        } else {
+            s
+        }
+    };
+    let mut out = String::new();
+    for e in TABLE {
+        out.push_str(&format!(
+            ".TP\n\\fB{}\\fR \\(em {}, {}\n{}\n",
+            roff(e.path, false),
+            e.scope.word(),
+            e.kind.word(),
+            roff(e.runs_it, true)
+        ));
+    }
+    out
+}
 
 /// The rows of one scope.
 pub fn entries(scope: Scope) -> impl Iterator<Item = &'static Entry> {
