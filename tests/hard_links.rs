@@ -404,3 +404,40 @@ fn a_symlink_swapped_under_the_source_never_links_a_kept_file() {
         scratch::remove(&bare.top);
     }
 }
+
+/// A program that restricted itself (a nested dcjail, read-only) asks for
+/// a link between the two roots: the broker's hands are held by that
+/// program's own domain too, so it gets none; the same link without the
+/// nested dcjail, in the same run, is made (the control).
+#[test]
+fn a_program_that_restricted_itself_gets_no_link_between_roots() {
+    const NESTED: &str = r#"echo data > f
+ln f "$1/outer" && echo outer-linked
+"$2" --backend landlock --sandbox-mode read-only -- ln f "$1/inner" 2>/dev/null
+echo "inner=$?"
+echo "under=${DCJAIL_BACKEND:-none}" >&2
+"#;
+    for &nobody in scratch::users() {
+        let tag = u8::from(nobody);
+        for be in ["bwrap", "auto"] {
+            let r = Roots::new(&format!("links-nested-{be}-{tag}"), nobody);
+            let cmd = ["sh", "-c", NESTED, "sh", r.aw(), scratch::exe()];
+            let argv = r.dcjail(be, &[], &cmd);
+            let o = scratch::run_as(&r.ws, nobody, &argv);
+            assert!(o.status.success(), "{be}: {}", text(&o));
+            under(&o, be);
+            assert_eq!(
+                String::from_utf8_lossy(&o.stdout),
+                "outer-linked\ninner=1\n",
+                "{be}: {}",
+                text(&o)
+            );
+            assert_eq!(ino(&r.aw.join("outer")), ino(&r.ws.join("f")), "{be}");
+            assert!(
+                std::fs::symlink_metadata(r.aw.join("inner")).is_err(),
+                "{be}"
+            );
+            scratch::remove(&r.top);
+        }
+    }
+}
