@@ -441,3 +441,82 @@ echo "under=${DCJAIL_BACKEND:-none}" >&2
         }
     }
 }
+
+/// Writes `.git/config` through every directory descriptor of the given
+/// processes (all of the sandbox's when none is given): the broker holds
+/// the writable roots as the host's mounts hold them, past the read-only
+/// mount over `.git/config`.
+const THROUGH_FDS: &str = r#"import os, sys
+pids = sys.argv[1:] or [p for p in os.listdir("/proc") if p.isdigit()]
+hits = 0
+for pid in pids:
+    try:
+        fds = os.listdir("/proc/%s/fd" % pid)
+    except OSError:
+        continue
+    for fd in fds:
+        try:
+            with open("/proc/%s/fd/%s/.git/config" % (pid, fd), "a") as f:
+                f.write("[core]\n\tfsmonitor = pwned\n")
+            hits += 1
+        except OSError:
+            pass
+print("wrote", hits > 0)
+sys.stderr.write("under=%s\n" % os.environ.get("DCJAIL_BACKEND", "none"))
+"#;
+
+#[test]
+fn the_brokers_host_descriptors_are_out_of_the_commands_reach() {
+    for &nobody in scratch::users() {
+        let tag = u8::from(nobody);
+        // The control: a process of the same user holding the workspace
+        // open (as the broker holds each root); only its descriptors are
+        // tried, never another process's on this machine.
+        let bare = Roots::new(&format!("links-fds-bare-{tag}"), nobody);
+        let ws = bare.ws.to_str().unwrap();
+        let mut holder = scratch::command_as(
+            &bare.ws,
+            nobody,
+            &["sh", "-c", "exec 7<\"$0\"; exec sleep 60", ws],
+        )
+        .spawn()
+        .unwrap();
+        let pid = holder.id().to_string();
+        // The holder has opened it once its sleep runs.
+        for _ in 0..100 {
+            if std::fs::read_link(format!("/proc/{pid}/fd/7")).is_ok() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let py = ["/usr/bin/python3", "-c", THROUGH_FDS, &pid];
+        let c = scratch::run_as(&bare.ws, nobody, &py);
+        let _ = holder.kill();
+        let _ = holder.wait();
+        assert_eq!(
+            String::from_utf8_lossy(&c.stdout),
+            "wrote True\n",
+            "{}",
+            text(&c)
+        );
+        let config = std::fs::read_to_string(bare.ws.join(".git/config")).unwrap();
+        assert!(config.contains("pwned"), "the control wrote nothing");
+        for be in ["bwrap", "auto"] {
+            let r = Roots::new(&format!("links-fds-{be}-{tag}"), nobody);
+            let before = r.kept();
+            let argv = r.dcjail(be, &[], &["/usr/bin/python3", "-c", THROUGH_FDS]);
+            let o = scratch::run_as(&r.ws, nobody, &argv);
+            assert!(o.status.success(), "{be}: {}", text(&o));
+            under(&o, be);
+            assert_eq!(
+                String::from_utf8_lossy(&o.stdout),
+                "wrote False\n",
+                "{be}: {}",
+                text(&o)
+            );
+            assert_eq!(r.kept(), before, "{be}");
+            scratch::remove(&r.top);
+        }
+        scratch::remove(&bare.top);
+    }
+}
