@@ -22,8 +22,10 @@
 //! its own domain's rules attach to inodes of the sandbox's tree, some of
 //! which the host's paths do not pass, so a check made there could grant
 //! what the same domain refuses inside. Renames keep EXDEV too: `mv` and
-//! the like copy then, and a directory moved through the host's mount
-//! would carry the read-only mounts' names out from under them.
+//! the like copy then; a directory moved through the host's mount would
+//! carry the read-only mounts' names out from under them, and a file
+//! renamed there onto an existing name would replace a kept file that the
+//! sandbox holds by a mount over that name (EBUSY inside).
 
 use super::*;
 
