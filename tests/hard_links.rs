@@ -328,9 +328,9 @@ fn a_denied_file_or_one_outside_the_roots_gets_no_name_in_a_root() {
 /// A child swaps the name `s` between a new plain file and a symlink to the
 /// repository's config (each swap a rename, so `s` is always there) while
 /// the parent links `s`, following the symlink, into the other root:
-/// bounded, 1000 links, the swaps until they end (at most 200,000, the
+/// bounded, 2000 links, the swaps until they end (at most 200,000, the
 /// child killed by its pid after the links).
-const RACE: &str = r#"import ctypes, os, signal, sys
+const RACE: &str = r#"import ctypes, os, signal, sys, time
 aw = sys.argv[1]
 libc = ctypes.CDLL(None, use_errno=True)
 AT_FDCWD, AT_SYMLINK_FOLLOW = -100, 0x400
@@ -344,8 +344,15 @@ if pid == 0:
             open("s.tmp", "w").write("plain\n")
         os.rename("s.tmp", "s")
     os._exit(0)
+# The links start once the swaps run (at most 10 s), and yield between
+# tries, so that even on a loaded machine the two interleave.
+for _ in range(10000):
+    if os.path.islink("s"):
+        break
+    time.sleep(0.001)
 made = 0
-for j in range(1000):
+for j in range(2000):
+    os.sched_yield()
     # linkat itself: Python's os.link does not follow a final symlink.
     dst = ("%s/r%d" % (aw, j)).encode()
     if libc.linkat(AT_FDCWD, b"s", AT_FDCWD, dst, AT_SYMLINK_FOLLOW) == 0:
@@ -443,9 +450,9 @@ echo "under=${DCJAIL_BACKEND:-none}" >&2
 }
 
 /// Writes `.git/config` through every directory descriptor of the given
-/// processes (all of the sandbox's when none is given): the broker holds
-/// the writable roots as the host's mounts hold them, past the read-only
-/// mount over `.git/config`.
+/// processes (all of the sandbox's when none is given: the broker, its
+/// shadows, the command's own): the broker holds the writable roots as the
+/// host's mounts hold them, past the read-only mount over `.git/config`.
 const THROUGH_FDS: &str = r#"import os, sys
 pids = sys.argv[1:] or [p for p in os.listdir("/proc") if p.isdigit()]
 hits = 0
@@ -504,7 +511,16 @@ fn the_brokers_host_descriptors_are_out_of_the_commands_reach() {
         for be in ["bwrap", "auto"] {
             let r = Roots::new(&format!("links-fds-{be}-{tag}"), nobody);
             let before = r.kept();
-            let argv = r.dcjail(be, &[], &["/usr/bin/python3", "-c", THROUGH_FDS]);
+            // A nested dcjail first: its landlock domain makes the broker
+            // start shadows, which share the broker's descriptors.
+            let cmd = [
+                "sh",
+                "-c",
+                "\"$0\" --backend landlock --sandbox-mode read-only -- true; exec /usr/bin/python3 -c \"$1\"",
+                scratch::exe(),
+                THROUGH_FDS,
+            ];
+            let argv = r.dcjail(be, &[], &cmd);
             let o = scratch::run_as(&r.ws, nobody, &argv);
             assert!(o.status.success(), "{be}: {}", text(&o));
             under(&o, be);
