@@ -293,6 +293,14 @@ fn out_lacks(o: &Output, needle: &str) -> Result<(), String> {
     }
 }
 
+/// A second writable root beside the workspace (`--allow-write`).
+fn other_root(c: &Ctx, env: &mut Env) {
+    let d = c.root.join("other");
+    std::fs::create_dir_all(&d).unwrap();
+    env.vars
+        .push(("ALLOW_WRITE".into(), d.display().to_string()));
+}
+
 fn unchanged(p: &Path, want: &str) -> Result<(), String> {
     match std::fs::read_to_string(p) {
         Ok(s) if s == want => Ok(()),
@@ -1208,6 +1216,47 @@ fn cases() -> Vec<Case> {
             setup: no_setup,
             script: |_, _| "ln .git/config cfg && echo '[x]' >> cfg".to_string(),
             check: |c, _, _| unchanged(&c.ws.join(".git/config"), "[core]\n"),
+        },
+        // bwrap mounts each writable root apart, and its broker makes a
+        // link between two of them through the host's mount: only for a
+        // file the command could write (tests/hard_links.rs).
+        Case {
+            group: "protected",
+            name: "hard link a protected file into another writable root",
+            protect: true,
+            net: "none",
+            next: None,
+            setup: other_root,
+            script: |_, _| "ln .git/config ../other/cfg && echo '[x]' >> ../other/cfg".to_string(),
+            check: |c, _, _| unchanged(&c.ws.join(".git/config"), "[core]\n"),
+        },
+        Case {
+            group: "read",
+            name: "hard link it into another writable root, read it there (in the workspace)",
+            protect: false,
+            net: "none",
+            next: None,
+            setup: other_root,
+            script: |_, _| {
+                "ln private/secret ../other/h; cat ../other/h; ln token ../other/h2; cat ../other/h2"
+                    .to_string()
+            },
+            check: secret_not_shown,
+        },
+        Case {
+            group: "write",
+            name: "hard link a file outside into another writable root",
+            protect: false,
+            net: "none",
+            next: None,
+            setup: other_root,
+            script: |c, _| {
+                format!(
+                    "ln '{}/existing' ../other/hl; echo x >> ../other/hl",
+                    c.outside.display()
+                )
+            },
+            check: outside_untouched,
         },
         Case {
             group: "protected",

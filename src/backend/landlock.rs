@@ -144,6 +144,9 @@ pub struct LayerSpec {
     pub fs: FsRules,
     /// Descriptors above 2 that survive into the command.
     pub keep_fds: Vec<i32>,
+    /// Writable roots the broker may link between through the host's own
+    /// mount (bwrap mounts each one apart); empty: none.
+    pub host_roots: Vec<PathBuf>,
 }
 
 /// Who keeps protected and `deny_write` paths inside writable roots
@@ -229,6 +232,7 @@ pub fn layer_spec_with(plan: &Plan, subtraction: WriteSubtraction) -> Result<Lay
             observe: plan.observe,
         },
         keep_fds: Vec::new(),
+        host_roots: Vec::new(),
     })
 }
 

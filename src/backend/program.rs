@@ -111,6 +111,20 @@ pub fn encode_compiled(
         o.extend_from_slice(&u32_of(p.len(), "bytes")?.to_le_bytes());
         o.extend_from_slice(p);
     }
+    o.extend_from_slice(&u32_of(spec.host_roots.len(), "roots")?.to_le_bytes());
+    for h in &spec.host_roots {
+        let p = h.as_os_str().as_bytes();
+        if p.len() > MAX_PATH || !h.is_absolute() {
+            return Err(format!(
+                "a writable root is not absolute or longer than {MAX_PATH} bytes: `{}`",
+                h.display()
+            ));
+        }
+        // Opened by the launch (`set_host_fds`).
+        o.extend_from_slice(&(-1i32).to_le_bytes());
+        o.extend_from_slice(&u32_of(p.len(), "bytes")?.to_le_bytes());
+        o.extend_from_slice(p);
+    }
     // No denial report until the launch sets one (`set_report_fd`).
     o.extend_from_slice(&(-1i32).to_le_bytes());
     Program::parse(&o).map_err(|e| format!("the second stage's program: {e}"))?;
@@ -168,6 +182,7 @@ mod tests {
             },
             unix_sockets: vec!["/run/user/0/gnupg/S.gpg-agent".into(), "/r/a b".into()],
             keep_fds: vec![7, 4],
+            host_roots: vec!["/work/a b\nc".into(), "/tmp".into()],
         }
     }
 
@@ -208,6 +223,23 @@ mod tests {
             sockets,
             vec![&b"/run/user/0/gnupg/S.gpg-agent"[..], &b"/r/a b"[..]]
         );
+        // The roots' descriptors are -1 until the launch opens them, and
+        // setting them changes nothing else.
+        let hosts: Vec<(i32, &[u8])> = p.hosts().collect();
+        assert_eq!(hosts, vec![(-1, &b"/work/a b\nc"[..]), (-1, &b"/tmp"[..])]);
+        let mut set = bytes.clone();
+        crate::inside::stub_format::set_host_fds(&mut set, &[9, 11]);
+        let q = Program::parse(&set).unwrap();
+        assert_eq!(
+            q.hosts().collect::<Vec<_>>(),
+            vec![(9, &b"/work/a b\nc"[..]), (11, &b"/tmp"[..])]
+        );
+        assert_eq!(q.report_fd, p.report_fd);
+        assert_eq!(q.sockets().count(), 2);
+        // A count that differs sets nothing.
+        let mut wrong = bytes.clone();
+        crate::inside::stub_format::set_host_fds(&mut wrong, &[9]);
+        assert_eq!(wrong, bytes);
         let filters: Vec<Vec<u8>> = p.filters().map(|(_, b)| b.to_vec()).collect();
         let compiled = crate::backend::seccomp::compile(spec.sockets, spec.fs)
             .unwrap()

@@ -230,6 +230,8 @@ struct Fds {
     saved: std::os::fd::OwnedFd,
     err_r: std::os::fd::OwnedFd,
     err_w: std::os::fd::OwnedFd,
+    /// The writable roots as the host's mounts hold them, for the broker.
+    hosts: Vec<std::os::fd::OwnedFd>,
 }
 
 impl Fds {
@@ -244,7 +246,8 @@ impl Fds {
         // The second stage: the embedded stub, or dcjail itself where a memfd
         // cannot be executed; both read the same program.
         let stub_fd = stub_memfd()?;
-        let layer = memfd(&stage2_name()?, &l.program, true, 0).map_err(|(m, _)| m)?;
+        let (program, hosts) = with_host_fds(&l.program)?;
+        let layer = memfd(&stage2_name()?, &program, true, 0).map_err(|(m, _)| m)?;
         // bwrap's stderr goes to a pipe until stage 2 runs, so that a bwrap
         // that cannot build the sandbox is one refusal line (or an `auto`
         // fallback), not bwrap's words followed by ours. The caller's stderr
@@ -268,6 +271,7 @@ impl Fds {
             saved,
             err_r,
             err_w,
+            hosts,
         })
     }
 
@@ -281,7 +285,9 @@ impl Fds {
             saved,
             err_r,
             err_w,
+            hosts,
         } = self;
+        drop(hosts);
         drop(err_w);
         drop(args);
         drop(layer);
@@ -289,6 +295,44 @@ impl Fds {
         drop(exe);
         std::fs::File::from(err_r)
     }
+}
+
+/// The program with its host roots' descriptors set: each writable root
+/// opened here, in the host's mount namespace, inherited by bwrap (no
+/// CLOEXEC) and kept by the broker alone (stage 2 closes it in the command
+/// before the exec). A root that cannot be opened as a directory stays -1:
+/// no link is made through it, the kernel's EXDEV stands.
+fn with_host_fds(program: &[u8]) -> Result<(Vec<u8>, Vec<std::os::fd::OwnedFd>), String> {
+    use crate::inside::stub_format::{set_host_fds, Program};
+    use std::os::fd::{AsRawFd, FromRawFd};
+    use std::os::unix::ffi::OsStrExt;
+    let paths: Vec<Vec<u8>> = match Program::parse(program) {
+        Ok(p) => p.hosts().map(|(_, path)| path.to_vec()).collect(),
+        Err(e) => return Err(format!("the second stage's program: {e}")),
+    };
+    let mut owned = Vec::with_capacity(paths.len());
+    let mut raw = Vec::with_capacity(paths.len());
+    for p in paths {
+        let c = cpath(Path::new(std::ffi::OsStr::from_bytes(&p)))?;
+        // SAFETY: a valid C string; the descriptor is owned right after.
+        let fd = unsafe {
+            libc::open(
+                c.as_ptr(),
+                libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW,
+            )
+        };
+        if fd < 0 {
+            raw.push(-1);
+            continue;
+        }
+        // SAFETY: a fresh descriptor of ours.
+        let fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
+        raw.push(fd.as_raw_fd());
+        owned.push(fd);
+    }
+    let mut out = program.to_vec();
+    set_host_fds(&mut out, &raw);
+    Ok((out, owned))
 }
 
 /// dcjail's own binary as a descriptor: stage 2 is exec'd through it, so

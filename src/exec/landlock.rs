@@ -20,7 +20,7 @@
 /// is returned and the caller must never call it.
 pub fn fence_signals() -> Result<(), String> {
     use crate::backend::landlock::scope;
-    crate::inside::stage2::scope_only(scope::SIGNAL)
+    crate::inside::stage2::scope_only(scope::SIGNAL, None)
         .map_err(|f| format!("the watcher's signal scope: {}", super::fail_text(&f)))?;
     // SAFETY: signal 0 only checks the permission; getppid never fails.
     let reach = unsafe { libc::kill(libc::getppid(), 0) };

@@ -275,15 +275,16 @@ pub fn scope_broker<'a>(p: &Program<'a>) -> Result<(), Fail<'a>> {
     if p.scoped & ABSTRACT_UNIX_SOCKET == 0 {
         return Ok(());
     }
-    scope_only(ABSTRACT_UNIX_SOCKET)
+    scope_only(ABSTRACT_UNIX_SOCKET, Some(p))
 }
 
 /// Puts the calling process in a landlock domain that restricts nothing
 /// but the `scoped` kinds (abstract unix sockets, signals): no_new_privs,
 /// then the layer. Every landlock layer denies a rename or link across
 /// directories (REFER) unless a rule grants it, even one that handles no
-/// file access: granted beneath `/`, so this layer scopes and nothing else.
-pub fn scope_only<'a>(scoped: u64) -> Result<(), Fail<'a>> {
+/// file access: granted beneath `/`, so this layer scopes and nothing else
+/// (and beneath the host roots a broker's program holds, `hosts`).
+pub fn scope_only<'a>(scoped: u64, hosts: Option<&Program<'a>>) -> Result<(), Fail<'a>> {
     #[repr(C)]
     struct Attr {
         fs: u64,
@@ -318,6 +319,33 @@ pub fn scope_only<'a>(scoped: u64) -> Result<(), Fail<'a>> {
     if let Err(f) = add_path_rule(rs, b"/", super::stub_format::access::REFER, &mut buf) {
         sys::close(rs);
         return Err(f);
+    }
+    // The broker links between two writable roots through the host's
+    // mount of them (`broker::hostlink`), whose paths lie outside the
+    // sandbox's `/`: the same grant, on the roots themselves.
+    for (fd, _) in hosts
+        .into_iter()
+        .flat_map(|p| p.hosts())
+        .filter(|(fd, _)| *fd >= 0)
+    {
+        let rule = PathBeneath {
+            allowed: super::stub_format::access::REFER,
+            parent: fd,
+        };
+        // SAFETY: a valid rule of type LANDLOCK_RULE_PATH_BENEATH.
+        let r = unsafe {
+            sys::call(
+                sys::LANDLOCK_ADD_RULE,
+                &[rs as usize, 1, &rule as *const PathBeneath as usize],
+            )
+        };
+        if let Err(e) = r {
+            sys::close(rs);
+            return Err(fail(
+                b"landlock: cannot add the broker's rule for a root",
+                Some(e),
+            ));
+        }
     }
     // SAFETY: a ruleset descriptor and no flags.
     let r = unsafe { sys::call(sys::LANDLOCK_RESTRICT_SELF, &[rs as usize]) };
@@ -558,6 +586,17 @@ pub fn run<'a>(p: &Program<'a>, exec: &mut dyn FnMut() -> i32) -> Result<i32, Fa
         return Ok(exec());
     }
     scope_broker(p)?;
+    if p.hosts().any(|(fd, _)| fd >= 0) {
+        // The broker holds the writable roots as the host's mounts hold
+        // them, past every read-only mount inside: not dumpable, so that no
+        // process of the sandbox (same user, no capability) can take one
+        // through /proc/<broker>/fd, whether or not landlock is there. Set
+        // before the fork: the command's exec makes it dumpable again.
+        const PR_SET_DUMPABLE: usize = 4;
+        if let Err(e) = prctl(PR_SET_DUMPABLE, 0) {
+            return Err(fail(b"cannot make the broker undumpable", Some(e)));
+        }
+    }
     let mut pair = [0i32; 2];
     const AF_UNIX: usize = 1;
     const SOCK_STREAM_CLOEXEC: usize = 1 | 0o2000000;

@@ -24,12 +24,18 @@
 //! u32 n  { u32 len  path bytes }               unix sockets (or directories
 //!                                              of them) the command may
 //!                                              connect to
+//! u32 n  { i32 fd  u32 len  path bytes }       writable roots as the host
+//!                                              sees them: a directory
+//!                                              descriptor of the host's
+//!                                              mount (-1 until the launch
+//!                                              opens it, `set_host_fds`)
+//!                                              and the root's path
 //! i32 report_fd                                where the broker writes denial
 //!                                              records (`denial_wire`); -1: none
 //! ```
 
 /// First bytes of a program; the version is the last byte.
-pub const MAGIC: &[u8; 12] = b"DCJAIL-STUB\x05";
+pub const MAGIC: &[u8; 12] = b"DCJAIL-STUB\x06";
 
 /// The guard name that no file can have, marking its directory as the top
 /// of a repository's worktree found at launch: in it and below it the
@@ -114,6 +120,36 @@ pub fn set_report_fd(program: &mut [u8], fd: i32) {
     }
 }
 
+/// Sets the descriptors of the program's host roots, in their order
+/// (`Program::hosts`): the launch opens them just before it starts bwrap.
+/// A program that does not parse, or a count that differs, is left as is
+/// (its roots stay -1: no link is made through them).
+// The stub only reads programs.
+#[allow(dead_code)]
+pub fn set_host_fds(program: &mut [u8], fds: &[i32]) {
+    let (at, count) = match Program::parse(program) {
+        Ok(p) => (
+            p.hosts.bytes.as_ptr() as usize - program.as_ptr() as usize,
+            p.hosts.count as usize,
+        ),
+        Err(_) => return,
+    };
+    if count != fds.len() {
+        return;
+    }
+    let mut off = at;
+    for fd in fds {
+        program[off..off + 4].copy_from_slice(&fd.to_le_bytes());
+        let n = u32::from_le_bytes([
+            program[off + 4],
+            program[off + 5],
+            program[off + 6],
+            program[off + 7],
+        ]) as usize;
+        off += 8 + n;
+    }
+}
+
 /// Landlock filesystem rights (the uapi bits), as the program's rules carry
 /// them: one list for dcjail, the stub and the broker they share.
 #[allow(dead_code)]
@@ -151,6 +187,7 @@ pub struct Program<'a> {
     pub flags: u32,
     guards: List<'a>,
     sockets: List<'a>,
+    hosts: List<'a>,
     /// Where the broker records denials, or -1.
     pub report_fd: i32,
 }
@@ -188,6 +225,19 @@ impl<'a> Reader<'a> {
         a.copy_from_slice(s);
         Ok(u64::from_le_bytes(a))
     }
+    /// An absolute path (a length, then its bytes, no NUL); `long` or
+    /// `form` when it is not.
+    fn path(&mut self, long: &'static str, form: &'static str) -> Result<(), &'static str> {
+        let n = self.u32()? as usize;
+        if n == 0 || n > MAX_PATH {
+            return Err(long);
+        }
+        let p = self.take(n)?;
+        if p[0] != b'/' || p.contains(&0) {
+            return Err(form);
+        }
+        Ok(())
+    }
     /// A list whose elements `check` reads one by one; its bytes are kept.
     fn list(
         &mut self,
@@ -216,14 +266,10 @@ impl<'a> Program<'a> {
         let handled_net = r.u64()?;
         let scoped = r.u64()?;
         let fs = r.list(|r| {
-            let n = r.u32()? as usize;
-            if n == 0 || n > MAX_PATH {
-                return Err("rule path length out of range");
-            }
-            let p = r.take(n)?;
-            if p[0] != b'/' || p.contains(&0) {
-                return Err("rule path is not absolute or holds a NUL");
-            }
+            r.path(
+                "rule path length out of range",
+                "rule path is not absolute or holds a NUL",
+            )?;
             if r.u64()? & !handled_fs != 0 {
                 return Err("a rule grants an unhandled right");
             }
@@ -266,15 +312,19 @@ impl<'a> Program<'a> {
             Ok(())
         })?;
         let sockets = r.list(|r| {
-            let n = r.u32()? as usize;
-            if n == 0 || n > MAX_PATH {
-                return Err("socket path length out of range");
+            r.path(
+                "socket path length out of range",
+                "socket path is not absolute or holds a NUL",
+            )
+        })?;
+        let hosts = r.list(|r| {
+            if (r.u32()? as i32) < -1 {
+                return Err("negative descriptor");
             }
-            let p = r.take(n)?;
-            if p[0] != b'/' || p.contains(&0) {
-                return Err("socket path is not absolute or holds a NUL");
-            }
-            Ok(())
+            r.path(
+                "host root path length out of range",
+                "host root path is not absolute or holds a NUL",
+            )
         })?;
         let report_fd = r.u32()? as i32;
         if report_fd < -1 || (report_fd >= 0 && flags & BROKER == 0) {
@@ -294,6 +344,7 @@ impl<'a> Program<'a> {
             flags,
             guards,
             sockets,
+            hosts,
             report_fd,
         })
     }
@@ -330,6 +381,20 @@ impl<'a> Program<'a> {
         (0..self.sockets.count).map_while(move |_| {
             let n = r.u32().ok()? as usize;
             r.take(n).ok()
+        })
+    }
+
+    /// `(fd, path)` of every writable root as the host's mount holds it:
+    /// the broker makes a hard link there that the sandbox's separate
+    /// mounts of two roots refuse (EXDEV). `fd` is -1 until set.
+    pub fn hosts(&self) -> impl Iterator<Item = (i32, &'a [u8])> + 'a {
+        let mut r = Reader {
+            b: self.hosts.bytes,
+        };
+        (0..self.hosts.count).map_while(move |_| {
+            let fd = r.u32().ok()? as i32;
+            let n = r.u32().ok()? as usize;
+            Some((fd, r.take(n).ok()?))
         })
     }
 

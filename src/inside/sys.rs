@@ -142,6 +142,7 @@ pub mod nr {
 pub const PIDFD_OPEN: usize = 434;
 pub const CLOSE_RANGE: usize = 436;
 pub const OPENAT2: usize = 437;
+pub const FACCESSAT2: usize = 439;
 pub const PIDFD_GETFD: usize = 438;
 pub const LANDLOCK_CREATE_RULESET: usize = 444;
 pub const LANDLOCK_ADD_RULE: usize = 445;
@@ -285,6 +286,9 @@ pub struct Stat {
     /// with `dev` and `ino` it names one file even after its inode number
     /// is reused.
     pub btime: u64,
+    /// Whether the path is the root of a mount (something mounted over its
+    /// name); `None` where the kernel does not say (before Linux 5.8).
+    pub mount_root: Option<bool>,
 }
 
 /// `statx` of `dirfd`/`path` (a NUL-terminated path; empty with
@@ -323,6 +327,10 @@ pub fn stat(dirfd: usize, path: &[u8], flags: usize) -> Result<Stat, i32> {
     } else {
         0
     };
+    // stx_attributes u64 @8, stx_attributes_mask u64 @56.
+    const ATTR_MOUNT_ROOT: u64 = 0x2000;
+    let mount_root =
+        (u64_at(56) & ATTR_MOUNT_ROOT != 0).then_some(u64_at(8) & ATTR_MOUNT_ROOT != 0);
     Ok(Stat {
         // glibc's makedev, as `st_dev` reads on the host side.
         dev: ((major & 0xfff) << 8)
@@ -334,5 +342,6 @@ pub fn stat(dirfd: usize, path: &[u8], flags: usize) -> Result<Stat, i32> {
         nlink: u64::from(u32_at(16)),
         uid: u32_at(20),
         btime,
+        mount_root,
     })
 }

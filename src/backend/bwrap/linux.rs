@@ -242,8 +242,16 @@ pub fn prepare(
         .because(BWRAP, Missing::Host)?;
     let mut guards = guard_ids(&rendered.guards).because(BWRAP, Missing::Setup)?;
     guards.extend(zone_ids(&rendered.zones).because(BWRAP, Missing::Setup)?);
-    // A zone needs every creation at the broker: any name may be `.git`.
-    spec.fs.create = rendered.missing || !rendered.zones.is_empty();
+    // Each writable root is a mount of its own here, and the kernel refuses
+    // a hard link across two mounts (EXDEV) although the host holds both
+    // on one filesystem: the broker makes such a link through the host's
+    // mount, after the checks a link inside one root gets (`hostlink`).
+    if plan.fs.access == crate::policy::SandboxMode::WorkspaceWrite && plan.fs.writable.len() > 1 {
+        spec.host_roots = plan.fs.writable.clone();
+    }
+    // A zone needs every creation at the broker: any name may be `.git`;
+    // so does a link between two roots.
+    spec.fs.create = rendered.missing || !rendered.zones.is_empty() || !spec.host_roots.is_empty();
     let program = program::encode(&spec, &guards).because(BWRAP, Missing::Rule)?;
     // Opened through the magic link at launch: no readlink (its path walk
     // contends with every mount namespace being set up or torn down on the

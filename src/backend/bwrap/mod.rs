@@ -94,6 +94,11 @@ pub fn describe(l: &BwrapLaunch) -> serde_json::Value {
         "no_new_git_below": l.rendered.zones.iter().map(|z| {
             z.to_string_lossy().into_owned()
         }).collect::<Vec<_>>(),
+        // Each writable root is a mount of its own: the broker makes a hard
+        // link between two of these through the host's mount of them.
+        "links_between_roots": l.layer.host_roots.iter().map(|r| {
+            r.to_string_lossy().into_owned()
+        }).collect::<Vec<_>>(),
         "stage2": {
             "exe": if l.exe == Path::new(SELF_EXE) {
                 crate::plan::own_exe().unwrap_or_else(|| l.exe.clone())

@@ -197,6 +197,7 @@ fn sample() -> LayerSpec {
         unix_sockets: vec!["/run/user/0/gnupg".into()],
         fs: FsRules::OPEN,
         keep_fds: vec![5, 9],
+        host_roots: Vec::new(),
     }
 }
 

@@ -7,7 +7,10 @@
 //! - metadata (mode, owner, times, extended attributes) changes only where
 //!   the layer grants writing, and never on a device node;
 //! - a unix socket's path is reached only when the policy names it or the
-//!   command bound it during the run (`unix`).
+//!   command bound it during the run (`unix`);
+//! - a hard link between two writable roots, which bwrap mounts apart, is
+//!   made through the host's one mount of them, for a file the command
+//!   could write and a place it could write in (`hostlink`).
 //!
 //! Everything else it does is what the layer's landlock rules would let
 //! the command do itself: the broker runs outside that layer, so it
@@ -36,6 +39,7 @@
 #![allow(dead_code)]
 
 mod create;
+mod hostlink;
 mod meta;
 mod observe;
 mod resolve;

@@ -572,6 +572,7 @@ mod tests {
         b.extend_from_slice(&1u32.to_le_bytes()); // BROKER
         b.extend_from_slice(&0u32.to_le_bytes()); // no guards
         b.extend_from_slice(&0u32.to_le_bytes()); // no named sockets
+        b.extend_from_slice(&0u32.to_le_bytes()); // no host roots
         b.extend_from_slice(&(-1i32).to_le_bytes());
         let p = super::super::Program::parse(&b).unwrap();
         let arch = if cfg!(target_arch = "x86_64") {

@@ -448,6 +448,7 @@ impl<'p> Resolver<'p> {
                 if on_proc(&cur) && !is_proc_text_link(target.bytes()) {
                     // A descriptor or working-directory link: only the
                     // kernel can follow it, to what the command holds.
+                    not_ours(&cur)?;
                     cur = sys::openat(cur.raw(), comp.c(), O_PATH | O_DIRECTORY | O_CLOEXEC, 0)?;
                     continue;
                 }
@@ -482,6 +483,7 @@ impl<'p> Resolver<'p> {
             let mut target = Buf::new();
             readlink_at(at.dir.raw(), at.name.c(), &mut target)?;
             if on_proc(&at.dir) && !is_proc_text_link(target.bytes()) {
+                not_ours(&at.dir)?;
                 at.magic = true;
                 return Ok(at);
             }
@@ -532,6 +534,34 @@ impl<'p> Resolver<'p> {
             }
         })
     }
+}
+
+/// Refuses (EACCES) to follow a magic link of /proc that belongs to the
+/// broker itself: the kernel lets a process follow its own descriptor and
+/// working-directory links, so `/proc/<broker>/fd/N` named by the command
+/// would be followed here with the broker's access, not the command's (the
+/// command itself is refused: the broker is another process, not dumpable
+/// when it holds the roots' host descriptors). Shadows and the broker's
+/// children are other processes: the kernel refuses the broker there too.
+pub(super) fn not_ours(dir: &Fd) -> Result<(), i32> {
+    let mut p = Buf::new();
+    path_of(dir, &mut p)?;
+    let rest = p.bytes().strip_prefix(b"/proc/").ok_or(EACCES)?;
+    let end = rest.iter().position(|c| *c == b'/').unwrap_or(rest.len());
+    let mut pid: u64 = 0;
+    for &c in &rest[..end] {
+        if !c.is_ascii_digit() {
+            // /proc itself or a file of the whole system: no process's link.
+            return Ok(());
+        }
+        pid = pid.saturating_mul(10).saturating_add(u64::from(c - b'0'));
+    }
+    // SAFETY: getpid takes nothing and cannot fail.
+    let me = unsafe { sys::call(nr::GETPID, &[]) }.unwrap_or(0) as u64;
+    if end == 0 || pid == me {
+        return Err(EACCES);
+    }
+    Ok(())
 }
 
 /// The text links of /proc (`self`, `thread-self`, `mounts` -> `self/mounts`,
