@@ -12,9 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-fn bin() -> &'static str {
-    scratch::exe()
-}
+use scratch::exe as bin;
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
@@ -180,8 +178,7 @@ fn unanchored_dotenv_is_unreadable_at_every_depth() {
 
 #[test]
 fn unanchored_dotenv_is_unreadable_for_an_unprivileged_user() {
-    if !nix::unistd::geteuid().is_root() {
-        eprintln!("note: not root, cannot switch to nobody; skipped");
+    if !scratch::root("switch to uid 65534") {
         return;
     }
     each_backend(|b| {

@@ -15,9 +15,7 @@ use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-fn bin() -> &'static str {
-    scratch::exe()
-}
+use scratch::exe as bin;
 
 /// A fresh directory under the target's tmp dir (not /tmp, which is a
 /// writable root in workspace-write), removed on drop.
@@ -134,8 +132,7 @@ fn landlock_runs_with_no_new_privs_and_no_capabilities_as_root() {
 
 #[test]
 fn landlock_runs_with_no_new_privs_and_no_capabilities_as_nobody() {
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("note: not root, cannot switch to nobody; skipped");
+    if !scratch::root("switch to uid 65534") {
         return;
     }
     let o = Command::new("setpriv")
@@ -448,9 +445,11 @@ print('URING','OK' if r>=0 else errno.errorcode[ctypes.get_errno()])\n";
     let disabled = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled")
         .map(|v| v.trim() != "0")
         .unwrap_or(false);
-    if disabled {
-        eprintln!("note: io_uring is disabled on this host; control run skipped");
-    } else {
+    if scratch::require(
+        !disabled,
+        "io_uring enabled on this host, for the control run",
+        "sysctl -w kernel.io_uring_disabled=0",
+    ) {
         let c = Command::new(python())
             .args(["-c", script])
             .output()

@@ -208,8 +208,7 @@ fn the_parallel_walk_finds_what_the_sequential_one_does() {
 /// is the sequential one: no refusal, no panic, the same paths.
 #[test]
 fn no_thread_to_start_is_the_sequential_walk() {
-    if !nix::unistd::geteuid().is_root() {
-        eprintln!("note: not root, cannot switch to uid 65534; skipped");
+    if !scratch::root("switch to uid 65534") {
         return;
     }
     let top = scratch::fresh("walk-pool-nothreads");
