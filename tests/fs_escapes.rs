@@ -19,30 +19,13 @@ use std::time::{Duration, Instant};
 
 /// The dcjail the tests run: `scratch::exe` keeps it runnable wherever the
 /// checkout lives (landlock refuses a dcjail inside a writable root).
-fn bin() -> &'static str {
-    scratch::exe()
-}
+use scratch::exe as bin;
 
-fn is_root() -> bool {
-    // SAFETY: geteuid never fails.
-    unsafe { libc::geteuid() == 0 }
-}
+use scratch::bwrap_works;
 
-fn bwrap_works() -> bool {
-    Command::new("bwrap")
-        .args(["--ro-bind", "/", "/", "--unshare-user", "--", "true"])
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-/// The users a case runs as: root, and uid 65534 when we are root.
+/// The users a case runs as: root, and uid 65534 (`scratch::users`).
 fn users() -> Vec<bool> {
-    if is_root() {
-        vec![false, true]
-    } else {
-        vec![false]
-    }
+    scratch::users().to_vec()
 }
 
 /// A scratch tree: `ws` (the workspace) and `out` (readable, never
@@ -248,11 +231,14 @@ fn metadata_outside_the_writable_roots_never_changes() {
             let ro = t.policy("read-only", false);
             let o = t.run(None, &ro, &script);
             let after = meta(&victim);
-            if before == after {
-                eprintln!(
-                    "note: `{attack}` changes nothing here even unsandboxed ({}): skipped",
+            if !scratch::require(
+                before != after,
+                &format!(
+                    "`{attack}` to change the file without dcjail (the control; {})",
                     text(&o).trim()
-                );
+                ),
+                "a scratch file system with user xattrs and inode flags (ext4, xfs, btrfs) under target/",
+            ) {
                 continue;
             }
             for mode in ["read-only", "workspace-write"] {
@@ -568,7 +554,6 @@ print("RAN-TRUNC")
 #[test]
 fn the_callers_descriptors_reach_nothing_the_mounts_hold() {
     if !bwrap_works() {
-        eprintln!("note: bwrap cannot run here: skipped");
         return;
     }
     for nobody in users() {
@@ -641,7 +626,6 @@ fn the_callers_descriptors_reach_nothing_the_mounts_hold() {
 #[test]
 fn every_name_of_a_protected_file_is_held_read_only() {
     if !bwrap_works() {
-        eprintln!("note: bwrap cannot run here: skipped");
         return;
     }
     for nobody in users() {
@@ -738,7 +722,6 @@ fn every_name_of_a_protected_file_is_held_read_only() {
 #[test]
 fn a_unix_socket_is_never_bound_at_a_missing_protected_name() {
     if !bwrap_works() {
-        eprintln!("note: bwrap cannot run here: skipped");
         return;
     }
     for nobody in users() {
@@ -849,8 +832,7 @@ impl Drop for Bind {
 /// runs, and neither the write nor the read lands. The controls do both.
 #[test]
 fn a_second_path_through_a_bind_mount_is_held_and_masked_too() {
-    if !is_root() || !bwrap_works() {
-        eprintln!("note: needs root (mount --bind) and bwrap: skipped");
+    if !scratch::root("mount --bind") || !bwrap_works() {
         return;
     }
     for nobody in users() {
@@ -867,13 +849,8 @@ fn a_second_path_through_a_bind_mount_is_held_and_masked_too() {
         };
         reset();
         let tmpdir = t.root.join("tmpdir");
-        let Some(_ws_alias) = Bind::new(&t.ws, &tmpdir.join("alias")) else {
-            eprintln!("note: mount --bind failed: skipped");
-            return;
-        };
-        let Some(_sec_alias) = Bind::new(&sec, &t.root.join("sa")) else {
-            return;
-        };
+        let _ws_alias = Bind::new(&t.ws, &tmpdir.join("alias")).expect("mount --bind");
+        let _sec_alias = Bind::new(&sec, &t.root.join("sa")).expect("mount --bind");
         let a = tmpdir.join("alias");
         let write = format!(
             "echo pwned >> {a}/.bashrc; echo pwned >> {a}/.git/hooks/pre-commit; echo RAN",
@@ -914,9 +891,7 @@ fn a_second_path_through_a_bind_mount_is_held_and_masked_too() {
         std::fs::create_dir_all(&vendor).unwrap();
         std::fs::write(vendor.join("lib.rs"), "// kept\n").unwrap();
         t.own();
-        let Some(_vendor_alias) = Bind::new(&vendor, &tmpdir.join("valias")) else {
-            return;
-        };
+        let _vendor_alias = Bind::new(&vendor, &tmpdir.join("valias")).expect("mount --bind");
         let dw = t.root.join("policy-bind-dw.toml");
         std::fs::write(
             &dw,
@@ -1018,7 +993,7 @@ fn metadata_inside_the_workspace_still_changes() {
 
 #[test]
 fn device_nodes_keep_their_metadata_even_for_root() {
-    if !is_root() {
+    if !scratch::root("change a device node's metadata") {
         return;
     }
     let t = T::new("dev", false);
@@ -1198,7 +1173,6 @@ const CREATE_ATTACKS: &[&str] = &[
 #[test]
 fn a_missing_protected_name_cannot_be_created_by_any_call() {
     if !bwrap_works() {
-        eprintln!("note: bubblewrap cannot create namespaces here; skipped");
         return;
     }
     for nobody in users() {
@@ -1348,7 +1322,7 @@ fn the_command_sees_exactly_the_users_files_and_nothing_is_left_behind() {
 
 #[test]
 fn nothing_is_made_in_tmp_whose_protected_names_stay_uncreatable() {
-    if !is_root() || !bwrap_works() {
+    if !scratch::root("make a mount namespace with a /tmp of its own") || !bwrap_works() {
         return;
     }
     // A /tmp of its own (a private mount namespace), so that nothing else
@@ -1389,7 +1363,7 @@ ls -A /tmp | tr '\n' ' '"#,
 
 #[test]
 fn another_users_tmp_git_neither_redirects_nor_refuses_roots_runs() {
-    if !is_root() || !bwrap_works() {
+    if !scratch::root("make a mount namespace with a /tmp of its own") || !bwrap_works() {
         return;
     }
     // In a private mount namespace with its own /tmp, uid 65534 owns
