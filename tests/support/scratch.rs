@@ -459,19 +459,24 @@ pub fn bwrap_works() -> bool {
     )
 }
 
+/// `program`, run as the caller or (`nobody`) as uid 65534 and its group,
+/// without supplementary groups, through setpriv; nothing else set.
+pub fn user_command(nobody: bool, program: impl AsRef<std::ffi::OsStr>) -> Command {
+    if nobody {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+            .arg(program);
+        c
+    } else {
+        Command::new(program)
+    }
+}
+
 /// `argv` in `cwd`, as the caller or (`nobody`) as uid 65534 through
 /// setpriv, with `DCJAIL_POLICY` removed and stdin closed.
 pub fn command_as(cwd: &Path, nobody: bool, argv: &[&str]) -> Command {
-    let mut cmd = if nobody {
-        let mut c = Command::new("setpriv");
-        c.args(["--reuid", "65534", "--regid", "65534", "--clear-groups"]);
-        c.args(argv);
-        c
-    } else {
-        let mut c = Command::new(argv[0]);
-        c.args(&argv[1..]);
-        c
-    };
+    let mut cmd = user_command(nobody, argv[0]);
+    cmd.args(&argv[1..]);
     cmd.current_dir(cwd)
         .env_remove("DCJAIL_POLICY")
         .stdin(std::process::Stdio::null());
