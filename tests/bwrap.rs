@@ -13,9 +13,7 @@ use std::time::{Duration, Instant};
 
 /// The dcjail the tests run: `scratch::exe` keeps it runnable wherever the
 /// checkout lives (landlock refuses a dcjail inside a writable root).
-fn bin() -> &'static str {
-    scratch::exe()
-}
+use scratch::exe as bin;
 const PY: &str = "/usr/bin/python3";
 
 /// A scratch directory outside /tmp (which is a writable root itself),

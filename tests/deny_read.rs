@@ -13,9 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-fn bin() -> &'static str {
-    scratch::exe()
-}
+use scratch::exe as bin;
 
 fn text(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr)
@@ -70,26 +68,18 @@ fn put(p: &Path, content: &str) -> PathBuf {
 /// `uid`, with HOME and TMPDIR as given.
 fn run_as(uid: u32, cwd: &Path, env: &[(&str, &Path)], dcjail: bool, args: &[&str]) -> Output {
     // SAFETY: getuid never fails.
-    let mut c = if uid != unsafe { libc::getuid() } {
-        let mut c = Command::new("setpriv");
-        c.args([
-            &format!("--reuid={uid}"),
-            &format!("--regid={uid}"),
-            "--clear-groups",
-            "--",
-        ]);
-        if dcjail {
-            c.arg(bin());
-        }
-        c
-    } else if dcjail {
-        Command::new(bin())
+    let nobody = uid != unsafe { libc::getuid() };
+    assert!(
+        !nobody || uid == 65534,
+        "uid {uid}: only 65534 is switched to"
+    );
+    let (program, rest) = if dcjail {
+        (bin(), args)
     } else {
-        let mut c = Command::new(args[0]);
-        c.args(&args[1..]);
-        return finish(c, cwd, env);
+        (args[0], &args[1..])
     };
-    c.args(args);
+    let mut c = scratch::user_command(nobody, program);
+    c.args(rest);
     finish(c, cwd, env)
 }
 

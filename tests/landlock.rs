@@ -19,19 +19,14 @@ use scratch::exe as bin;
 
 /// A fresh directory under the target's tmp dir (not /tmp, which is a
 /// writable root in workspace-write), removed on drop.
-struct Scratch(PathBuf);
+/// A scratch tree (`scratch::Dir`) holding the workspace `ws`.
+struct Scratch(scratch::Dir);
 
 impl Scratch {
     fn new(tag: &str) -> Scratch {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let d = scratch::base().join(format!(
-            "landlock-{tag}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::SeqCst)
-        ));
-        let _ = scratch::remove_all(&d);
+        let d = scratch::Dir::new(tag);
         std::fs::create_dir_all(d.join("ws")).unwrap();
-        Scratch(std::fs::canonicalize(&d).unwrap())
+        Scratch(d)
     }
     fn ws(&self) -> PathBuf {
         self.0.join("ws")
@@ -48,12 +43,6 @@ impl Scratch {
         )
         .unwrap();
         p
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = scratch::remove_all(&self.0);
     }
 }
 

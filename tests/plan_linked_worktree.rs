@@ -13,23 +13,7 @@ use std::process::Command;
 
 /// A scratch dir outside /tmp: /tmp is a writable root of every
 /// workspace-write plan, which would make "not writable" checks vacuous.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(tag: &str) -> Scratch {
-        let base = scratch::base();
-        let p = base.join(format!("plan-wt-{tag}-{}", std::process::id()));
-        let _ = scratch::remove_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        Scratch(std::fs::canonicalize(&p).unwrap())
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = scratch::remove_all(&self.0);
-    }
-}
+use scratch::Dir as Scratch;
 
 fn git(dir: &Path, args: &[&str]) {
     let out = Command::new("git")
