@@ -24,9 +24,7 @@ use upstream::{fake_upstream, settled};
 /// Landlock refuses the allowlist (see `landlock_refuses_the_allowlist_with_122`).
 const BACKENDS: [&str; 1] = ["bwrap"];
 
-fn bin() -> &'static str {
-    scratch::exe()
-}
+use scratch::exe as bin;
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()

@@ -11,9 +11,7 @@ use dcjail::completions::{generate, Shell};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn bin() -> &'static str {
-    scratch::exe()
-}
+use scratch::exe as bin;
 
 fn file(sh: Shell) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -27,9 +27,7 @@ use std::process::{Command, Output, Stdio};
 
 /// The dcjail the tests run: `scratch::exe` keeps it runnable wherever the
 /// checkout lives (landlock refuses a dcjail inside a writable root).
-fn bin() -> &'static str {
-    scratch::exe()
-}
+use scratch::exe as bin;
 const PY: &str = "/usr/bin/python3";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -186,6 +186,19 @@ impl Dir {
     }
 }
 
+impl AsRef<Path> for Dir {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for Dir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
 impl Drop for Dir {
     fn drop(&mut self) {
         remove(&self.0);
