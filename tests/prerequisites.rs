@@ -164,3 +164,58 @@ fn the_install_list_is_read_from_scripts_test_sh() {
         );
     }
 }
+
+/// Run by `the_requirement_check_fails_under_require_and_skips_visibly`
+/// in a child process (with PATH emptied): zsh, which scripts/test.sh
+/// installs, is missing there.
+#[test]
+#[ignore = "run by the_requirement_check_fails_under_require_and_skips_visibly"]
+fn probe_a_missing_program() {
+    assert!(!scratch::need("zsh"));
+    eprintln!("PROBE-CONTINUED");
+}
+
+/// `scratch::need` with zsh missing: under DCJAIL_TEST_REQUIRE=1 the test
+/// fails naming the install line; without it, it says SKIPPED with the same
+/// line and goes on.
+#[test]
+fn the_requirement_check_fails_under_require_and_skips_visibly() {
+    let me = std::env::current_exe().unwrap();
+    let run = |require: Option<&str>| {
+        let mut c = std::process::Command::new(&me);
+        c.args([
+            "--ignored",
+            "--exact",
+            "probe_a_missing_program",
+            "--nocapture",
+        ])
+        .env("PATH", "")
+        .env_remove("DCJAIL_TEST_REQUIRE");
+        if let Some(v) = require {
+            c.env("DCJAIL_TEST_REQUIRE", v);
+        }
+        let o = c.output().unwrap();
+        (
+            o.status.success(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (ok, err) = run(Some("1"));
+    assert!(!ok, "{err}");
+    assert!(
+        err.contains("missing prerequisite: `zsh` is not installed")
+            && err.contains("apt-get install -y zsh"),
+        "{err}"
+    );
+    assert!(!err.contains("PROBE-CONTINUED"), "{err}");
+    for require in [None, Some("0")] {
+        let (ok, err) = run(require);
+        assert!(ok, "{require:?}: {err}");
+        assert!(
+            err.contains("SKIPPED at tests/prerequisites.rs:")
+                && err.contains("apt-get install -y zsh")
+                && err.contains("PROBE-CONTINUED"),
+            "{require:?}: {err}"
+        );
+    }
+}
