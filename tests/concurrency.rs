@@ -21,9 +21,7 @@ use std::time::{Duration, Instant};
 
 /// The dcjail the tests run: `scratch::exe` keeps it runnable wherever the
 /// checkout lives (landlock refuses a dcjail inside a writable root).
-fn bin() -> &'static str {
-    scratch::exe()
-}
+use scratch::exe as bin;
 const RUNS: usize = 200;
 
 /// The tests here count this process's descriptors and the machine's

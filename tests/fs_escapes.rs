@@ -23,11 +23,6 @@ use scratch::exe as bin;
 
 use scratch::bwrap_works;
 
-/// The users a case runs as: root, and uid 65534 (`scratch::users`).
-fn users() -> Vec<bool> {
-    scratch::users().to_vec()
-}
-
 /// A scratch tree: `ws` (the workspace) and `out` (readable, never
 /// writable), owned by the user the case runs as.
 struct T {
@@ -95,14 +90,7 @@ impl T {
 
     /// `run` with the command's standard input given by the caller.
     fn run_with(&self, backend: Option<&str>, policy: &Path, script: &str, stdin: Stdio) -> Output {
-        let mut c = if self.nobody {
-            let mut c = Command::new("setpriv");
-            c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
-                .arg(bin());
-            c
-        } else {
-            Command::new(bin())
-        };
+        let mut c = scratch::user_command(self.nobody, bin());
         c.arg("--policy").arg(policy);
         match backend {
             Some(b) => c.args(["--backend", b]),
@@ -214,7 +202,7 @@ const META_ATTACKS: &[&str] = &[
 
 #[test]
 fn metadata_outside_the_writable_roots_never_changes() {
-    for nobody in users() {
+    for &nobody in scratch::users() {
         for attack in META_ATTACKS {
             let t = T::new("meta", nobody);
             let victim = t.out.join("victim");
@@ -293,7 +281,7 @@ const TRUNCATE_ATTACKS: &[&str] = &[
 /// mount, not the sandbox's read-only one.
 #[test]
 fn nothing_outside_the_writable_roots_or_protected_is_truncated() {
-    for nobody in users() {
+    for &nobody in scratch::users() {
         let t = T::new("trunc", nobody);
         let victim = t.out.join("by-stdin");
         let script = "python3 -c 'import os; os.truncate(\"/proc/self/fd/0\", 0)'; \
@@ -451,7 +439,7 @@ for what, f in [("truncate", lambda: os.truncate(f"/proc/self/fd/{n}", 0)),
         print(what, "refused", e.errno)
 print("RAN-TRUNC")
 "#;
-    for nobody in users() {
+    for &nobody in scratch::users() {
         let t = T::new("trunc-fd", nobody);
         let victim = t.out.join("handed");
         let reset = || {
@@ -556,7 +544,7 @@ fn the_callers_descriptors_reach_nothing_the_mounts_hold() {
     if !bwrap_works() {
         return;
     }
-    for nobody in users() {
+    for &nobody in scratch::users() {
         let t = T::new("stdio", nobody);
         let policy = t.root.join("policy-stdio.toml");
         std::fs::write(
@@ -628,7 +616,7 @@ fn every_name_of_a_protected_file_is_held_read_only() {
     if !bwrap_works() {
         return;
     }
-    for nobody in users() {
+    for &nobody in scratch::users() {
         let t = T::new("hlink", nobody);
         let policy = t.root.join("policy-hlink.toml");
         let kept = t.ws.join("kept.cfg");
@@ -724,7 +712,7 @@ fn a_unix_socket_is_never_bound_at_a_missing_protected_name() {
     if !bwrap_works() {
         return;
     }
-    for nobody in users() {
+    for &nobody in scratch::users() {
         let t = T::new("sockname", nobody);
         std::fs::create_dir_all(t.ws.join(".git/hooks")).unwrap();
         std::fs::create_dir_all(t.ws.join("sub")).unwrap();
@@ -835,7 +823,7 @@ fn a_second_path_through_a_bind_mount_is_held_and_masked_too() {
     if !scratch::root("mount --bind") || !bwrap_works() {
         return;
     }
-    for nobody in users() {
+    for &nobody in scratch::users() {
         let t = T::new("bindalias", nobody);
         let hooks = t.ws.join(".git/hooks");
         std::fs::create_dir_all(&hooks).unwrap();
@@ -968,7 +956,7 @@ fn a_second_path_through_a_bind_mount_is_held_and_masked_too() {
 fn metadata_inside_the_workspace_still_changes() {
     // chmod, touch, xattrs and cp -p are real work: they work where
     // writing does.
-    for nobody in users() {
+    for &nobody in scratch::users() {
         let t = T::new("metain", nobody);
         t.own();
         let policy = t.policy("workspace-write", false);
@@ -1088,7 +1076,7 @@ fn make_setid_tar(t: &T) {
 
 #[test]
 fn no_setuid_or_setgid_file_is_left_in_the_workspace() {
-    for nobody in users() {
+    for &nobody in scratch::users() {
         for attack in SETID_ATTACKS {
             let t = T::new("setid", nobody);
             make_setid_tar(&t);
@@ -1175,7 +1163,7 @@ fn a_missing_protected_name_cannot_be_created_by_any_call() {
     if !bwrap_works() {
         return;
     }
-    for nobody in users() {
+    for &nobody in scratch::users() {
         for attack in CREATE_ATTACKS {
             let t = T::new("create", nobody);
             bare_project(&t);
@@ -1255,7 +1243,7 @@ while time.time() < stop + 2:
         pass
 print("RAN-RACE", n)
 "#;
-    for nobody in users() {
+    for &nobody in scratch::users() {
         let t = T::new("race", nobody);
         bare_project(&t);
         std::fs::write(t.root.join("racer.py"), racer).unwrap();
@@ -1298,7 +1286,7 @@ fn the_command_sees_exactly_the_users_files_and_nothing_is_left_behind() {
     if !bwrap_works() {
         return;
     }
-    for nobody in users() {
+    for &nobody in scratch::users() {
         let t = T::new("invisible", nobody);
         bare_project(&t);
         t.own();
@@ -1450,7 +1438,7 @@ fn kill_tagged(tag: &str) {
 
 #[test]
 fn a_sigkilled_dcjail_leaves_no_process_behind() {
-    for nobody in users() {
+    for &nobody in scratch::users() {
         let t = T::new("sigkill", nobody);
         t.own();
         let policy = t.policy("read-only", false);

@@ -124,24 +124,21 @@ fn landlock_runs_with_no_new_privs_and_no_capabilities_as_nobody() {
     if !scratch::root("switch to uid 65534") {
         return;
     }
-    let o = Command::new("setpriv")
-        .args([
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            "--",
+    let o = scratch::command_as(
+        Path::new("/"),
+        true,
+        &[
             bin(),
             "--backend",
             "landlock",
             "--",
             "cat",
             "/proc/self/status",
-        ])
-        .current_dir("/")
-        .env_remove("DCJAIL_POLICY")
-        .env("HOME", "/nonexistent")
-        .output()
-        .unwrap();
+        ],
+    )
+    .env("HOME", "/nonexistent")
+    .output()
+    .unwrap();
     let out = text(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert!(out.contains("Uid:\t65534"), "{out}");

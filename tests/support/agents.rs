@@ -514,14 +514,7 @@ impl Session {
 
     /// The command that starts `program` as the session's user.
     fn command(&self, program: &Path) -> Command {
-        if self.user.switches() {
-            let mut c = Command::new("setpriv");
-            c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
-                .arg(program);
-            c
-        } else {
-            Command::new(program)
-        }
+        scratch::user_command(self.user.switches(), program)
     }
 
     /// `dcjail hook AGENT ARGS` (install, check) as the invoker, with the

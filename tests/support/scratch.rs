@@ -1,3 +1,10 @@
+//! What every test file shares (included as `#[path = "support/scratch.rs"]
+//! mod scratch;`): the scratch space (`fresh`, `Dir`, `remove`), the dcjail
+//! binary (`exe`), the users a test runs as (`users`, `user_command`,
+//! `command_as`) and the requirement check (`require`, `root`, `need`,
+//! `bwrap_works`), which fails a test whose prerequisite is missing under
+//! `DCJAIL_TEST_REQUIRE=1`. Test files keep no copies of these.
+//!
 //! Where tests make their scratch space. A test's assertion only holds where
 //! it is not undone by the policy itself: the escape and attack tests keep
 //! "outside" folders that must stay unwritable, so their base must not lie
