@@ -5,7 +5,7 @@
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 #[path = "support/scratch.rs"]
 mod scratch;
@@ -15,15 +15,7 @@ use scratch::exe as bin;
 /// a writable root of its own in workspace-write).
 use scratch::Dir as Tmp;
 
-fn dcjail(dir: &Path, args: &[&str]) -> Output {
-    Command::new(bin())
-        .args(args)
-        .current_dir(dir)
-        .env_remove("DCJAIL_POLICY")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
+use scratch::dcjail;
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()

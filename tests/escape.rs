@@ -1163,7 +1163,7 @@ fn cases() -> Vec<Case> {
                 let inner = if c.tag.contains("-control-") {
                     String::new()
                 } else {
-                    format!("env -u DCJAIL_POLICY {} -- ", env!("CARGO_BIN_EXE_dcjail"))
+                    format!("env -u DCJAIL_POLICY {} -- ", bin())
                 };
                 format!("{inner}sh -c 'touch nested-file; mkdir nested-dir; ln -s x nested-link'")
             },

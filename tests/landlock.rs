@@ -46,15 +46,7 @@ impl Scratch {
     }
 }
 
-fn dcjail(cwd: &Path, args: &[&str]) -> Output {
-    Command::new(bin())
-        .args(args)
-        .current_dir(cwd)
-        .env_remove("DCJAIL_POLICY")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
+use scratch::dcjail;
 
 /// `dcjail --backend landlock [extra] -- argv…`
 fn jailed(cwd: &Path, extra: &[&str], argv: &[&str]) -> Output {

@@ -12,15 +12,7 @@ use std::process::{Command, Output, Stdio};
 
 use scratch::exe as bin;
 
-fn dcjail(dir: &Path, args: &[&str]) -> Output {
-    Command::new(bin())
-        .args(args)
-        .current_dir(dir)
-        .env_remove("DCJAIL_POLICY")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
+use scratch::dcjail;
 
 /// `bash -c SCRIPT` with `$BIN` set to dcjail: the way a caller hands a
 /// descriptor over (`3< file`, `3< <(...)`, a here-document).

@@ -31,7 +31,7 @@ fn is_dir_name(n: &str) -> bool {
 }
 
 fn run(ws: &Path, backend: &str, script: &str) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dcjail"))
+    Command::new(scratch::exe())
         .args([
             "--backend",
             backend,

@@ -117,7 +117,7 @@ mod linux {
     use dcjail::backend::obstacle::parse_profile;
     use std::process::Command;
 
-    const BIN: &str = env!("CARGO_BIN_EXE_dcjail");
+    use crate::scratch::exe as bin;
 
     #[test]
     fn dcjails_own_reader_of_apparmor_profiles_sees_what_the_profile_grants() {
@@ -135,7 +135,7 @@ mod linux {
         }
         let bwrap = dcjail::backend::bwrap::find(None).expect("a bwrap dcjail trusts");
         let bwrap = std::fs::canonicalize(bwrap).unwrap();
-        let o = Command::new(BIN)
+        let o = Command::new(bin())
             .args(["setup", "apparmor"])
             .output()
             .unwrap();
@@ -162,7 +162,7 @@ mod linux {
         let before = installed();
         let o = Command::new("setpriv")
             .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
-            .arg(BIN)
+            .arg(bin())
             .args(["setup", "apparmor", "--install"])
             .output()
             .unwrap();
@@ -192,7 +192,7 @@ mod linux {
             return;
         }
         assert!(!installed());
-        let o = Command::new(BIN)
+        let o = Command::new(bin())
             .args(["setup", "apparmor", "--install"])
             .output()
             .unwrap();

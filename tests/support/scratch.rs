@@ -503,6 +503,14 @@ pub fn command_as(cwd: &Path, nobody: bool, argv: &[&str]) -> Command {
     cmd
 }
 
+/// `dcjail ARGS…` in `dir` as the caller (`DCJAIL_POLICY` removed, stdin
+/// closed), run to its end.
+pub fn dcjail(dir: &Path, args: &[&str]) -> std::process::Output {
+    let mut cmd = command_as(dir, false, &[exe()]);
+    cmd.args(args);
+    cmd.output().expect("run dcjail")
+}
+
 /// `command_as`, run for at most 60 seconds.
 pub fn run_as(cwd: &Path, nobody: bool, argv: &[&str]) -> std::process::Output {
     output_within(command_as(cwd, nobody, argv), 60)
