@@ -249,8 +249,8 @@ fn as_str(v: &Value) -> &str {
 
 #[test]
 fn vim_s_viminfo_is_a_file_and_gets_no_directory_made() {
-    need("vim");
-    let v = Command::new("vim").arg("--version").output().unwrap();
+    need("vim.basic");
+    let v = Command::new("vim.basic").arg("--version").output().unwrap();
     assert!(
         String::from_utf8_lossy(&v.stdout).contains("+viminfo"),
         "this vim keeps no viminfo (vim-tiny?): scripts/test.sh installs vim"
@@ -262,7 +262,7 @@ fn vim_s_viminfo_is_a_file_and_gets_no_directory_made() {
             let t = Tree::new(&format!("vim-{existing}"), nobody);
             std::fs::write(t.ws().join("f.txt"), "one\ntwo\n").unwrap();
             t.own();
-            let vim = ["vim", "-N", "-es", "-c", "1d", "-c", "wq", "f.txt"];
+            let vim = ["vim.basic", "-N", "-es", "-c", "1d", "-c", "wq", "f.txt"];
             if existing {
                 t.host(&vim);
                 assert!(t.home().join(".viminfo").is_file());

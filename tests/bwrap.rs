@@ -7,91 +7,57 @@ mod scratch;
 
 use std::io::Read;
 use std::net::{TcpListener, UdpSocket};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 /// The dcjail the tests run: `scratch::exe` keeps it runnable wherever the
 /// checkout lives (landlock refuses a dcjail inside a writable root).
-fn bin() -> &'static str {
-    scratch::exe()
-}
+use scratch::exe as bin;
 const PY: &str = "/usr/bin/python3";
 
 /// A scratch directory outside /tmp (which is a writable root itself),
 /// removed on drop.
-struct Scratch(PathBuf);
+use scratch::Dir as Scratch;
 
-impl Scratch {
-    fn new(tag: &str) -> Scratch {
-        static N: AtomicU32 = AtomicU32::new(0);
-        let base = scratch::base();
-        let p = base.join(format!(
-            "bw-{tag}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::SeqCst)
-        ));
-        let _ = scratch::remove_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        Scratch(std::fs::canonicalize(&p).unwrap())
-    }
-    fn path(&self) -> &Path {
-        &self.0
-    }
-    fn join(&self, s: &str) -> PathBuf {
-        self.0.join(s)
-    }
-    fn git(tag: &str) -> Scratch {
-        let s = Scratch::new(tag);
-        let ok = Command::new("git")
-            .args(["init", "-q"])
-            .current_dir(s.path())
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok);
-        std::fs::create_dir_all(s.join(".git/hooks")).unwrap();
-        s
-    }
-    fn give_to_nobody(&self) {
-        let ok = Command::new("chown")
-            .args(["-R", "65534:65534"])
-            .arg(self.path())
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok);
-    }
+/// A scratch git repository with a `.git/hooks` directory.
+fn git_scratch(tag: &str) -> Scratch {
+    let s = Scratch::new(tag);
+    let ok = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(s.path())
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    std::fs::create_dir_all(s.join(".git/hooks")).unwrap();
+    s
 }
 
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = scratch::remove_all(&self.0);
-    }
-}
-
-fn is_root() -> bool {
-    unsafe { libc::geteuid() == 0 }
+fn give_to_nobody(s: &Scratch) {
+    let ok = Command::new("chown")
+        .args(["-R", "65534:65534"])
+        .arg(s.path())
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
 }
 
 /// dcjail with `--backend bwrap`, in `dir`, as root or as `nobody`.
 fn jail(dir: &Path, opts: &[&str], cmd: &[&str], as_nobody: bool) -> Output {
-    let mut c = if as_nobody {
-        let mut c = Command::new("setpriv");
-        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
-            .arg(bin());
+    let argv: Vec<&str> = [bin(), "--backend", "bwrap"]
+        .into_iter()
+        .chain(opts.iter().copied())
+        .chain(["--"])
+        .chain(cmd.iter().copied())
+        .collect();
+    let mut c = scratch::command_as(dir, as_nobody, &argv);
+    if as_nobody {
         // Not the workspace: a workspace at the home directory is held
         // read-only by class; root's own home is closed to uid 65534.
         c.env("HOME", "/nonexistent");
-        c
-    } else {
-        Command::new(bin())
-    };
-    c.arg("--backend").arg("bwrap");
-    c.args(opts).arg("--").args(cmd).current_dir(dir);
-    c.env_remove("DCJAIL_POLICY");
-    c.stdin(Stdio::null());
+    }
     c.output().unwrap()
 }
 
@@ -109,23 +75,14 @@ fn text(o: &Output) -> String {
 
 const WW: &[&str] = &["--sandbox-mode", "workspace-write"];
 
-fn users() -> Vec<bool> {
-    if is_root() {
-        vec![false, true]
-    } else {
-        eprintln!("note: not root, the `nobody` half of this test is skipped");
-        vec![false]
-    }
-}
-
 #[test]
 fn write_outside_the_workspace_leaves_no_file() {
-    for nobody in users() {
+    for &nobody in scratch::users() {
         let ws = Scratch::new("ws");
         let out = Scratch::new("out");
         if nobody {
-            ws.give_to_nobody();
-            out.give_to_nobody();
+            give_to_nobody(&ws);
+            give_to_nobody(&out);
         }
         let target = out.join("escaped");
         let o = jail(
@@ -352,10 +309,10 @@ fn io_uring_setup_is_refused() {
 
 #[test]
 fn no_new_privs_and_no_capabilities_as_root_and_as_nobody() {
-    for nobody in users() {
+    for &nobody in scratch::users() {
         let ws = Scratch::new("caps");
         if nobody {
-            ws.give_to_nobody();
+            give_to_nobody(&ws);
         }
         let o = jail(ws.path(), &[], &["cat", "/proc/self/status"], nobody);
         let t = text(&o);
@@ -371,12 +328,12 @@ fn no_new_privs_and_no_capabilities_as_root_and_as_nobody() {
 
 #[test]
 fn protected_git_paths_stay_read_only_while_siblings_write() {
-    for nobody in users() {
-        let ws = Scratch::git("prot");
+    for &nobody in scratch::users() {
+        let ws = git_scratch("prot");
         std::fs::write(ws.join(".git/hooks/pre-commit"), "#!/bin/sh\nexit 0\n").unwrap();
         let config_before = std::fs::read(ws.join(".git/config")).unwrap();
         if nobody {
-            ws.give_to_nobody();
+            give_to_nobody(&ws);
         }
         let o = jail(
             ws.path(),
@@ -405,10 +362,10 @@ fn protected_git_paths_stay_read_only_while_siblings_write() {
 
 #[test]
 fn missing_protected_paths_cannot_be_created_and_leave_nothing_behind() {
-    for nobody in users() {
+    for &nobody in scratch::users() {
         let ws = Scratch::new("missing");
         if nobody {
-            ws.give_to_nobody();
+            give_to_nobody(&ws);
         }
         let before: Vec<_> = std::fs::read_dir(ws.path()).unwrap().collect();
         assert!(before.is_empty());
@@ -436,7 +393,7 @@ fn missing_protected_paths_cannot_be_created_and_leave_nothing_behind() {
 
 #[test]
 fn renaming_git_away_to_write_hooks_fails() {
-    let ws = Scratch::git("rename");
+    let ws = git_scratch("rename");
     let o = sh(
         ws.path(),
         WW,
@@ -451,7 +408,7 @@ fn renaming_git_away_to_write_hooks_fails() {
 
 #[test]
 fn hard_linking_a_protected_file_gives_no_write_access() {
-    let ws = Scratch::git("hardlink");
+    let ws = git_scratch("hardlink");
     let before = std::fs::read(ws.join(".git/config")).unwrap();
     let o = sh(
         ws.path(),
@@ -649,7 +606,7 @@ fn stage2_cannot_be_invoked_by_hand_with_a_layer_of_ones_own() {
 
 #[test]
 fn explain_shows_the_bwrap_argv_and_auto_prefers_bwrap() {
-    let ws = Scratch::git("explain");
+    let ws = git_scratch("explain");
     let o = Command::new(bin())
         .args(["explain", "--sandbox-mode", "workspace-write", "--", "true"])
         .current_dir(ws.path())
@@ -776,7 +733,7 @@ fn a_policy_with_a_thousand_paths_goes_through_args_fd() {
 
 #[test]
 fn a_symlink_in_the_workspace_pointing_at_a_protected_path_gives_no_write_access() {
-    let ws = Scratch::git("symprot");
+    let ws = git_scratch("symprot");
     let before = std::fs::read(ws.join(".git/config")).unwrap();
     let o = sh(
         ws.path(),
@@ -794,7 +751,7 @@ fn a_symlink_in_the_workspace_pointing_at_a_protected_path_gives_no_write_access
 
 #[test]
 fn a_gitdir_pointer_file_cannot_be_swapped_for_a_directory_with_hooks() {
-    let main = Scratch::git("main");
+    let main = git_scratch("main");
     let git = |dir: &Path, args: &[&str]| {
         let ok = Command::new("git")
             .args(["-c", "user.name=t", "-c", "user.email=t@t"])
@@ -849,8 +806,7 @@ fn explain_says_the_embedded_stub_is_the_second_stage() {
 /// sets it in a namespace of its own, never on the machine.
 #[test]
 fn where_memfds_cannot_execute_dcjail_itself_applies_the_same_layer() {
-    if !is_root() {
-        eprintln!("note: needs root for a pid namespace of its own; skipped");
+    if !scratch::root("make a pid namespace of its own") {
         return;
     }
     let ws = Scratch::new("noexecmemfd");

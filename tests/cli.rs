@@ -5,43 +5,17 @@
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_dcjail")
-}
+#[path = "support/scratch.rs"]
+mod scratch;
 
-struct Tmp(PathBuf);
-impl Tmp {
-    fn new(tag: &str) -> Tmp {
-        let p = std::env::temp_dir().join(format!(
-            "dcjail-cli-{tag}-{}-{:?}",
-            std::process::id(),
-            std::time::SystemTime::now()
-        ));
-        let p = PathBuf::from(p.to_string_lossy().replace([' ', ':', '{', '}', ','], "_"));
-        std::fs::create_dir_all(&p).unwrap();
-        Tmp(std::fs::canonicalize(&p).unwrap())
-    }
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-impl Drop for Tmp {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use scratch::exe as bin;
+/// Scratch space under the checkout's target/ (never the system's /tmp,
+/// a writable root of its own in workspace-write).
+use scratch::Dir as Tmp;
 
-fn dcjail(dir: &Path, args: &[&str]) -> Output {
-    Command::new(bin())
-        .args(args)
-        .current_dir(dir)
-        .env_remove("DCJAIL_POLICY")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
+use scratch::dcjail;
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
@@ -109,7 +83,7 @@ fn refusals_print_one_line_exit_with_their_status_and_start_nothing() {
         (&["--mode", "nonsense"], 125, "usage-error"),
     ];
     for (i, (flags, status, reason)) in cases.iter().enumerate() {
-        let marker = t.path(&format!("marker-{i}"));
+        let marker = t.join(format!("marker-{i}"));
         let mut f = vec!["--no-sandbox"];
         f.extend_from_slice(flags);
         let o = run_touch(&t.0, &f, &marker);
@@ -117,7 +91,7 @@ fn refusals_print_one_line_exit_with_their_status_and_start_nothing() {
         assert!(!marker.exists(), "{reason}: the refused command ran");
     }
     // The control: the same command with nothing refusing does run.
-    let marker = t.path("marker-ok");
+    let marker = t.join("marker-ok");
     let o = run_touch(&t.0, &["--no-sandbox"], &marker);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(marker.exists());
@@ -135,7 +109,7 @@ fn permission_denied_message_quotes_the_rule() {
             "--rule",
             "Bash(touch:*)",
         ],
-        &t.path("m"),
+        &t.join("m"),
     );
     assert!(stderr(&o).contains("Bash(touch:*)"), "{}", stderr(&o));
 }
@@ -143,7 +117,7 @@ fn permission_denied_message_quotes_the_rule() {
 #[test]
 fn unenforceable_sandbox_is_refused_with_122_before_anything_runs() {
     let t = Tmp::new("unavail");
-    let marker = t.path("marker");
+    let marker = t.join("marker");
     // Seatbelt can never run on Linux: a sandbox asked for and not enforceable.
     let o = run_touch(&t.0, &["--backend", "seatbelt"], &marker);
     assert_refused(&o, 122, "sandbox-unavailable");
@@ -154,7 +128,7 @@ fn unenforceable_sandbox_is_refused_with_122_before_anything_runs() {
 #[test]
 fn bypass_permissions_still_passes_through_the_sandbox_gate() {
     let t = Tmp::new("bypass");
-    let marker = t.path("marker");
+    let marker = t.join("marker");
     let o = run_touch(
         &t.0,
         &["--mode", "bypassPermissions", "--backend", "seatbelt"],
@@ -167,7 +141,7 @@ fn bypass_permissions_still_passes_through_the_sandbox_gate() {
 #[test]
 fn bypass_with_sandbox_off_and_no_worktree_warns_once_and_runs() {
     let t = Tmp::new("bypasswarn");
-    let marker = t.path("marker");
+    let marker = t.join("marker");
     let o = run_touch(
         &t.0,
         &["--mode", "bypassPermissions", "--no-sandbox"],
@@ -186,12 +160,12 @@ fn bypass_with_sandbox_off_and_no_worktree_warns_once_and_runs() {
 #[test]
 fn sandbox_precheck_denies_declared_paths_quoting_them_as_written() {
     let t = Tmp::new("precheck");
-    std::fs::create_dir_all(t.path("home/.ssh")).unwrap();
-    std::fs::write(t.path("home/.ssh/id_rsa"), "KEY").unwrap();
-    let marker = t.path("marker");
+    std::fs::create_dir_all(t.join("home/.ssh")).unwrap();
+    std::fs::write(t.join("home/.ssh/id_rsa"), "KEY").unwrap();
+    let marker = t.join("marker");
     let mut c = Command::new(bin());
     c.current_dir(&t.0)
-        .env("HOME", t.path("home"))
+        .env("HOME", t.join("home"))
         .args([
             "--tool",
             "read",
@@ -281,25 +255,25 @@ fn refusal_priority_follows_the_gate_order() {
             "--path",
             "/etc/x",
         ],
-        &t.path("m"),
+        &t.join("m"),
     );
     assert_refused(&o, 120, "plan-blocked");
     let o = run_touch(
         &t.0,
         &["--permission", "deny", "--tool", "edit", "--path", "/etc/x"],
-        &t.path("m"),
+        &t.join("m"),
     );
     assert_refused(&o, 120, "permission-denied");
     let o = run_touch(
         &t.0,
         &["--approval", "none", "--tool", "edit", "--path", "/etc/x"],
-        &t.path("m"),
+        &t.join("m"),
     );
     assert_refused(&o, 121, "approval-required");
 }
 
 fn write_policy(t: &Tmp, name: &str, text: &[u8]) -> PathBuf {
-    let p = t.path(name);
+    let p = t.join(name);
     std::fs::write(&p, text).unwrap();
     p
 }
@@ -356,7 +330,7 @@ fn bad_policies_exit_125_naming_file_line_key_and_accepted_words() {
     ];
     for (name, text, needles) in cases {
         let p = write_policy(&t, name, text);
-        let marker = t.path("marker");
+        let marker = t.join("marker");
         let o = run_touch(
             &t.0,
             &["--no-sandbox", "--policy", p.to_str().unwrap()],
@@ -377,18 +351,18 @@ fn bad_policies_exit_125_naming_file_line_key_and_accepted_words() {
 #[test]
 fn policy_that_is_missing_a_directory_or_a_fifo_is_refused_without_hanging() {
     let t = Tmp::new("special");
-    let fifo = t.path("fifo.toml");
+    let fifo = t.join("fifo.toml");
     assert!(Command::new("mkfifo")
         .arg(&fifo)
         .status()
         .unwrap()
         .success());
     for (p, needle) in [
-        (t.path("missing.toml"), "No such file"),
+        (t.join("missing.toml"), "No such file"),
         (t.0.clone(), "directory"),
         (fifo, "FIFO"),
     ] {
-        let marker = t.path("marker");
+        let marker = t.join("marker");
         let o = run_touch(&t.0, &["--policy", p.to_str().unwrap()], &marker);
         assert_refused(&o, 125, "policy-error");
         assert!(stderr(&o).contains(needle), "{}", stderr(&o));
@@ -404,7 +378,7 @@ fn dcjail_policy_env_names_the_policy_and_flags_override_it() {
         "p.toml",
         b"mode = \"plan\"\n[sandbox]\nenabled = false\n",
     );
-    let marker = t.path("marker");
+    let marker = t.join("marker");
     let mut c = Command::new(bin());
     c.current_dir(&t.0)
         .env("DCJAIL_POLICY", &p)
@@ -428,7 +402,7 @@ fn a_policy_file_without_approval_needs_approval_for_bash() {
     // Schema defaults apply to a given file: approval = "none".
     let t = Tmp::new("schema");
     let p = write_policy(&t, "p.toml", b"[sandbox]\nenabled = false\n");
-    let marker = t.path("marker");
+    let marker = t.join("marker");
     let o = run_touch(&t.0, &["--policy", p.to_str().unwrap()], &marker);
     assert_refused(&o, 121, "approval-required");
     assert!(!marker.exists());
@@ -443,7 +417,7 @@ fn huge_policy_is_refused_not_parsed() {
     }
     text.extend_from_slice(b"]\n");
     let p = write_policy(&t, "huge.toml", &text);
-    let o = run_touch(&t.0, &["--policy", p.to_str().unwrap()], &t.path("m"));
+    let o = run_touch(&t.0, &["--policy", p.to_str().unwrap()], &t.join("m"));
     assert_refused(&o, 125, "policy-error");
     assert!(stderr(&o).contains("limit"), "{}", stderr(&o));
 }
@@ -477,7 +451,7 @@ fn explain_prints_the_decision_as_json_with_the_run_status() {
         ),
         (vec!["--timeout", "x"], "error", "usage-error", "", 125),
     ] {
-        let marker = t.path("m");
+        let marker = t.join("m");
         let mut args = vec!["explain"];
         args.extend(flags.iter());
         args.extend(["--", "touch", marker.to_str().unwrap()]);
@@ -513,9 +487,9 @@ fn explain_policy_errors_are_json_too() {
 fn plan_blocked_calls_are_appended_to_the_plan_card_0600() {
     use std::os::unix::fs::PermissionsExt;
     let t = Tmp::new("card");
-    let card = t.path("card.jsonl");
+    let card = t.join("card.jsonl");
     for i in 0..2 {
-        let marker = t.path(&format!("m{i}"));
+        let marker = t.join(format!("m{i}"));
         let o = run_touch(
             &t.0,
             &[
@@ -578,7 +552,7 @@ fn argv_reaches_the_command_byte_exact() {
         want.push(0);
     }
     assert_eq!(o.stdout, want);
-    assert!(!t.path("pwned").exists());
+    assert!(!t.join("pwned").exists());
     // Without `--`, the first word that is not an option starts the command.
     let o = Command::new(bin())
         .current_dir(&t.0)
@@ -594,13 +568,13 @@ fn missing_and_unexecutable_commands_exit_127_and_126() {
     let o = dcjail(&t.0, &["--no-sandbox", "--", "dcjail-no-such-command"]);
     assert_eq!(o.status.code(), Some(127));
     assert!(stderr(&o).contains("not found"));
-    let f = t.path("noexec.sh");
+    let f = t.join("noexec.sh");
     std::fs::write(&f, "#!/bin/sh\ntouch pwned\n").unwrap();
     let o = dcjail(&t.0, &["--no-sandbox", "--", f.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(126));
     let o = dcjail(&t.0, &["--no-sandbox", "--", t.0.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(126));
-    assert!(!t.path("pwned").exists());
+    assert!(!t.join("pwned").exists());
 }
 
 #[test]
@@ -631,7 +605,7 @@ fn exit_status_passes_through_and_signal_death_is_128_plus_n() {
 #[test]
 fn timeout_kills_the_whole_tree_and_exits_124() {
     let t = Tmp::new("timeout");
-    let marker = t.path("late");
+    let marker = t.join("late");
     let start = std::time::Instant::now();
     let script = format!("(sleep 3; touch '{}') & sleep 30", marker.display());
     let o = dcjail(
@@ -680,9 +654,9 @@ fn the_command_sees_dcjail_environment_variables() {
 #[test]
 fn worktree_gate_requires_a_git_worktree_and_makes_it_the_cwd() {
     let t = Tmp::new("wt");
-    let plain = t.path("plain");
+    let plain = t.join("plain");
     std::fs::create_dir_all(&plain).unwrap();
-    let marker = t.path("marker");
+    let marker = t.join("marker");
     let o = run_touch(
         &t.0,
         &["--no-sandbox", "--worktree", plain.to_str().unwrap()],
@@ -691,7 +665,7 @@ fn worktree_gate_requires_a_git_worktree_and_makes_it_the_cwd() {
     assert_refused(&o, 125, "policy-error");
     assert!(stderr(&o).contains("git worktree"));
     assert!(!marker.exists());
-    let repo = t.path("repo");
+    let repo = t.join("repo");
     assert!(Command::new("git")
         .args(["init", "-q"])
         .arg(&repo)
@@ -896,7 +870,7 @@ fn the_command_gets_default_sigpipe_like_any_program() {
 #[test]
 fn an_absurd_timeout_is_refused_naming_it_not_a_crash() {
     let t = Tmp::new("bigtimeout");
-    let marker = t.path("m");
+    let marker = t.join("m");
     let o = run_touch(
         &t.0,
         &["--no-sandbox", "--timeout", "18446744073709551615"],
@@ -923,7 +897,7 @@ fn an_absurd_timeout_is_refused_naming_it_not_a_crash() {
 #[test]
 fn report_is_written_for_a_run_with_the_sandbox_off_too() {
     let t = Tmp::new("report");
-    let report = t.path("r.json");
+    let report = t.join("r.json");
     let o = dcjail(
         &t.0,
         &[

@@ -1,16 +1,17 @@
 //! The committed completion scripts (`completions/`) are exactly what the
 //! generator makes from the clap definitions, offer every option `--help`
 //! shows (read from the real binary's help, not from the generator), and
-//! load and complete in their shells. zsh and fish parts skip with a note
-//! when that shell is not installed; bash is always required.
+//! load and complete in their shells. zsh, fish and bash are required
+//! (scripts/test.sh installs them; see `scratch::need`).
+
+#[path = "support/scratch.rs"]
+mod scratch;
 
 use dcjail::completions::{generate, Shell};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_dcjail")
-}
+use scratch::exe as bin;
 
 fn file(sh: Shell) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -20,15 +21,6 @@ fn file(sh: Shell) -> PathBuf {
 
 fn committed(sh: Shell) -> String {
     std::fs::read_to_string(file(sh)).unwrap()
-}
-
-fn have(shell: &str) -> bool {
-    Command::new(shell)
-        .arg("-c")
-        .arg("exit 0")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
 }
 
 #[test]
@@ -270,10 +262,10 @@ fn bash_script_parses_and_completes_options_values_and_subcommands() {
 
 #[test]
 fn zsh_script_parses_and_registers() {
-    if !have("zsh") {
-        eprintln!("note: zsh not installed; zsh completion test skipped");
+    if !scratch::need("zsh") {
         return;
     }
+    let home = scratch::Dir::new("completions-zsh-home");
     let f = file(Shell::Zsh);
     let o = Command::new("zsh").arg("-n").arg(&f).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -284,7 +276,7 @@ fn zsh_script_parses_and_registers() {
             "autoload -U compinit && compinit -u -D && source '{}' && print -r -- $_comps[dcjail]",
             f.display()
         ))
-        .env("HOME", std::env::temp_dir())
+        .env("HOME", home.path())
         .output()
         .unwrap();
     assert!(
@@ -297,10 +289,10 @@ fn zsh_script_parses_and_registers() {
 
 #[test]
 fn fish_script_parses_and_completes() {
-    if !have("fish") {
-        eprintln!("note: fish not installed; fish completion test skipped");
+    if !scratch::need("fish") {
         return;
     }
+    let home = scratch::Dir::new("completions-fish-home");
     let f = file(Shell::Fish);
     let o = Command::new("fish").arg("-n").arg(&f).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -330,7 +322,7 @@ fn fish_script_parses_and_completes() {
                 "source '{}'; complete --do-complete='{line}'",
                 f.display()
             ))
-            .env("HOME", std::env::temp_dir())
+            .env("HOME", home.path())
             .output()
             .unwrap();
         assert!(

@@ -15,15 +15,13 @@
 mod scratch;
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The dcjail the tests run: `scratch::exe` keeps it runnable wherever the
 /// checkout lives (landlock refuses a dcjail inside a writable root).
-fn bin() -> &'static str {
-    scratch::exe()
-}
+use scratch::exe as bin;
 const RUNS: usize = 200;
 
 /// The tests here count this process's descriptors and the machine's
@@ -46,27 +44,6 @@ const PROTECTED: &[&str] = &[
     ".dcjail",
     ".git",
 ];
-
-struct Root(PathBuf);
-
-impl Drop for Root {
-    fn drop(&mut self) {
-        // Only the directory this test made (outside /tmp), never a mount.
-        let _ = Command::new("rm")
-            .args(["-rf", "--one-file-system"])
-            .arg(&self.0)
-            .status();
-    }
-}
-
-fn bwrap_works() -> bool {
-    Command::new("bwrap")
-        .args(["--ro-bind", "/", "/", "--unshare-all", "true"])
-        .stderr(Stdio::null())
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false)
-}
 
 /// Every path under `dir`, relative, with a trailing `/` on directories.
 fn listing(dir: &Path) -> BTreeSet<String> {
@@ -202,15 +179,11 @@ echo "done $i"
 #[test]
 fn two_hundred_runs_at_once_are_correct_and_leave_nothing_behind() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    if !bwrap_works() {
-        eprintln!("note: bubblewrap cannot create namespaces here; concurrency test skipped");
+    if !scratch::bwrap_works() {
         return;
     }
-    let base = scratch::base();
-    let root = Root(base.join(format!("dcjail-conc-{}", std::process::id())));
-    let _ = scratch::remove_all(&root.0);
-    std::fs::create_dir_all(&root.0).unwrap();
-    let root_path = std::fs::canonicalize(&root.0).unwrap();
+    let root = scratch::Dir::new("dcjail-conc");
+    let root_path = root.0.clone();
     let ws = |name: &str| {
         let p = root_path.join(name);
         std::fs::create_dir_all(&p).unwrap();
@@ -393,14 +366,10 @@ fn two_hundred_runs_at_once_are_correct_and_leave_nothing_behind() {
 #[test]
 fn simultaneous_runs_on_a_fresh_workspace_leave_no_protected_name() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    if !bwrap_works() {
-        eprintln!("note: bubblewrap cannot create namespaces here; simultaneous-runs test skipped");
+    if !scratch::bwrap_works() {
         return;
     }
-    let base = scratch::base();
-    let root = Root(base.join(format!("dcjail-ph-race-{}", std::process::id())));
-    let _ = scratch::remove_all(&root.0);
-    std::fs::create_dir_all(&root.0).unwrap();
+    let root = scratch::Dir::new("dcjail-ph-race");
     let start = Instant::now();
     let (rounds, per_round) = (12, 20);
     let mut failures = Vec::new();

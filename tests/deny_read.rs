@@ -13,9 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-fn bin() -> &'static str {
-    scratch::exe()
-}
+use scratch::exe as bin;
 
 fn text(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr)
@@ -29,20 +27,19 @@ fn tmp_lock() -> std::sync::MutexGuard<'static, ()> {
     TMP.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn is_root() -> bool {
-    // SAFETY: geteuid never fails.
-    unsafe { libc::geteuid() == 0 }
-}
-
-/// Who runs dcjail: root, and uid 65534 when the tests run as root.
+/// Who runs dcjail: this user, and uid 65534 (`scratch::users`).
 fn users() -> Vec<u32> {
-    if is_root() {
-        vec![0, 65534]
-    } else {
-        eprintln!("note: not root, cannot switch to uid 65534; only this user is tested");
+    scratch::users()
+        .iter()
         // SAFETY: getuid never fails.
-        vec![unsafe { libc::getuid() }]
-    }
+        .map(|&nobody| {
+            if nobody {
+                65534
+            } else {
+                unsafe { libc::getuid() }
+            }
+        })
+        .collect()
 }
 
 fn chown_tree(p: &Path, uid: u32) {
@@ -59,29 +56,7 @@ fn chown_tree(p: &Path, uid: u32) {
 }
 
 /// A fresh scratch tree (outside /tmp), enterable by uid 65534.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(tag: &str) -> Scratch {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let d = scratch::fresh(&format!(
-            "deny-read-{tag}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::SeqCst)
-        ));
-        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).unwrap();
-        Scratch(d)
-    }
-    fn put(&self, rel: &str, content: &str) -> PathBuf {
-        put(&self.0.join(rel), content)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        scratch::remove(&self.0);
-    }
-}
+use scratch::Dir as Scratch;
 
 fn put(p: &Path, content: &str) -> PathBuf {
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
@@ -93,26 +68,18 @@ fn put(p: &Path, content: &str) -> PathBuf {
 /// `uid`, with HOME and TMPDIR as given.
 fn run_as(uid: u32, cwd: &Path, env: &[(&str, &Path)], dcjail: bool, args: &[&str]) -> Output {
     // SAFETY: getuid never fails.
-    let mut c = if uid != unsafe { libc::getuid() } {
-        let mut c = Command::new("setpriv");
-        c.args([
-            &format!("--reuid={uid}"),
-            &format!("--regid={uid}"),
-            "--clear-groups",
-            "--",
-        ]);
-        if dcjail {
-            c.arg(bin());
-        }
-        c
-    } else if dcjail {
-        Command::new(bin())
+    let nobody = uid != unsafe { libc::getuid() };
+    assert!(
+        !nobody || uid == 65534,
+        "uid {uid}: only 65534 is switched to"
+    );
+    let (program, rest) = if dcjail {
+        (bin(), args)
     } else {
-        let mut c = Command::new(args[0]);
-        c.args(&args[1..]);
-        return finish(c, cwd, env);
+        (args[0], &args[1..])
     };
-    c.args(args);
+    let mut c = scratch::user_command(nobody, program);
+    c.args(rest);
     finish(c, cwd, env)
 }
 
@@ -392,7 +359,7 @@ fn read_only(uid: u32, s: &Scratch, backend: Option<&str>, deny: &[&Path], scrip
 fn an_existing_hard_link_reads_nothing_on_either_backend() {
     for uid in users() {
         let s = Scratch::new("hardlink");
-        let key = s.put("private/key", "HARD-LINKED-SECRET");
+        let key = put(&s.join("private/key"), "HARD-LINKED-SECRET");
         // Another name in the workspace, one beside the secret, one in the
         // home directory.
         for other in ["ws/notes.txt", "private/alias", "home/backup"] {
@@ -488,13 +455,16 @@ impl Drop for Far {
 fn a_file_with_a_name_dcjail_cannot_find_is_refused_naming_it() {
     for uid in users() {
         let s = Scratch::new("lost-link");
-        let key = s.put("private/key", "LOST-LINK-SECRET");
-        let Some(far) = Far::new(&s, &key) else {
-            eprintln!(
-                "note: no directory outside dcjail's link search on this filesystem; skipped"
-            );
+        let key = put(&s.join("private/key"), "LOST-LINK-SECRET");
+        let far = Far::new(&s, &key);
+        if !scratch::require(
+            far.is_some(),
+            "a directory outside dcjail's link search on the scratch tree's filesystem",
+            "run the tests as root (a checkout under /tmp needs one made in /var)",
+        ) {
             return;
-        };
+        }
+        let far = far.unwrap();
         std::fs::create_dir_all(&far.0).unwrap();
         std::fs::hard_link(&key, far.0.join("hidden")).unwrap();
         chown_tree(&s.0, uid);
@@ -531,12 +501,11 @@ fn a_file_with_a_name_dcjail_cannot_find_is_refused_naming_it() {
 /// denied path itself. Root only (mount).
 #[test]
 fn a_bind_mount_beside_a_denied_directory_opens_neither_on_landlock() {
-    if !is_root() {
-        eprintln!("note: not root, cannot mount; skipped");
+    if !scratch::root("mount") {
         return;
     }
     let s = Scratch::new("bindmount");
-    s.put("srv/secret/key", "BOUND-SECRET");
+    put(&s.join("srv/secret/key"), "BOUND-SECRET");
     std::fs::create_dir_all(s.0.join("srv/public")).unwrap();
     let (secret, public) = (s.0.join("srv/secret"), s.0.join("srv/public"));
     assert!(Command::new("mount")
@@ -727,8 +696,7 @@ fn bwrap_the_parent_of_a_denied_file_cannot_be_renamed_for_the_next_run() {
 #[test]
 fn another_users_files_in_tmp_never_make_a_run_refuse() {
     let _tmp = tmp_lock();
-    if !is_root() {
-        eprintln!("note: not root, cannot make another user's files; skipped");
+    if !scratch::root("make another user's files") {
         return;
     }
     for (uid, other) in [(0, 65534), (65534, 0)] {

@@ -27,9 +27,7 @@ use std::process::{Command, Output, Stdio};
 
 /// The dcjail the tests run: `scratch::exe` keeps it runnable wherever the
 /// checkout lives (landlock refuses a dcjail inside a writable root).
-fn bin() -> &'static str {
-    scratch::exe()
-}
+use scratch::exe as bin;
 const PY: &str = "/usr/bin/python3";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,20 +35,6 @@ enum Sim {
     UsernsLimitZero,
     DockerSeccomp,
     LandlockRefused,
-}
-
-fn is_root() -> bool {
-    // SAFETY: geteuid never fails.
-    unsafe { libc::geteuid() == 0 }
-}
-
-fn users() -> Vec<bool> {
-    if is_root() {
-        vec![false, true]
-    } else {
-        eprintln!("note: not root, the `nobody` half of this test is skipped");
-        vec![false]
-    }
 }
 
 // ------------------------------------------------------------ seccomp
@@ -277,14 +261,7 @@ impl Drop for Dir {
     }
 }
 
-fn text(o: &Output) -> String {
-    format!(
-        "status {:?}\nstdout: {}\nstderr: {}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use scratch::text;
 
 fn json(o: &Output) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(o)))
@@ -327,7 +304,7 @@ fn assert_no_marker(dir: &Path, what: &str) {
 /// enforces, and `--backend bwrap`, are refused naming the obstacle;
 /// doctor says degraded, exit 0, with the obstacle's check and fix.
 fn bwrap_stopped_landlock_runs(sim: Sim, words: &str, fix_words: &str) {
-    for nobody in users() {
+    for &nobody in scratch::users() {
         let who = if nobody { "nobody" } else { "root" };
         let d = Dir::new(&format!("{sim:?}"), nobody);
         let dir = d.ws.as_path();
@@ -442,7 +419,7 @@ fn under_a_docker_like_seccomp_profile_auto_uses_landlock_and_refuses_what_needs
 fn with_landlock_refused_every_sandboxed_run_is_refused_and_nothing_starts() {
     let sim = Sim::LandlockRefused;
     let words = "landlock_create_ruleset failed with ENOSYS under a seccomp filter";
-    for nobody in users() {
+    for &nobody in scratch::users() {
         let who = if nobody { "nobody" } else { "root" };
         let d = Dir::new("landlock-refused", nobody);
         let dir = d.ws.as_path();
@@ -519,8 +496,15 @@ fn with_landlock_refused_every_sandboxed_run_is_refused_and_nothing_starts() {
 /// differences above come from the environments, not from the commands.
 #[test]
 fn outside_the_simulations_auto_uses_bwrap() {
-    if dcjail_plain(&["doctor", "--json"]).status.code() != Some(0) {
-        eprintln!("note: bwrap does not work here; nothing to compare with");
+    let doctor = dcjail_plain(&["doctor", "--json"]);
+    if !scratch::require(
+        doctor.status.code() == Some(0),
+        &format!(
+            "bubblewrap works here (`dcjail doctor`): {}",
+            String::from_utf8_lossy(&doctor.stdout)
+        ),
+        "install it with: apt-get install -y bubblewrap (Ubuntu 24.04: dcjail setup apparmor --install)",
+    ) {
         return;
     }
     let v = json(&dcjail_plain(&["explain", "--", "true"]));
@@ -544,12 +528,7 @@ fn dcjail_plain(args: &[&str]) -> Output {
 /// installed", and `auto` uses landlock.
 #[test]
 fn in_a_user_namespace_without_root_bwrap_is_named_untrusted_not_missing() {
-    if !is_root() {
-        eprintln!("note: not root, cannot switch to nobody; skipped");
-        return;
-    }
-    if dcjail::backend::bwrap::find(None).is_err() {
-        eprintln!("note: no bwrap here; skipped");
+    if !scratch::root("switch to uid 65534") || !scratch::need("bwrap") {
         return;
     }
     let d = Dir::new("unmapped-root", true);

@@ -20,9 +20,7 @@ use std::time::Duration;
 const PY: &str = "/usr/bin/python3";
 const BACKENDS: &[&str] = &["bwrap", "landlock"];
 
-fn bin() -> &'static str {
-    scratch::exe()
-}
+use scratch::exe as bin;
 
 /// A fresh directory tree per run: `ws` (the workspace, writable),
 /// `outside` (readable, never writable), `ws/private` and `private`
@@ -117,33 +115,11 @@ impl Ctx {
 }
 
 impl Drop for Ctx {
-    /// Cleans up without ever leaving the test tree: anything a control run
-    /// mounted under it is detached first, and the removal does not cross
-    /// file systems (a bind mount of `/` left behind must not be followed).
+    /// Cleans up without ever leaving the test tree: `scratch::remove`
+    /// detaches anything a control run mounted under it first and does not
+    /// cross file systems (a bind mount of `/` left behind is not followed).
     fn drop(&mut self) {
-        let base = scratch::base();
-        if !self
-            .root
-            .starts_with(std::fs::canonicalize(&base).unwrap_or(base))
-        {
-            return;
-        }
-        if let Ok(info) = std::fs::read_to_string("/proc/self/mountinfo") {
-            let mut points: Vec<&str> = info
-                .lines()
-                .filter_map(|l| l.split(' ').nth(4))
-                .filter(|m| Path::new(m).starts_with(&self.root))
-                .collect();
-            points.sort_by_key(|m| std::cmp::Reverse(m.len()));
-            for m in points {
-                let _ = Command::new("umount").arg("-l").arg(m).status();
-            }
-        }
-        let _ = Command::new("rm")
-            .arg("-rf")
-            .arg("--one-file-system")
-            .arg(&self.root)
-            .status();
+        scratch::remove(&self.root);
     }
 }
 
@@ -1195,7 +1171,7 @@ fn cases() -> Vec<Case> {
                 let inner = if c.tag.contains("-control-") {
                     String::new()
                 } else {
-                    format!("env -u DCJAIL_POLICY {} -- ", env!("CARGO_BIN_EXE_dcjail"))
+                    format!("env -u DCJAIL_POLICY {} -- ", bin())
                 };
                 format!("{inner}sh -c 'touch nested-file; mkdir nested-dir; ln -s x nested-link'")
             },

@@ -19,31 +19,9 @@ use std::time::{Duration, Instant};
 
 /// The dcjail the tests run: `scratch::exe` keeps it runnable wherever the
 /// checkout lives (landlock refuses a dcjail inside a writable root).
-fn bin() -> &'static str {
-    scratch::exe()
-}
+use scratch::exe as bin;
 
-fn is_root() -> bool {
-    // SAFETY: geteuid never fails.
-    unsafe { libc::geteuid() == 0 }
-}
-
-fn bwrap_works() -> bool {
-    Command::new("bwrap")
-        .args(["--ro-bind", "/", "/", "--unshare-user", "--", "true"])
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-/// The users a case runs as: root, and uid 65534 when we are root.
-fn users() -> Vec<bool> {
-    if is_root() {
-        vec![false, true]
-    } else {
-        vec![false]
-    }
-}
+use scratch::bwrap_works;
 
 /// A scratch tree: `ws` (the workspace) and `out` (readable, never
 /// writable), owned by the user the case runs as.
@@ -112,14 +90,7 @@ impl T {
 
     /// `run` with the command's standard input given by the caller.
     fn run_with(&self, backend: Option<&str>, policy: &Path, script: &str, stdin: Stdio) -> Output {
-        let mut c = if self.nobody {
-            let mut c = Command::new("setpriv");
-            c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
-                .arg(bin());
-            c
-        } else {
-            Command::new(bin())
-        };
+        let mut c = scratch::user_command(self.nobody, bin());
         c.arg("--policy").arg(policy);
         match backend {
             Some(b) => c.args(["--backend", b]),
@@ -231,7 +202,7 @@ const META_ATTACKS: &[&str] = &[
 
 #[test]
 fn metadata_outside_the_writable_roots_never_changes() {
-    for nobody in users() {
+    for &nobody in scratch::users() {
         for attack in META_ATTACKS {
             let t = T::new("meta", nobody);
             let victim = t.out.join("victim");
@@ -248,11 +219,14 @@ fn metadata_outside_the_writable_roots_never_changes() {
             let ro = t.policy("read-only", false);
             let o = t.run(None, &ro, &script);
             let after = meta(&victim);
-            if before == after {
-                eprintln!(
-                    "note: `{attack}` changes nothing here even unsandboxed ({}): skipped",
+            if !scratch::require(
+                before != after,
+                &format!(
+                    "`{attack}` to change the file without dcjail (the control; {})",
                     text(&o).trim()
-                );
+                ),
+                "a scratch file system with user xattrs and inode flags (ext4, xfs, btrfs) under target/",
+            ) {
                 continue;
             }
             for mode in ["read-only", "workspace-write"] {
@@ -307,7 +281,7 @@ const TRUNCATE_ATTACKS: &[&str] = &[
 /// mount, not the sandbox's read-only one.
 #[test]
 fn nothing_outside_the_writable_roots_or_protected_is_truncated() {
-    for nobody in users() {
+    for &nobody in scratch::users() {
         let t = T::new("trunc", nobody);
         let victim = t.out.join("by-stdin");
         let script = "python3 -c 'import os; os.truncate(\"/proc/self/fd/0\", 0)'; \
@@ -465,7 +439,7 @@ for what, f in [("truncate", lambda: os.truncate(f"/proc/self/fd/{n}", 0)),
         print(what, "refused", e.errno)
 print("RAN-TRUNC")
 "#;
-    for nobody in users() {
+    for &nobody in scratch::users() {
         let t = T::new("trunc-fd", nobody);
         let victim = t.out.join("handed");
         let reset = || {
@@ -568,10 +542,9 @@ print("RAN-TRUNC")
 #[test]
 fn the_callers_descriptors_reach_nothing_the_mounts_hold() {
     if !bwrap_works() {
-        eprintln!("note: bwrap cannot run here: skipped");
         return;
     }
-    for nobody in users() {
+    for &nobody in scratch::users() {
         let t = T::new("stdio", nobody);
         let policy = t.root.join("policy-stdio.toml");
         std::fs::write(
@@ -641,10 +614,9 @@ fn the_callers_descriptors_reach_nothing_the_mounts_hold() {
 #[test]
 fn every_name_of_a_protected_file_is_held_read_only() {
     if !bwrap_works() {
-        eprintln!("note: bwrap cannot run here: skipped");
         return;
     }
-    for nobody in users() {
+    for &nobody in scratch::users() {
         let t = T::new("hlink", nobody);
         let policy = t.root.join("policy-hlink.toml");
         let kept = t.ws.join("kept.cfg");
@@ -738,10 +710,9 @@ fn every_name_of_a_protected_file_is_held_read_only() {
 #[test]
 fn a_unix_socket_is_never_bound_at_a_missing_protected_name() {
     if !bwrap_works() {
-        eprintln!("note: bwrap cannot run here: skipped");
         return;
     }
-    for nobody in users() {
+    for &nobody in scratch::users() {
         let t = T::new("sockname", nobody);
         std::fs::create_dir_all(t.ws.join(".git/hooks")).unwrap();
         std::fs::create_dir_all(t.ws.join("sub")).unwrap();
@@ -849,11 +820,10 @@ impl Drop for Bind {
 /// runs, and neither the write nor the read lands. The controls do both.
 #[test]
 fn a_second_path_through_a_bind_mount_is_held_and_masked_too() {
-    if !is_root() || !bwrap_works() {
-        eprintln!("note: needs root (mount --bind) and bwrap: skipped");
+    if !scratch::root("mount --bind") || !bwrap_works() {
         return;
     }
-    for nobody in users() {
+    for &nobody in scratch::users() {
         let t = T::new("bindalias", nobody);
         let hooks = t.ws.join(".git/hooks");
         std::fs::create_dir_all(&hooks).unwrap();
@@ -867,13 +837,8 @@ fn a_second_path_through_a_bind_mount_is_held_and_masked_too() {
         };
         reset();
         let tmpdir = t.root.join("tmpdir");
-        let Some(_ws_alias) = Bind::new(&t.ws, &tmpdir.join("alias")) else {
-            eprintln!("note: mount --bind failed: skipped");
-            return;
-        };
-        let Some(_sec_alias) = Bind::new(&sec, &t.root.join("sa")) else {
-            return;
-        };
+        let _ws_alias = Bind::new(&t.ws, &tmpdir.join("alias")).expect("mount --bind");
+        let _sec_alias = Bind::new(&sec, &t.root.join("sa")).expect("mount --bind");
         let a = tmpdir.join("alias");
         let write = format!(
             "echo pwned >> {a}/.bashrc; echo pwned >> {a}/.git/hooks/pre-commit; echo RAN",
@@ -914,9 +879,7 @@ fn a_second_path_through_a_bind_mount_is_held_and_masked_too() {
         std::fs::create_dir_all(&vendor).unwrap();
         std::fs::write(vendor.join("lib.rs"), "// kept\n").unwrap();
         t.own();
-        let Some(_vendor_alias) = Bind::new(&vendor, &tmpdir.join("valias")) else {
-            return;
-        };
+        let _vendor_alias = Bind::new(&vendor, &tmpdir.join("valias")).expect("mount --bind");
         let dw = t.root.join("policy-bind-dw.toml");
         std::fs::write(
             &dw,
@@ -993,7 +956,7 @@ fn a_second_path_through_a_bind_mount_is_held_and_masked_too() {
 fn metadata_inside_the_workspace_still_changes() {
     // chmod, touch, xattrs and cp -p are real work: they work where
     // writing does.
-    for nobody in users() {
+    for &nobody in scratch::users() {
         let t = T::new("metain", nobody);
         t.own();
         let policy = t.policy("workspace-write", false);
@@ -1018,7 +981,7 @@ fn metadata_inside_the_workspace_still_changes() {
 
 #[test]
 fn device_nodes_keep_their_metadata_even_for_root() {
-    if !is_root() {
+    if !scratch::root("change a device node's metadata") {
         return;
     }
     let t = T::new("dev", false);
@@ -1113,7 +1076,7 @@ fn make_setid_tar(t: &T) {
 
 #[test]
 fn no_setuid_or_setgid_file_is_left_in_the_workspace() {
-    for nobody in users() {
+    for &nobody in scratch::users() {
         for attack in SETID_ATTACKS {
             let t = T::new("setid", nobody);
             make_setid_tar(&t);
@@ -1198,10 +1161,9 @@ const CREATE_ATTACKS: &[&str] = &[
 #[test]
 fn a_missing_protected_name_cannot_be_created_by_any_call() {
     if !bwrap_works() {
-        eprintln!("note: bubblewrap cannot create namespaces here; skipped");
         return;
     }
-    for nobody in users() {
+    for &nobody in scratch::users() {
         for attack in CREATE_ATTACKS {
             let t = T::new("create", nobody);
             bare_project(&t);
@@ -1281,7 +1243,7 @@ while time.time() < stop + 2:
         pass
 print("RAN-RACE", n)
 "#;
-    for nobody in users() {
+    for &nobody in scratch::users() {
         let t = T::new("race", nobody);
         bare_project(&t);
         std::fs::write(t.root.join("racer.py"), racer).unwrap();
@@ -1324,7 +1286,7 @@ fn the_command_sees_exactly_the_users_files_and_nothing_is_left_behind() {
     if !bwrap_works() {
         return;
     }
-    for nobody in users() {
+    for &nobody in scratch::users() {
         let t = T::new("invisible", nobody);
         bare_project(&t);
         t.own();
@@ -1348,7 +1310,7 @@ fn the_command_sees_exactly_the_users_files_and_nothing_is_left_behind() {
 
 #[test]
 fn nothing_is_made_in_tmp_whose_protected_names_stay_uncreatable() {
-    if !is_root() || !bwrap_works() {
+    if !scratch::root("make a mount namespace with a /tmp of its own") || !bwrap_works() {
         return;
     }
     // A /tmp of its own (a private mount namespace), so that nothing else
@@ -1389,7 +1351,7 @@ ls -A /tmp | tr '\n' ' '"#,
 
 #[test]
 fn another_users_tmp_git_neither_redirects_nor_refuses_roots_runs() {
-    if !is_root() || !bwrap_works() {
+    if !scratch::root("make a mount namespace with a /tmp of its own") || !bwrap_works() {
         return;
     }
     // In a private mount namespace with its own /tmp, uid 65534 owns
@@ -1476,7 +1438,7 @@ fn kill_tagged(tag: &str) {
 
 #[test]
 fn a_sigkilled_dcjail_leaves_no_process_behind() {
-    for nobody in users() {
+    for &nobody in scratch::users() {
         let t = T::new("sigkill", nobody);
         t.own();
         let policy = t.policy("read-only", false);

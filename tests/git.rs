@@ -6,34 +6,13 @@
 #[path = "support/scratch.rs"]
 mod scratch;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-fn bin() -> &'static str {
-    scratch::exe()
-}
+use scratch::exe as bin;
 
 /// A scratch directory outside /tmp (which is writable in workspace-write).
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(tag: &str) -> Scratch {
-        let p = scratch::base().join(format!("git-{tag}-{}", std::process::id()));
-        let _ = scratch::remove_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        Scratch(std::fs::canonicalize(p).unwrap())
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = Command::new("rm")
-            .arg("-rf")
-            .arg("--one-file-system")
-            .arg(&self.0)
-            .status();
-    }
-}
+use scratch::Dir as Scratch;
 
 fn git(dir: &Path, args: &[&str]) -> String {
     let o = Command::new("git")

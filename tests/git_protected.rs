@@ -15,9 +15,7 @@ use std::process::{Command, Output, Stdio};
 
 /// The dcjail the tests run: `scratch::exe` keeps it runnable wherever the
 /// checkout lives (landlock refuses a dcjail inside a writable root).
-fn bin() -> &'static str {
-    scratch::exe()
-}
+use scratch::exe as bin;
 
 struct World {
     dir: PathBuf,
@@ -107,19 +105,7 @@ impl World {
     }
 
     fn as_user(&self, program: &str) -> Command {
-        let mut c = if self.nobody && self.handed {
-            let mut c = Command::new("setpriv");
-            c.args([
-                "--reuid=65534",
-                "--regid=65534",
-                "--clear-groups",
-                "--",
-                program,
-            ]);
-            c
-        } else {
-            Command::new(program)
-        };
+        let mut c = scratch::user_command(self.nobody && self.handed, program);
         c.env("HOME", &self.home)
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env_remove("XDG_CONFIG_HOME")
@@ -424,22 +410,13 @@ fn snapshot(p: &Path) -> Option<(Vec<u8>, bool, Vec<String>)> {
     Some((std::fs::read(p).unwrap_or_default(), false, Vec::new()))
 }
 
-fn users() -> Vec<bool> {
-    // SAFETY: geteuid never fails.
-    if unsafe { libc::geteuid() } == 0 {
-        vec![false, true]
-    } else {
-        vec![false]
-    }
-}
-
 const GIT_WORKS: &str =
     "git status >/dev/null && echo more >> file.txt && git add -A && git commit -q -m inside && echo GIT-WORKS";
 
 #[test]
 fn git_attacks_reach_the_host_without_the_sandbox_and_not_with_it() {
     let mut failures = Vec::new();
-    for nobody in users() {
+    for &nobody in scratch::users() {
         for (i, a) in attacks().iter().enumerate() {
             for sandboxed in [false, true] {
                 let mut w = World::new(&format!("a{i}-{sandboxed}"), nobody);
@@ -497,7 +474,7 @@ fn git_attacks_reach_the_host_without_the_sandbox_and_not_with_it() {
 /// would carry its configuration, so `.git` cannot be created there.
 #[test]
 fn a_workspace_without_git_cannot_get_a_repository_of_the_commands() {
-    for nobody in users() {
+    for &nobody in scratch::users() {
         for sandboxed in [false, true] {
             let mut w = World::new(&format!("init-{sandboxed}"), nobody);
             let ws = w.dir.join("ws");
@@ -631,7 +608,7 @@ fn every_repository_the_run_can_reach_is_protected_like_the_workspaces() {
 /// runs nothing of it, and git keeps working inside; landlock refuses.
 fn run_attacks(tag: &str, list: &[Reach]) {
     let mut failures = Vec::new();
-    for nobody in users() {
+    for &nobody in scratch::users() {
         for (i, a) in list.iter().enumerate() {
             for backend in [None, Some("bwrap"), Some("auto"), Some("landlock")] {
                 let mut w = World::new(&format!("{tag}{i}-{}", backend.unwrap_or("none")), nobody);
@@ -803,7 +780,7 @@ echo REALWORK-DONE
 #[test]
 fn nested_repositories_and_submodules_work_exactly_as_without_dcjail() {
     let mut failures = Vec::new();
-    for nobody in users() {
+    for &nobody in scratch::users() {
         let mut control = None;
         for backend in [None, Some("bwrap"), Some("auto")] {
             // One path for every run (each world is removed before the
@@ -867,7 +844,7 @@ fn nested_repositories_and_submodules_work_exactly_as_without_dcjail() {
 /// left), and the run's report says why and what to do instead.
 #[test]
 fn a_clone_inside_the_repository_is_refused_and_the_report_says_why() {
-    for nobody in users() {
+    for &nobody in scratch::users() {
         let mut w = World::new("clone-in", nobody);
         let src = w.repo("src");
         let ws = w.repo("ws");

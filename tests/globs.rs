@@ -10,11 +10,8 @@ mod scratch;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-fn bin() -> &'static str {
-    scratch::exe()
-}
+use scratch::exe as bin;
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
@@ -23,23 +20,16 @@ fn text(b: &[u8]) -> String {
 /// A fresh directory under the target's tmp dir (not /tmp, which is a
 /// writable root, hence a walk root, in workspace-write), removed on drop.
 /// Mode 0755 so `nobody` can enter it.
-struct Scratch(PathBuf);
+/// A scratch tree (`scratch::Dir`) holding the workspace `ws`.
+struct Scratch(scratch::Dir);
 
 impl Scratch {
     fn new(tag: &str) -> Scratch {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let d = scratch::base().join(format!(
-            "globs-{tag}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::SeqCst)
-        ));
-        let _ = scratch::remove_all(&d);
+        let d = scratch::Dir::new(tag);
         std::fs::create_dir_all(d.join("ws")).unwrap();
-        for p in [&d, &d.join("ws")] {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
-        }
-        Scratch(std::fs::canonicalize(&d).unwrap())
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(d.join("ws"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        Scratch(d)
     }
     fn ws(&self) -> PathBuf {
         self.0.join("ws")
@@ -71,30 +61,9 @@ impl Scratch {
     }
 }
 
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = Command::new("rm")
-            .args(["-rf", "--one-file-system"])
-            .arg(&self.0)
-            .status();
-    }
-}
-
 /// `dcjail ARGS…` in `cwd`, with the environment variables given.
 fn dcjail_env(cwd: &Path, args: &[&str], env: &[(&str, &str)], as_nobody: bool) -> Output {
-    let mut c = if as_nobody {
-        let mut c = Command::new("setpriv");
-        c.args([
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            "--",
-            bin(),
-        ]);
-        c
-    } else {
-        Command::new(bin())
-    };
+    let mut c = scratch::user_command(as_nobody, bin());
     c.args(args)
         .current_dir(cwd)
         .env_remove("DCJAIL_POLICY")
@@ -180,8 +149,7 @@ fn unanchored_dotenv_is_unreadable_at_every_depth() {
 
 #[test]
 fn unanchored_dotenv_is_unreadable_for_an_unprivileged_user() {
-    if !nix::unistd::geteuid().is_root() {
-        eprintln!("note: not root, cannot switch to nobody; skipped");
+    if !scratch::root("switch to uid 65534") {
         return;
     }
     each_backend(|b| {

@@ -10,6 +10,9 @@
 //! real, where this machine can make them, in tests/environments.rs.
 #![cfg(target_os = "linux")]
 
+#[path = "support/scratch.rs"]
+mod scratch;
+
 use dcjail::backend::host::{NsCalls, Probe, Sys};
 use dcjail::backend::obstacle::{self, AppArmor, Obstacle};
 use dcjail::backend::report::{Overall, Report, Status};
@@ -264,8 +267,7 @@ fn ubuntu_2404_without_a_profile_auto_uses_landlock_and_doctor_says_setup_apparm
 
 #[test]
 fn ubuntu_2404_auto_falls_back_to_landlock_with_the_reason_in_explain() {
-    if dcjail::backend::bwrap::find(None).is_err() {
-        eprintln!("note: no bwrap here for the plan to find; skipped");
+    if !scratch::need("bwrap") {
         return;
     }
     let p = Fake::ubuntu_2404();

@@ -15,25 +15,18 @@ use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-fn bin() -> &'static str {
-    scratch::exe()
-}
+use scratch::exe as bin;
 
 /// A fresh directory under the target's tmp dir (not /tmp, which is a
 /// writable root in workspace-write), removed on drop.
-struct Scratch(PathBuf);
+/// A scratch tree (`scratch::Dir`) holding the workspace `ws`.
+struct Scratch(scratch::Dir);
 
 impl Scratch {
     fn new(tag: &str) -> Scratch {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let d = scratch::base().join(format!(
-            "landlock-{tag}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::SeqCst)
-        ));
-        let _ = scratch::remove_all(&d);
+        let d = scratch::Dir::new(tag);
         std::fs::create_dir_all(d.join("ws")).unwrap();
-        Scratch(std::fs::canonicalize(&d).unwrap())
+        Scratch(d)
     }
     fn ws(&self) -> PathBuf {
         self.0.join("ws")
@@ -53,21 +46,7 @@ impl Scratch {
     }
 }
 
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = scratch::remove_all(&self.0);
-    }
-}
-
-fn dcjail(cwd: &Path, args: &[&str]) -> Output {
-    Command::new(bin())
-        .args(args)
-        .current_dir(cwd)
-        .env_remove("DCJAIL_POLICY")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
+use scratch::dcjail;
 
 /// `dcjail --backend landlock [extra] -- argv…`
 fn jailed(cwd: &Path, extra: &[&str], argv: &[&str]) -> Output {
@@ -134,28 +113,24 @@ fn landlock_runs_with_no_new_privs_and_no_capabilities_as_root() {
 
 #[test]
 fn landlock_runs_with_no_new_privs_and_no_capabilities_as_nobody() {
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("note: not root, cannot switch to nobody; skipped");
+    if !scratch::root("switch to uid 65534") {
         return;
     }
-    let o = Command::new("setpriv")
-        .args([
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            "--",
+    let o = scratch::command_as(
+        Path::new("/"),
+        true,
+        &[
             bin(),
             "--backend",
             "landlock",
             "--",
             "cat",
             "/proc/self/status",
-        ])
-        .current_dir("/")
-        .env_remove("DCJAIL_POLICY")
-        .env("HOME", "/nonexistent")
-        .output()
-        .unwrap();
+        ],
+    )
+    .env("HOME", "/nonexistent")
+    .output()
+    .unwrap();
     let out = text(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert!(out.contains("Uid:\t65534"), "{out}");
@@ -448,9 +423,11 @@ print('URING','OK' if r>=0 else errno.errorcode[ctypes.get_errno()])\n";
     let disabled = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled")
         .map(|v| v.trim() != "0")
         .unwrap_or(false);
-    if disabled {
-        eprintln!("note: io_uring is disabled on this host; control run skipped");
-    } else {
+    if scratch::require(
+        !disabled,
+        "io_uring enabled on this host, for the control run",
+        "sysctl -w kernel.io_uring_disabled=0",
+    ) {
         let c = Command::new(python())
             .args(["-c", script])
             .output()

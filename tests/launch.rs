@@ -8,33 +8,15 @@
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_dcjail")
-}
+#[path = "support/scratch.rs"]
+mod scratch;
 
-struct Tmp(PathBuf);
-impl Tmp {
-    fn new(tag: &str) -> Tmp {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos();
-        let p = std::env::temp_dir().join(format!(
-            "dcjail-launch-{tag}-{}-{nanos}",
-            std::process::id()
-        ));
-        std::fs::create_dir_all(&p).unwrap();
-        Tmp(std::fs::canonicalize(&p).unwrap())
-    }
-}
-impl Drop for Tmp {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use scratch::exe as bin;
+/// Scratch space under the checkout's target/, not the system's /tmp.
+use scratch::Dir as Tmp;
 
 fn run(dir: &Path, args: &[&OsStr], close: &'static [i32]) -> Output {
     let mut c = Command::new(bin());

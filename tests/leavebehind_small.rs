@@ -27,27 +27,9 @@ fn run(mut cmd: Command) -> Output {
 
 /// dcjail with `args` in `cwd`, as root or (`nobody`) as uid 65534.
 fn dcjail(cwd: &Path, nobody: bool, args: &[&str]) -> Output {
-    let mut cmd = if nobody {
-        let mut c = Command::new("setpriv");
-        c.args([
-            "--reuid",
-            "65534",
-            "--regid",
-            "65534",
-            "--clear-groups",
-            scratch::exe(),
-        ]);
-        c
-    } else {
-        Command::new(scratch::exe())
-    };
+    let mut cmd = scratch::user_command(nobody, scratch::exe());
     cmd.current_dir(cwd).env_remove("DCJAIL_POLICY").args(args);
     run(cmd)
-}
-
-fn is_root() -> bool {
-    // SAFETY: getuid never fails.
-    unsafe { libc::getuid() == 0 }
 }
 
 #[test]
@@ -56,7 +38,7 @@ fn kernel_interface_filesystems_are_refused_as_workspace_or_writable_root() {
     let link = dir.join("to-proc");
     std::os::unix::fs::symlink("/proc", &link).unwrap();
     let link = link.to_string_lossy().into_owned();
-    let users: &[bool] = if is_root() { &[false, true] } else { &[false] };
+    let users = scratch::users();
     let cases: Vec<Vec<&str>> = vec![
         vec!["--workspace", "/proc"],
         vec!["--workspace", &link],

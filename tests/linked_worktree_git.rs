@@ -17,24 +17,10 @@ use std::process::{Command, Output, Stdio};
 
 /// The dcjail the tests run: `scratch::exe` keeps it runnable wherever the
 /// checkout lives (landlock refuses a dcjail inside a writable root).
-fn bin() -> &'static str {
-    scratch::exe()
-}
+use scratch::exe as bin;
 
 fn as_user(nobody: bool, program: &str, home: &Path) -> Command {
-    let mut c = if nobody {
-        let mut c = Command::new("setpriv");
-        c.args([
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            "--",
-            program,
-        ]);
-        c
-    } else {
-        Command::new(program)
-    };
+    let mut c = scratch::user_command(nobody, program);
     c.env("HOME", home)
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env_remove("GIT_CONFIG_GLOBAL")
@@ -160,17 +146,8 @@ fn history(s: &Setup) -> String {
     out
 }
 
-fn users() -> Vec<bool> {
-    // SAFETY: geteuid never fails.
-    if unsafe { libc::geteuid() } == 0 {
-        vec![false, true]
-    } else {
-        vec![false]
-    }
-}
-
 fn check_same_as_without(args: &[&str], label: &str) {
-    for nobody in users() {
+    for &nobody in scratch::users() {
         let plain = setup(&format!("{label}-plain"), nobody);
         let jailed = setup(&format!("{label}-jailed"), nobody);
         let a = run(&plain, nobody, &["--no-sandbox"]);
@@ -252,7 +229,7 @@ fn every_git_operation_in_a_linked_worktree_works_as_without_dcjail_under_bwrap(
 
 #[test]
 fn the_main_checkout_and_the_repository_config_stay_out_of_reach_of_a_linked_worktree() {
-    for nobody in users() {
+    for &nobody in scratch::users() {
         let s = setup("reach", nobody);
         let m = s.main.display();
         let script = format!(

@@ -13,23 +13,7 @@ use std::process::Command;
 
 /// A scratch dir outside /tmp: /tmp is a writable root of every
 /// workspace-write plan, which would make "not writable" checks vacuous.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(tag: &str) -> Scratch {
-        let base = scratch::base();
-        let p = base.join(format!("plan-wt-{tag}-{}", std::process::id()));
-        let _ = scratch::remove_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        Scratch(std::fs::canonicalize(&p).unwrap())
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = scratch::remove_all(&self.0);
-    }
-}
+use scratch::Dir as Scratch;
 
 fn git(dir: &Path, args: &[&str]) {
     let out = Command::new("git")
@@ -183,14 +167,10 @@ fn read_only_plan_grants_no_git_metadata() {
 /// and a write to the main checkout or its git config still fails.
 #[test]
 fn git_works_in_a_linked_worktree_with_only_the_planned_roots() {
-    let Some(bwrap) = ["/usr/bin/bwrap", "/bin/bwrap"]
-        .iter()
-        .map(Path::new)
-        .find(|p| p.exists())
-    else {
-        eprintln!("note: bubblewrap not installed; skipped");
+    if !scratch::need("bwrap") {
         return;
-    };
+    }
+    let bwrap = "bwrap";
     let s = Scratch::new("trial");
     let (main, wt) = repo_with_linked_worktree(&s);
     let plan = plan_for(&wt);

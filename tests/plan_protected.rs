@@ -358,9 +358,7 @@ fn home_entries_are_protected_inside_an_allow_write_root() {
 
 #[test]
 fn another_users_repository_is_not_read_but_its_fixed_entries_are_held() {
-    // SAFETY: geteuid never fails.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("note: needs root to make another user's files; skipped");
+    if !scratch::root("make another user's files") {
         return;
     }
     let ws = fresh("foreign");
@@ -387,9 +385,7 @@ fn another_users_repository_is_not_read_but_its_fixed_entries_are_held() {
 
 #[test]
 fn an_included_file_is_followed_whoever_owns_it_as_git_does() {
-    // SAFETY: geteuid never fails.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("note: needs root to make another user's files; skipped");
+    if !scratch::root("make another user's files") {
         return;
     }
     let ws = fresh("teaminc");

@@ -10,19 +10,9 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-fn bin() -> &'static str {
-    scratch::exe()
-}
+use scratch::exe as bin;
 
-fn dcjail(dir: &Path, args: &[&str]) -> Output {
-    Command::new(bin())
-        .args(args)
-        .current_dir(dir)
-        .env_remove("DCJAIL_POLICY")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
+use scratch::dcjail;
 
 /// `bash -c SCRIPT` with `$BIN` set to dcjail: the way a caller hands a
 /// descriptor over (`3< file`, `3< <(...)`, a here-document).

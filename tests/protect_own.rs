@@ -7,26 +7,7 @@ mod scratch;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(tag: &str) -> Scratch {
-        let p = scratch::base().join(format!("own-{tag}-{}", std::process::id()));
-        let _ = scratch::remove_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        Scratch(std::fs::canonicalize(p).unwrap())
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = Command::new("rm")
-            .arg("-rf")
-            .arg("--one-file-system")
-            .arg(&self.0)
-            .status();
-    }
-}
+use scratch::Dir as Scratch;
 
 fn run(dcjail: &Path, ws: &Path, backend: &str, script: &str) -> Output {
     Command::new(dcjail)

@@ -5,29 +5,10 @@
 #[path = "support/scratch.rs"]
 mod scratch;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(tag: &str) -> Scratch {
-        let p = scratch::base().join(format!("names-{tag}-{}", std::process::id()));
-        let _ = scratch::remove_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        Scratch(std::fs::canonicalize(p).unwrap())
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = Command::new("rm")
-            .arg("-rf")
-            .arg("--one-file-system")
-            .arg(&self.0)
-            .status();
-    }
-}
+use scratch::Dir as Scratch;
 
 use dcjail::protected::{entries, Kind, Scope};
 
@@ -50,7 +31,7 @@ fn is_dir_name(n: &str) -> bool {
 }
 
 fn run(ws: &Path, backend: &str, script: &str) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dcjail"))
+    Command::new(scratch::exe())
         .args([
             "--backend",
             backend,

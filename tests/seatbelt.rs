@@ -6,6 +6,10 @@
 //!
 //! Regenerate the goldens with `DCJAIL_BLESS=1 cargo test --test seatbelt`.
 
+#[cfg(not(target_os = "macos"))]
+#[path = "support/scratch.rs"]
+mod scratch;
+
 use dcjail::backend::seatbelt::{self, glob_regex, Lean, Rendered};
 use dcjail::plan::{FsPlan, Glob, NetPlan, PathRule, Plan};
 use dcjail::policy::{BackendChoice, Mode, NetMode, SandboxMode, Tool};
@@ -818,29 +822,16 @@ mod off_macos {
     use super::*;
 
     fn dcjail() -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_dcjail"));
+        let mut c = Command::new(super::scratch::exe());
         c.env_remove("DCJAIL_POLICY");
         c
     }
 
-    struct TempDir(PathBuf);
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
+    /// Scratch space under the checkout's target/, not the system's /tmp.
+    use super::scratch::Dir as TempDir;
 
     fn tempdir(tag: &str) -> TempDir {
-        let base = std::env::temp_dir().join(format!(
-            "dcjail-seatbelt-{tag}-{}-{:?}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .expect("time")
-                .as_nanos()
-        ));
-        std::fs::create_dir_all(&base).expect("tempdir");
-        TempDir(base)
+        TempDir::new(&format!("seatbelt-{tag}"))
     }
 
     #[test]

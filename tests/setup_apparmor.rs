@@ -6,6 +6,10 @@
 //! to where it refuses, and `src/setup/install.rs` tests the install itself
 //! with a stand-in apparmor_parser.
 
+#[cfg(target_os = "linux")]
+#[path = "support/scratch.rs"]
+mod scratch;
+
 use dcjail::setup::render;
 use std::path::{Path, PathBuf};
 
@@ -113,7 +117,7 @@ mod linux {
     use dcjail::backend::obstacle::parse_profile;
     use std::process::Command;
 
-    const BIN: &str = env!("CARGO_BIN_EXE_dcjail");
+    use crate::scratch::exe as bin;
 
     #[test]
     fn dcjails_own_reader_of_apparmor_profiles_sees_what_the_profile_grants() {
@@ -126,12 +130,12 @@ mod linux {
 
     #[test]
     fn setup_apparmor_prints_the_profile_for_the_bwrap_dcjail_uses_here() {
-        let Ok(bwrap) = dcjail::backend::bwrap::find(None) else {
-            eprintln!("note: no bwrap here; skipped");
+        if !crate::scratch::need("bwrap") {
             return;
-        };
+        }
+        let bwrap = dcjail::backend::bwrap::find(None).expect("a bwrap dcjail trusts");
         let bwrap = std::fs::canonicalize(bwrap).unwrap();
-        let o = Command::new(BIN)
+        let o = Command::new(bin())
             .args(["setup", "apparmor"])
             .output()
             .unwrap();
@@ -152,14 +156,13 @@ mod linux {
 
     #[test]
     fn install_as_an_unprivileged_user_is_refused_and_writes_nothing() {
-        if unsafe { libc::geteuid() } != 0 {
-            eprintln!("note: not root, cannot switch to nobody; skipped");
+        if !crate::scratch::root("switch to uid 65534") {
             return;
         }
         let before = installed();
         let o = Command::new("setpriv")
             .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
-            .arg(BIN)
+            .arg(bin())
             .args(["setup", "apparmor", "--install"])
             .output()
             .unwrap();
@@ -179,14 +182,17 @@ mod linux {
         let on = std::fs::read_to_string("/sys/module/apparmor/parameters/enabled")
             .map(|s| s.trim() == "Y")
             .unwrap_or(false);
-        if on || unsafe { libc::geteuid() } != 0 || dcjail::backend::bwrap::find(None).is_err() {
-            eprintln!(
-                "note: needs root, a bwrap and no AppArmor (this test must not install); skipped"
-            );
+        if !crate::scratch::root("try to install the profile") || !crate::scratch::need("bwrap") {
+            return;
+        }
+        if on {
+            // Not a missing prerequisite: with AppArmor on, this test would
+            // install the profile, which it must not do to the machine.
+            eprintln!("SKIPPED: AppArmor is on here; this case is for hosts without it");
             return;
         }
         assert!(!installed());
-        let o = Command::new(BIN)
+        let o = Command::new(bin())
             .args(["setup", "apparmor", "--install"])
             .output()
             .unwrap();

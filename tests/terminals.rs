@@ -17,9 +17,7 @@ use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
-fn bin() -> &'static str {
-    scratch::exe()
-}
+use scratch::exe as bin;
 
 fn python() -> &'static str {
     "/usr/bin/python3"
@@ -119,21 +117,13 @@ print("ATTACK-RAN")
 
 fn as_user(uid: u32, argv: &[String]) -> Command {
     // SAFETY: getuid never fails.
-    let mut c = if uid != unsafe { libc::getuid() } {
-        let mut c = Command::new("setpriv");
-        c.args([
-            &format!("--reuid={uid}"),
-            &format!("--regid={uid}"),
-            "--clear-groups",
-            "--",
-        ]);
-        c.args(argv);
-        c
-    } else {
-        let mut c = Command::new(&argv[0]);
-        c.args(&argv[1..]);
-        c
-    };
+    let nobody = uid != unsafe { libc::getuid() };
+    assert!(
+        !nobody || uid == 65534,
+        "uid {uid}: only 65534 is switched to"
+    );
+    let mut c = scratch::user_command(nobody, &argv[0]);
+    c.args(&argv[1..]);
     c.current_dir(scratch::base())
         .env_remove("DCJAIL_POLICY")
         .env("HOME", "/nonexistent")

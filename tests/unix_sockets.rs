@@ -33,28 +33,12 @@ fn users() -> Vec<u32> {
 /// `cmd` run as `uid` (through setpriv when that is not who we are).
 fn as_user(uid: u32, prog: &str) -> Command {
     // SAFETY: getuid never fails.
-    if uid == unsafe { libc::getuid() } {
-        return Command::new(prog);
-    }
-    let mut c = Command::new("setpriv");
-    c.args([
-        &format!("--reuid={uid}"),
-        &format!("--regid={uid}"),
-        "--clear-groups",
-        "--",
-        prog,
-    ]);
-    c
-}
-
-fn need(prog: &str, package: &str) {
-    let found = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).any(|d| d.join(prog).is_file()))
-        .unwrap_or(false);
+    let nobody = uid != unsafe { libc::getuid() };
     assert!(
-        found,
-        "{prog} is needed: apt-get install -y {package} (scripts/test.sh does)"
+        !nobody || uid == 65534,
+        "uid {uid}: only 65534 is switched to"
     );
+    scratch::user_command(nobody, prog)
 }
 
 /// A scratch directory owned by `uid`: outside every writable root.
@@ -147,7 +131,9 @@ impl Drop for Tmux {
 
 #[test]
 fn a_tmux_server_is_driven_only_when_its_socket_is_named() {
-    need("tmux", "tmux");
+    if !scratch::need("tmux") {
+        return;
+    }
     for uid in users() {
         let ws = owned("tmux-ws", uid);
         let out = owned("tmux-out", uid);
@@ -396,8 +382,9 @@ impl Drop for Agent {
 
 #[test]
 fn an_ssh_agent_socket_named_works_and_unnamed_is_refused() {
-    need("ssh-agent", "openssh-client");
-    need("ssh-add", "openssh-client");
+    if !scratch::need("ssh-agent") || !scratch::need("ssh-add") {
+        return;
+    }
     for uid in users() {
         let ws = owned("agent-ws", uid);
         let dir = owned("agent", uid);

@@ -18,22 +18,17 @@ use std::time::{Duration, Instant};
 const RUN_USAGE: &str = "usage: dcjail [OPTIONS] [--] COMMAND [ARG]...";
 const DURATION_WORDS: &str = "a duration is a number of seconds with an optional suffix s, m, h or d, as timeout(1) takes it (1.5, 90s, 5m, 1h, 2d; 0 = none)";
 
-fn bin() -> &'static str {
-    scratch::exe()
-}
+use scratch::exe as bin;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// A scratch directory, removed on drop.
-struct Dir(PathBuf);
+/// A scratch directory (`scratch::Dir`), removed on drop.
+struct Dir(scratch::Dir);
 impl Dir {
     fn new(name: &str) -> Dir {
-        Dir(scratch::fresh(&format!(
-            "usage-{name}-{}",
-            std::process::id()
-        )))
+        Dir(scratch::Dir::new(&format!("usage-{name}")))
     }
     fn join(&self, s: &str) -> PathBuf {
         self.0.join(s)
@@ -42,11 +37,6 @@ impl Dir {
         let p = self.join(name);
         std::fs::write(&p, text).unwrap();
         p.display().to_string()
-    }
-}
-impl Drop for Dir {
-    fn drop(&mut self) {
-        scratch::remove(&self.0);
     }
 }
 
@@ -866,8 +856,7 @@ fn a_closed_standard_descriptor_stays_closed_on_every_launch_path() {
 /// namespace, so it is set in one of the test's own.
 #[test]
 fn a_closed_descriptor_stays_closed_through_dcjail_as_its_own_second_stage() {
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("note: needs root for a pid namespace of its own; skipped");
+    if !scratch::root("make a pid namespace of its own") {
         return;
     }
     let d = Dir::new("closedreexec");

@@ -169,7 +169,7 @@ fn the_parallel_walk_finds_what_the_sequential_one_does() {
     touch(&t.root.join("wide/s399/sub/.env"));
     assert_ne!(walk(&t.root, 4).unwrap().paths, seq.paths);
     fs::remove_file(t.root.join("wide/s399/sub/.env")).unwrap();
-    if nix::unistd::geteuid().is_root() {
+    if scratch::root("walk as uid 65534") {
         let (root, want, unlisted) = (t.root.clone(), t.as_nobody.clone(), t.unlisted_as_nobody);
         let code = as_nobody(|| {
             let (Ok(seq), Ok(par)) = (walk(&root, 1), walk(&root, 4)) else {
@@ -197,8 +197,6 @@ fn the_parallel_walk_finds_what_the_sequential_one_does() {
             }
         });
         assert_eq!(code, 0, "as uid 65534");
-    } else {
-        eprintln!("note: not root, cannot switch to uid 65534; that half skipped");
     }
     fix_modes(&t.root);
     scratch::remove(&top);
@@ -208,8 +206,7 @@ fn the_parallel_walk_finds_what_the_sequential_one_does() {
 /// is the sequential one: no refusal, no panic, the same paths.
 #[test]
 fn no_thread_to_start_is_the_sequential_walk() {
-    if !nix::unistd::geteuid().is_root() {
-        eprintln!("note: not root, cannot switch to uid 65534; skipped");
+    if !scratch::root("switch to uid 65534") {
         return;
     }
     let top = scratch::fresh("walk-pool-nothreads");

@@ -2,11 +2,14 @@
 //! repositories: what is created, what is committed, what is removed, and
 //! that a refusal or a failing commit loses nothing.
 
+#[path = "support/scratch.rs"]
+mod scratch;
+
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const BIN: &str = env!("CARGO_BIN_EXE_dcjail");
+use scratch::exe as dcjail_bin;
 
 /// A scratch dir holding one repository `repo` (and, beside it, the
 /// `repo.worktrees` dir dcjail creates); removed on drop.
@@ -17,11 +20,9 @@ struct Repo {
 
 impl Repo {
     fn new(tag: &str) -> Repo {
-        let scratch =
-            std::env::temp_dir().join(format!("dcjail-wt-test-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&scratch);
+        // Under the checkout's target/, not the system's /tmp.
+        let scratch = scratch::fresh(&format!("wt-test-{tag}-{}", std::process::id()));
         std::fs::create_dir_all(scratch.join("home")).unwrap();
-        let scratch = std::fs::canonicalize(&scratch).unwrap();
         let dir = scratch.join("repo");
         std::fs::create_dir_all(&dir).unwrap();
         let r = Repo { scratch, dir };
@@ -63,7 +64,7 @@ impl Repo {
     }
 
     fn dcjail_in<S: AsRef<OsStr>>(&self, dir: &Path, args: &[S]) -> Output {
-        let mut c = Command::new(BIN);
+        let mut c = Command::new(dcjail_bin());
         c.current_dir(dir).args(args);
         self.isolate(&mut c);
         c.output().unwrap()
@@ -107,7 +108,7 @@ impl Repo {
 
 impl Drop for Repo {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.scratch);
+        scratch::remove(&self.scratch);
     }
 }
 
@@ -370,7 +371,7 @@ fn plan_mode_from_the_policy_file_refuses_enter_and_fills_the_plan_card() {
         format!("mode = \"plan\"\n[plan]\ncard = \"{}\"\n", card.display()),
     )
     .unwrap();
-    let mut c = Command::new(BIN);
+    let mut c = Command::new(dcjail_bin());
     c.current_dir(&r.dir).args(["worktree", "enter", "--json"]);
     r.isolate(&mut c);
     c.env("DCJAIL_POLICY", &policy);
@@ -479,7 +480,7 @@ fn git_planted_in_the_repository_is_never_run() {
         std::fs::set_permissions(bin.join("git"), std::fs::Permissions::from_mode(0o755)).unwrap();
     }
     let path_var = format!("{}:bin:{}", bin.display(), std::env::var("PATH").unwrap());
-    let mut c = Command::new(BIN);
+    let mut c = Command::new(dcjail_bin());
     c.current_dir(&r.dir).args(["worktree", "enter"]);
     r.isolate(&mut c);
     c.env("PATH", &path_var);
@@ -488,7 +489,7 @@ fn git_planted_in_the_repository_is_never_run() {
     let wt = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim_end());
     assert!(wt.join(".git").is_file());
 
-    let mut c = Command::new(BIN);
+    let mut c = Command::new(dcjail_bin());
     c.current_dir(&wt)
         .args([OsStr::new("worktree"), OsStr::new("exit"), wt.as_os_str()]);
     r.isolate(&mut c);
@@ -502,7 +503,7 @@ fn git_planted_in_the_repository_is_never_run() {
 fn git_dir_in_the_environment_does_not_redirect_enter() {
     let r = Repo::new("gitdir");
     let decoy = Repo::new("gitdir-decoy");
-    let mut c = Command::new(BIN);
+    let mut c = Command::new(dcjail_bin());
     c.current_dir(&r.dir).args(["worktree", "enter"]);
     r.isolate(&mut c);
     c.env("GIT_DIR", decoy.dir.join(".git"))

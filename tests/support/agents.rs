@@ -38,9 +38,7 @@ const INSTALL_LINE: &str =
     "scripts/test.sh installs them (npm ci of tests/agents/package-lock.json in target/agents)";
 
 /// The dcjail binary, where every user can run it and landlock accepts it.
-pub fn dcjail() -> &'static str {
-    scratch::exe()
-}
+pub use crate::scratch::exe as dcjail;
 
 pub fn agents_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents")
@@ -52,10 +50,7 @@ pub fn bin_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("target/agents/node_modules/.bin")
 }
 
-pub fn is_root() -> bool {
-    // SAFETY: geteuid never fails.
-    unsafe { libc::geteuid() == 0 }
-}
+pub use crate::scratch::is_root;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Agent {
@@ -519,14 +514,7 @@ impl Session {
 
     /// The command that starts `program` as the session's user.
     fn command(&self, program: &Path) -> Command {
-        if self.user.switches() {
-            let mut c = Command::new("setpriv");
-            c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
-                .arg(program);
-            c
-        } else {
-            Command::new(program)
-        }
+        scratch::user_command(self.user.switches(), program)
     }
 
     /// `dcjail hook AGENT ARGS` (install, check) as the invoker, with the

@@ -29,9 +29,7 @@ const CLEARED: &[&str] = &[
     "DCJAIL_POLICY_FORMAT",
 ];
 
-pub fn bin() -> &'static str {
-    scratch::exe()
-}
+pub use crate::scratch::exe as bin;
 
 pub fn fixture(name: &str) -> Value {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -297,20 +295,22 @@ pub fn adversarial() -> Vec<String> {
     ]
 }
 
-/// zsh's path, or `None` with a note on stderr (scripts/test.sh installs
-/// it; the zsh half of a test is then skipped, visibly).
+/// zsh's path; missing, `scratch::need` fails the test (or, without
+/// DCJAIL_TEST_REQUIRE=1, says so and the zsh half is skipped: `None`).
 pub fn zsh() -> Option<String> {
+    if !scratch::need("zsh") {
+        return None;
+    }
     let o = Command::new("sh")
         .args(["-c", "command -v zsh"])
         .output()
-        .ok()?;
+        .unwrap();
     let path = String::from_utf8_lossy(&o.stdout).trim().to_string();
-    if o.status.success() && Path::new(&path).is_absolute() {
-        Some(path)
-    } else {
-        eprintln!("note: zsh not installed; the zsh half of this test skipped");
-        None
-    }
+    assert!(
+        o.status.success() && Path::new(&path).is_absolute(),
+        "command -v zsh: {path}"
+    );
+    Some(path)
 }
 
 /// A session's project (`ws`, a git repository whose `.git/hooks`, like the

@@ -16,9 +16,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// The dcjail binary, where every user can run it and landlock accepts it.
-pub fn bin() -> &'static str {
-    scratch::exe()
-}
+pub use crate::scratch::exe as bin;
 
 /// A PATH without the invoking user's private directories, so both users
 /// find the same programs.
@@ -75,20 +73,14 @@ impl Mode {
     }
 }
 
-pub fn is_root() -> bool {
-    // SAFETY: geteuid never fails.
-    unsafe { libc::geteuid() == 0 }
-}
+pub use crate::scratch::is_root;
 
-/// Both users when running as root; otherwise only the invoker (switching
-/// user needs root).
+/// Both users (`scratch::users`: switching user needs root).
 pub fn users() -> Vec<User> {
-    if is_root() {
-        vec![User::Invoker, User::Nobody]
-    } else {
-        eprintln!("note: not root, the uid-65534 half of the real-work suite is skipped");
-        vec![User::Invoker]
-    }
+    scratch::users()
+        .iter()
+        .map(|&nobody| if nobody { User::Nobody } else { User::Invoker })
+        .collect()
 }
 
 /// The backends that run a trivial workspace-write command here. A backend
@@ -110,14 +102,16 @@ pub fn backends() -> Vec<Backend> {
                 .stdin(Stdio::null())
                 .output()
                 .unwrap();
-            if o.status.success() {
-                v.push(b);
-            } else {
-                eprintln!(
-                    "NOTE: backend {} cannot run here, its real-work half is skipped: {}",
+            if scratch::require(
+                o.status.success(),
+                &format!(
+                    "backend {} runs here: {}",
                     b.name(),
                     String::from_utf8_lossy(&o.stderr).trim()
-                );
+                ),
+                "see `dcjail doctor` (bwrap: apt-get install -y bubblewrap; landlock: kernel 5.13+)",
+            ) {
+                v.push(b);
             }
         }
         scratch::remove(&probe);

@@ -1,3 +1,10 @@
+//! What every test file shares (included as `#[path = "support/scratch.rs"]
+//! mod scratch;`): the scratch space (`fresh`, `Dir`, `remove`), the dcjail
+//! binary (`exe`), the users a test runs as (`users`, `user_command`,
+//! `command_as`) and the requirement check (`require`, `root`, `need`,
+//! `bwrap_works`), which fails a test whose prerequisite is missing under
+//! `DCJAIL_TEST_REQUIRE=1`. Test files keep no copies of these.
+//!
 //! Where tests make their scratch space. A test's assertion only holds where
 //! it is not undone by the policy itself: the escape and attack tests keep
 //! "outside" folders that must stay unwritable, so their base must not lie
@@ -164,6 +171,47 @@ pub fn fresh(name: &str) -> PathBuf {
     std::fs::canonicalize(&d).unwrap()
 }
 
+/// A fresh scratch tree under the base for one test, named after `tag`,
+/// this process and a counter (so tests running at once, in this binary or
+/// another, never share one), mode 0755 (uid 65534 can enter it), removed
+/// with `remove` when dropped.
+pub struct Dir(pub PathBuf);
+
+impl Dir {
+    pub fn new(tag: &str) -> Dir {
+        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let d = fresh(&format!("{tag}-{}-{n}", std::process::id()));
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).unwrap();
+        Dir(d)
+    }
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+    pub fn join(&self, rel: impl AsRef<Path>) -> PathBuf {
+        self.0.join(rel)
+    }
+}
+
+impl AsRef<Path> for Dir {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for Dir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        remove(&self.0);
+    }
+}
+
 /// The base under `/tmp` for the few tests whose assertion is about `/tmp`
 /// itself (a writable root in workspace-write): `/tmp/dcjail-tests-<uid>`,
 /// owned by `uid` (a test that runs the command as 65534 needs a tree of
@@ -312,33 +360,155 @@ pub fn is_root() -> bool {
     unsafe { libc::getuid() == 0 }
 }
 
-/// The users a test runs its command as: the caller (`false`) and, when
-/// the caller is root, uid 65534 (`true`).
+/// The users a test runs its command as: the caller (`false`) and uid
+/// 65534 (`true`), which only root can switch to: not root, the uid-65534
+/// half is skipped visibly, or fails under `DCJAIL_TEST_REQUIRE=1`.
 pub fn users() -> &'static [bool] {
-    if is_root() {
+    if root("run the command as uid 65534 too") {
         &[false, true]
     } else {
         &[false]
     }
 }
 
+// The requirement check. A test whose prerequisite is missing proves
+// nothing: under `DCJAIL_TEST_REQUIRE=1` (set by scripts/test.sh and
+// .ci/run) it fails, naming the line that installs what is missing;
+// without it (a developer's `cargo test`) it may skip that part, and says
+// so on stderr. No test returns early on its own.
+
+/// Whether a missing prerequisite fails the test.
+pub fn required() -> bool {
+    std::env::var_os("DCJAIL_TEST_REQUIRE").is_some_and(|v| v == "1")
+}
+
+/// `present`; otherwise `what` is missing and `fix` is how to get it: a
+/// failure under `DCJAIL_TEST_REQUIRE=1`, else a note and `false` (the
+/// caller skips the part that needs it).
+#[track_caller]
+pub fn require(present: bool, what: &str, fix: &str) -> bool {
+    if present {
+        return true;
+    }
+    assert!(
+        !required(),
+        "missing prerequisite: {what}; {fix} (DCJAIL_TEST_REQUIRE=1: a missing prerequisite fails)"
+    );
+    eprintln!(
+        "SKIPPED at {}: {what}; {fix} (with DCJAIL_TEST_REQUIRE=1 this fails)",
+        std::panic::Location::caller()
+    );
+    false
+}
+
+/// Root, which the part of a test doing `what` needs (switching to uid
+/// 65534, mounting, another user's files, a pid namespace of its own).
+#[track_caller]
+pub fn root(what: &str) -> bool {
+    require(
+        is_root(),
+        &format!("root, to {what}"),
+        "run the tests as root, as CI does: sudo scripts/test.sh",
+    )
+}
+
+/// `program` on PATH. Every program a test runs is in scripts/test.sh's
+/// install list (tests/prerequisites.rs checks it), which names its
+/// Debian package for the failure.
+#[track_caller]
+pub fn need(program: &str) -> bool {
+    let package = installed_by_test_sh()
+        .into_iter()
+        .find(|(p, _)| p == program)
+        .map(|(_, pkg)| pkg)
+        .unwrap_or_else(|| panic!("{program} is not in scripts/test.sh's install list: add it"));
+    require(
+        on_path(program),
+        &format!("`{program}` is not installed"),
+        &format!("install it with: apt-get install -y {package} (scripts/test.sh does)"),
+    )
+}
+
+/// Whether `program` is an executable file in a directory of PATH.
+pub fn on_path(program: &str) -> bool {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path).any(|d| {
+        std::fs::metadata(d.join(program))
+            .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            .unwrap_or(false)
+    })
+}
+
+/// scripts/test.sh's install list, `program:package` pairs of its
+/// `for t in ...; do` loop, read from the checkout.
+pub fn installed_by_test_sh() -> Vec<(String, String)> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/test.sh");
+    let text = std::fs::read_to_string(&script).expect("read scripts/test.sh");
+    let joined = text.replace("\\\n", " ");
+    let list = joined
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix("for t in "))
+        .and_then(|l| l.split_once("; do"))
+        .map(|(list, _)| list)
+        .expect("scripts/test.sh has its `for t in program:package ...; do` list");
+    list.split_whitespace()
+        .map(|t| {
+            let (p, pkg) = t.split_once(':').expect("program:package");
+            (p.to_string(), pkg.to_string())
+        })
+        .collect()
+}
+
+/// Whether bubblewrap runs here and can make a user namespace (Ubuntu
+/// 24.04's AppArmor refuses it to unprivileged users without a profile).
+#[track_caller]
+pub fn bwrap_works() -> bool {
+    if !need("bwrap") {
+        return false;
+    }
+    let ok = Command::new("bwrap")
+        .args(["--ro-bind", "/", "/", "--unshare-user", "--", "true"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    require(
+        ok,
+        "bubblewrap cannot create a user namespace here",
+        "allow it with `dcjail setup apparmor --install` (Ubuntu 24.04) or run the tests as root",
+    )
+}
+
+/// `program`, run as the caller or (`nobody`) as uid 65534 and its group,
+/// without supplementary groups, through setpriv; nothing else set.
+pub fn user_command(nobody: bool, program: impl AsRef<std::ffi::OsStr>) -> Command {
+    if nobody {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+            .arg(program);
+        c
+    } else {
+        Command::new(program)
+    }
+}
+
 /// `argv` in `cwd`, as the caller or (`nobody`) as uid 65534 through
 /// setpriv, with `DCJAIL_POLICY` removed and stdin closed.
 pub fn command_as(cwd: &Path, nobody: bool, argv: &[&str]) -> Command {
-    let mut cmd = if nobody {
-        let mut c = Command::new("setpriv");
-        c.args(["--reuid", "65534", "--regid", "65534", "--clear-groups"]);
-        c.args(argv);
-        c
-    } else {
-        let mut c = Command::new(argv[0]);
-        c.args(&argv[1..]);
-        c
-    };
+    let mut cmd = user_command(nobody, argv[0]);
+    cmd.args(&argv[1..]);
     cmd.current_dir(cwd)
         .env_remove("DCJAIL_POLICY")
         .stdin(std::process::Stdio::null());
     cmd
+}
+
+/// `dcjail ARGS…` in `dir` as the caller (`DCJAIL_POLICY` removed, stdin
+/// closed), run to its end.
+pub fn dcjail(dir: &Path, args: &[&str]) -> std::process::Output {
+    let mut cmd = command_as(dir, false, &[exe()]);
+    cmd.args(args);
+    cmd.output().expect("run dcjail")
 }
 
 /// `command_as`, run for at most 60 seconds.

@@ -5,9 +5,10 @@
 #![allow(dead_code)]
 
 use crate::realwork::{Env, User};
+use crate::scratch;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
 pub struct Tmux {
@@ -76,19 +77,7 @@ impl Tmux {
     }
 
     fn tmux(&self, args: &[&str]) -> Output {
-        let mut c = if self.user == User::Nobody {
-            let mut c = Command::new("setpriv");
-            c.args([
-                "--reuid=65534",
-                "--regid=65534",
-                "--clear-groups",
-                "--",
-                "tmux",
-            ]);
-            c
-        } else {
-            Command::new("tmux")
-        };
+        let mut c = scratch::user_command(self.user == User::Nobody, "tmux");
         self.env.apply(&mut c);
         c.arg("-S")
             .arg(&self.sock)
