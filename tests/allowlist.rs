@@ -94,6 +94,7 @@ fn run_in(
     let ws = Scratch::new("ws");
     let mut argv: Vec<std::ffi::OsString> = Vec::new();
     if let Some(h) = hosts {
+        // SAFETY: geteuid never fails.
         let root = unsafe { libc::geteuid() } == 0;
         argv.push("unshare".into());
         if !root {
@@ -531,6 +532,7 @@ fn sigterm_reaches_the_command_while_the_proxy_runs() {
             .spawn()
             .unwrap();
         thread::sleep(Duration::from_millis(700));
+        // SAFETY: a signal to our own child, by its pid.
         unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
         let t = std::time::Instant::now();
         let out = child.wait_with_output().unwrap();

@@ -521,6 +521,7 @@ fn sigterm_to_dcjail_reaches_the_command() {
     while !ws.join("ready.txt").exists() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
+    // SAFETY: a signal to our own child, by its pid.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let st = child.wait().unwrap();
     assert_eq!(st.code(), Some(3));
@@ -546,6 +547,7 @@ fn a_killed_run_leaves_nothing_in_the_workspace() {
     while !ws.join("ready.txt").exists() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
+    // SAFETY: a signal to our own child, by its pid.
     unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
     let _ = child.wait();
     // Nothing of the killed run may be in the workspace, before or after

@@ -381,10 +381,8 @@ fn simultaneous_runs_on_a_fresh_workspace_leave_no_protected_name() {
         let gate = root.0.join(format!("gate{round}"));
         let held = std::fs::File::create(&gate).unwrap();
         // SAFETY: a valid fd of ours.
-        assert_eq!(
-            unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&held), libc::LOCK_EX) },
-            0
-        );
+        let locked = unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&held), libc::LOCK_EX) };
+        assert_eq!(locked, 0);
         let kids: Vec<Child> = (0..per_round)
             .map(|_| {
                 Command::new("flock")

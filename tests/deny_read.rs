@@ -36,6 +36,7 @@ fn users() -> Vec<u32> {
             if nobody {
                 65534
             } else {
+                // SAFETY: getuid never fails.
                 unsafe { libc::getuid() }
             }
         })

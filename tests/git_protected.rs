@@ -90,6 +90,7 @@ impl World {
         let uid = if self.nobody {
             65534
         } else {
+            // SAFETY: geteuid never fails.
             unsafe { libc::geteuid() }
         };
         let d = scratch::fresh_in_tmp(&format!("gitreach-{tag}-{}", std::process::id()), uid);

@@ -764,6 +764,7 @@ fn landlock_sigterm_to_dcjail_reaches_the_command() {
     let mut buf = [0u8; 6];
     out.read_exact(&mut buf).unwrap();
     assert_eq!(&buf, b"READY\n");
+    // SAFETY: a signal to our own child, by its pid.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let status = child.wait().unwrap();
     let mut rest = String::new();

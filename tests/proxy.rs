@@ -857,6 +857,7 @@ fn an_origin_that_resets_ends_the_tunnel_promptly() {
                 l_onoff: 1,
                 l_linger: 0,
             };
+            // SAFETY: setsockopt reads a linger struct that outlives the call.
             unsafe {
                 libc::setsockopt(
                     std::os::fd::AsRawFd::as_raw_fd(&s),

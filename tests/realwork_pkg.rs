@@ -161,26 +161,7 @@ fn venv_pip_install_from_a_loopback_index_and_pytest_run_as_without_dcjail() {
 
 #[test]
 fn npm_install_from_a_loopback_registry_and_npm_test_run_as_without_dcjail() {
-    let reg = scratch_dir::Dir::new("npm-registry");
-    let packed = npm_pack(&reg.0);
-    let root = reg.0.join("registry");
-    let server = StaticServer::start(&root);
-    let tgz_rel = "rwleft/-/rwleft-1.0.0.tgz";
-    std::fs::create_dir_all(root.join("rwleft/-")).unwrap();
-    std::fs::copy(&packed.tarball, root.join(tgz_rel)).unwrap();
-    let packument = serde_json::json!({
-        "name": "rwleft",
-        "dist-tags": {"latest": "1.0.0"},
-        "versions": {"1.0.0": {
-            "name": "rwleft", "version": "1.0.0", "main": "index.js", "license": "MIT",
-            "dist": {
-                "tarball": format!("{}/{tgz_rel}", server.url()),
-                "shasum": packed.shasum,
-                "integrity": packed.integrity,
-            }
-        }}
-    });
-    std::fs::write(root.join("rwleft/index.json"), packument.to_string()).unwrap();
+    let (_reg, server) = npm_registry("npm-registry");
     let registry = format!("{}/", server.url());
     let setup = |t: &Tree, env: &mut Env| {
         std::fs::write(

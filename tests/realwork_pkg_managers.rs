@@ -285,19 +285,7 @@ fn normalize(s: &str, home: &Path) -> String {
                 if w.starts_with("sha256=") {
                     return "sha256=<hash>".into();
                 }
-                let core = w.trim_end_matches([',', ')', ';', '.']);
-                let num = core
-                    .trim_end_matches("ms")
-                    .trim_end_matches('s')
-                    .trim_end_matches('m');
-                let is_time = core.len() > num.len()
-                    && !num.is_empty()
-                    && num.chars().all(|c| c.is_ascii_digit() || c == '.');
-                if is_time {
-                    format!("<time>{}", &w[core.len()..])
-                } else {
-                    w.to_string()
-                }
+                time_word(w)
             })
             .collect();
         out.push_str(&words.join(" "));
@@ -657,31 +645,6 @@ fn uv_sync_from_a_loopback_index_as_without_dcjail() {
         &server,
         &tools,
     ));
-}
-
-/// An npm-registry-shaped directory serving `rwleft` 1.0.0.
-fn npm_registry(tag: &str) -> (scratch_dir::Dir, StaticServer) {
-    let reg = scratch_dir::Dir::new(tag);
-    let packed = npm_pack(&reg.0);
-    let root = reg.0.join("registry");
-    let server = StaticServer::start(&root);
-    let tgz_rel = "rwleft/-/rwleft-1.0.0.tgz";
-    std::fs::create_dir_all(root.join("rwleft/-")).unwrap();
-    std::fs::copy(&packed.tarball, root.join(tgz_rel)).unwrap();
-    let packument = serde_json::json!({
-        "name": "rwleft",
-        "dist-tags": {"latest": "1.0.0"},
-        "versions": {"1.0.0": {
-            "name": "rwleft", "version": "1.0.0", "main": "index.js", "license": "MIT",
-            "dist": {
-                "tarball": format!("{}/{tgz_rel}", server.url()),
-                "shasum": packed.shasum,
-                "integrity": packed.integrity,
-            }
-        }}
-    });
-    std::fs::write(root.join("rwleft/index.json"), packument.to_string()).unwrap();
-    (reg, server)
 }
 
 /// A node project depending on `rwleft`, its registry in `.npmrc`.

@@ -840,6 +840,7 @@ fn a_closed_standard_descriptor_stays_closed_on_every_launch_path() {
         serde_json::from_str(&std::fs::read_to_string(d.join("report.json")).unwrap()).unwrap();
     assert_eq!(v["decision"], "run");
     // As an unprivileged user (user namespaces under bwrap).
+    // SAFETY: geteuid never fails.
     if unsafe { libc::geteuid() } == 0 {
         for opts in [
             &["--backend", "bwrap"][..],

@@ -132,6 +132,7 @@ fn as_nobody(f: impl FnOnce() -> i32) -> i32 {
                 && nix::unistd::setgid(nix::unistd::Gid::from_raw(65534)).is_ok()
                 && nix::unistd::setuid(nix::unistd::Uid::from_raw(65534)).is_ok();
             let code = if ok { f() } else { 99 };
+            // SAFETY: the forked child ends here without running destructors.
             unsafe { libc::_exit(code) };
         }
         nix::unistd::ForkResult::Parent { child } => match nix::sys::wait::waitpid(child, None) {

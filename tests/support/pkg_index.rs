@@ -169,3 +169,28 @@ pub fn npm_pack(dir: &Path) -> Packed {
         integrity: e["integrity"].as_str().unwrap().to_string(),
     }
 }
+
+/// An npm-registry-shaped directory serving `rwleft` 1.0.0.
+pub fn npm_registry(tag: &str) -> (scratch_dir::Dir, StaticServer) {
+    let reg = scratch_dir::Dir::new(tag);
+    let packed = npm_pack(&reg.0);
+    let root = reg.0.join("registry");
+    let server = StaticServer::start(&root);
+    let tgz_rel = "rwleft/-/rwleft-1.0.0.tgz";
+    std::fs::create_dir_all(root.join("rwleft/-")).unwrap();
+    std::fs::copy(&packed.tarball, root.join(tgz_rel)).unwrap();
+    let packument = serde_json::json!({
+        "name": "rwleft",
+        "dist-tags": {"latest": "1.0.0"},
+        "versions": {"1.0.0": {
+            "name": "rwleft", "version": "1.0.0", "main": "index.js", "license": "MIT",
+            "dist": {
+                "tarball": format!("{}/{tgz_rel}", server.url()),
+                "shasum": packed.shasum,
+                "integrity": packed.integrity,
+            }
+        }}
+    });
+    std::fs::write(root.join("rwleft/index.json"), packument.to_string()).unwrap();
+    (reg, server)
+}

@@ -555,29 +555,30 @@ pub fn diff(label: &str, want: &str, got: &str) -> Option<String> {
 pub fn normalize_times(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for line in s.lines() {
-        let words: Vec<String> = line
-            .split(' ')
-            .map(|w| {
-                let core = w.trim_end_matches([',', ')', ';']);
-                let tail = &w[core.len()..];
-                let num = core
-                    .trim_end_matches("ms")
-                    .trim_end_matches('s')
-                    .trim_end_matches('m');
-                let is_time = core.len() > num.len()
-                    && !num.is_empty()
-                    && num.chars().all(|c| c.is_ascii_digit() || c == '.');
-                if is_time {
-                    format!("<time>{tail}")
-                } else {
-                    w.to_string()
-                }
-            })
-            .collect();
+        let words: Vec<String> = line.split(' ').map(time_word).collect();
         out.push_str(&words.join(" "));
         out.push('\n');
     }
     out
+}
+
+/// One word of tool output with a duration (`14ms`, `1.05s,`) replaced by
+/// `<time>`, its trailing punctuation kept.
+pub fn time_word(w: &str) -> String {
+    let core = w.trim_end_matches([',', ')', ';', '.']);
+    let tail = &w[core.len()..];
+    let num = core
+        .trim_end_matches("ms")
+        .trim_end_matches('s')
+        .trim_end_matches('m');
+    let is_time = core.len() > num.len()
+        && !num.is_empty()
+        && num.chars().all(|c| c.is_ascii_digit() || c == '.');
+    if is_time {
+        format!("<time>{tail}")
+    } else {
+        w.to_string()
+    }
 }
 
 /// Wall times of the workloads, printed as ratios jailed/direct.
