@@ -124,9 +124,16 @@ struct Workload<'a> {
     project: &'a dyn Fn(&Path),
     script: String,
     known: &'a [Known],
-    /// The private cache's subdirectory the tool must have filled.
-    cache_sub: &'a str,
+    /// The private cache's subdirectories the tool must have filled.
+    cache_sub: &'a [&'a str],
+    /// Fills the home's own caches before each run (run as the user,
+    /// without dcjail, once the tree is the user's).
+    warm: Option<&'a Warm<'a>>,
 }
+
+/// Fills a home's caches before a run: the tree, its user, the run's
+/// environment.
+type Warm<'a> = dyn Fn(&Tree, User, &Env) + 'a;
 
 /// The caches a home already has before every run (the tools' defaults),
 /// made by the run's user: root's own `~/.cache/pip` is the case that
@@ -154,6 +161,7 @@ const TMP_PREFIXES: &[&str] = &[
     "npm-",
     "node-compile-cache",
     "v8-compile-cache",
+    "go-build",
 ];
 
 static ONE_RUN: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -250,7 +258,8 @@ fn uid(user: User) -> u32 {
 /// `<cache:SUB>`; drops pnpm's `Progress:` lines.
 fn normalize(s: &str, home: &Path) -> String {
     let home = home.display().to_string();
-    let mut s = s.to_string();
+    // go test separates its words with tabs.
+    let mut s = s.replace('\t', " ");
     // dcjail's own root first: `~/.cache/dcjail/<leaf>/<sub>`.
     let own = format!("{home}/.cache/dcjail/");
     while let Some(i) = s.find(&own) {
@@ -370,10 +379,17 @@ fn prepare(w: &Workload, t: &Tree, user: User, path: &str) -> Env {
         std::fs::create_dir_all(t.home.join(c)).unwrap();
     }
     give(user, &t.root);
+    if let Some(warm) = w.warm {
+        warm(t, user, &env);
+    }
     env
 }
 
-fn net_opts(mode: Mode, server: &StaticServer) -> Vec<String> {
+/// The network a run needs: none for an index read from files (`None`).
+fn net_opts(mode: Mode, server: Option<&StaticServer>) -> Vec<String> {
+    let Some(server) = server else {
+        return vec![];
+    };
     match mode {
         Mode::Direct => vec![],
         Mode::Jail(Backend::Bwrap) => vec![
@@ -426,18 +442,22 @@ fn jailed_checks(
         failures.push(d);
     }
     let own = names_in(&own_root);
-    let filled = own.len() == 1 && !names_in(&own_root.join(&own[0]).join(w.cache_sub)).is_empty();
-    if !filled {
-        failures.push(format!(
-            "{what}: dcjail's own cache has no {}: {:?}",
-            w.cache_sub,
-            listing(&own_root, &[])
-        ));
+    for sub in w.cache_sub {
+        let filled = own.len() == 1 && !names_in(&own_root.join(&own[0]).join(sub)).is_empty();
+        if !filled {
+            failures.push(format!(
+                "{what}: dcjail's own cache has no {sub}: {:?}",
+                listing(&own_root, &[])
+            ));
+        }
     }
     failures
 }
 
-fn run_workload(w: &Workload, server: &StaticServer, tools: &[PathBuf]) -> Vec<String> {
+/// Runs `w` in every mode as every user and compares. `server` is the
+/// loopback index it must fetch from; `None` for one read from files (go's
+/// `GOPROXY=file://`), where the tool's own cache shows the fetch.
+fn run_workload(w: &Workload, server: Option<&StaticServer>, tools: &[PathBuf]) -> Vec<String> {
     let mut failures = Vec::new();
     let path = tools
         .iter()
@@ -456,13 +476,13 @@ fn run_workload(w: &Workload, server: &StaticServer, tools: &[PathBuf]) -> Vec<S
             // tools leave in /tmp.
             let _one = ONE_RUN.lock().unwrap_or_else(|e| e.into_inner());
             let before_tmp = tmp_state();
-            let before_req = server.count();
+            let before_req = server.map(|s| s.count());
             let r = sh(mode, user, &t.work, &t.work, &opts, &env, &w.script);
             let tmp = tmp_left(&before_tmp, uid(user));
             let what = what(w.name, user, mode, want.is_none());
             record(w.name, user, mode, r.secs);
             let mut printed = format!("{}exit={:?}\n", normalize(&r.all(), &t.home), r.code);
-            if server.count() == before_req {
+            if server.map(|s| s.count()) == before_req && before_req.is_some() {
                 failures.push(format!("{what}: the index saw no request:\n{printed}"));
             }
             if let Mode::Jail(b) = mode {
@@ -590,9 +610,10 @@ fn pip_builds_a_local_sdist_with_a_c_extension_as_root_with_an_existing_cache() 
             project: &project,
             script,
             known: &[],
-            cache_sub: "pip",
+            cache_sub: &["pip"],
+            warm: None,
         },
-        &server,
+        Some(&server),
         &tools,
     ));
 }
@@ -640,9 +661,10 @@ fn uv_sync_from_a_loopback_index_as_without_dcjail() {
             project: &project,
             script,
             known: &known,
-            cache_sub: "uv",
+            cache_sub: &["uv"],
+            warm: None,
         },
-        &server,
+        Some(&server),
         &tools,
     ));
 }
@@ -694,9 +716,10 @@ fn pnpm_install_from_a_loopback_registry_keeps_its_store_out_of_the_project() {
             project: &project,
             script,
             known: &known,
-            cache_sub: "pnpm-store",
+            cache_sub: &["pnpm-store"],
+            warm: None,
         },
-        &server,
+        Some(&server),
         &tools,
     ));
 }
@@ -728,9 +751,233 @@ fn yarn_install_from_a_loopback_registry_keeps_its_cache_out_of_tmp() {
             project: &project,
             script,
             known: &known,
-            cache_sub: "yarn",
+            cache_sub: &["yarn"],
+            warm: None,
         },
-        &server,
+        Some(&server),
         &tools,
     ));
+}
+
+/// A Go module proxy in the layout `GOPROXY` reads (`<module>/@v/list`,
+/// `.info`, `.mod`, and a `.zip` whose entries start `<module>@<version>/`)
+/// serving `example.com/dep` and `example.com/extra` at v1.0.0.
+const MAKE_GOPROXY: &str = r##"
+import json, os, sys, zipfile
+root = sys.argv[1]
+def module(path, ver, files):
+    d = os.path.join(root, path, "@v")
+    os.makedirs(d, exist_ok=True)
+    gomod = "module %s\n\ngo 1.19\n" % path
+    with open(os.path.join(d, "list"), "w") as f:
+        f.write(ver + "\n")
+    with open(os.path.join(d, ver + ".info"), "w") as f:
+        json.dump({"Version": ver, "Time": "2020-01-02T03:04:05Z"}, f)
+    with open(os.path.join(d, ver + ".mod"), "w") as f:
+        f.write(gomod)
+    files = dict(files, **{"go.mod": gomod})
+    with zipfile.ZipFile(os.path.join(d, ver + ".zip"), "w") as z:
+        for name in sorted(files):
+            z.writestr(zipfile.ZipInfo("%s@%s/%s" % (path, ver, name), (2020, 1, 2, 3, 4, 6)), files[name])
+module("example.com/dep", "v1.0.0", {"dep.go": "package dep\n\n// Add adds.\nfunc Add(a, b int) int { return a + b }\n"})
+module("example.com/extra", "v1.0.0", {"extra.go": "package extra\n\n// Word is a word.\nconst Word = \"extra\"\n"})
+"##;
+
+/// The proxy's directory, for `GOPROXY=file://…`. Not served over
+/// loopback: go never sends a loopback address through `HTTP_PROXY` (its
+/// `net/http` excludes them), so under bwrap's own network namespace a
+/// loopback `GOPROXY` is the sandbox's loopback, where nothing listens.
+fn go_proxy(tag: &str) -> scratch_dir::Dir {
+    let dir = scratch_dir::Dir::new(tag);
+    python(&["-c", MAKE_GOPROXY, dir.0.to_str().unwrap()]);
+    dir
+}
+
+/// A module `example.com/app` requiring `example.com/dep`, with a test;
+/// its `go.sum` is written by the first build (`-mod=mod`).
+fn go_project(w: &Path) {
+    for (name, text) in [
+        (
+            "go.mod",
+            "module example.com/app\n\ngo 1.19\n\nrequire example.com/dep v1.0.0\n",
+        ),
+        (
+            "main.go",
+            "package main\n\nimport (\n\t\"fmt\"\n\n\t\"example.com/dep\"\n)\n\n\
+             func main() { fmt.Println(\"sum\", dep.Add(2, 3)) }\n",
+        ),
+        (
+            "main_test.go",
+            "package main\n\nimport (\n\t\"testing\"\n\n\t\"example.com/dep\"\n)\n\n\
+             func TestAdd(t *testing.T) {\n\tif dep.Add(2, 3) != 5 {\n\t\tt.Fatal(\"sum\")\n\t}\n}\n",
+        ),
+        (".gitignore", "/app\n"),
+    ] {
+        std::fs::write(w.join(name), text).unwrap();
+    }
+}
+
+/// go's settings for the test's proxy, nothing about its caches: the
+/// proxy, no checksum database (it is not on this machine), `go.sum`
+/// written as needed, and the installed go whatever `go.mod` says.
+fn go_vars(proxy: &Path) -> String {
+    format!(
+        "export GOPROXY=file://{} GOSUMDB=off GOFLAGS=-mod=mod GOTOOLCHAIN=local\n",
+        proxy.display()
+    )
+}
+
+/// Fills the home's `~/go/pkg/mod` (with `example.com/dep`) and
+/// `~/.cache/go-build` as the user, without dcjail: a build of the project
+/// in a copy under the tree's `tmpdir`.
+fn go_warm(t: &Tree, user: User, env: &Env, proxy: &Path) {
+    let copy = t.tmpdir.join("warm");
+    std::fs::create_dir_all(&copy).unwrap();
+    go_project(&copy);
+    give(user, &t.tmpdir);
+    let script = format!(
+        "{}go build -buildvcs=false -o /dev/null . && go env GOMODCACHE GOCACHE",
+        go_vars(proxy)
+    );
+    let r = sh(Mode::Direct, user, &copy, &copy, &[], env, &script);
+    assert_eq!(r.code, Some(0), "warming go's caches:\n{}", r.all());
+    let home = t.home.display().to_string();
+    assert_eq!(
+        r.stdout,
+        format!(
+            "go: downloading example.com/dep v1.0.0\n{home}/go/pkg/mod\n{home}/.cache/go-build\n"
+        ),
+        "go's default caches"
+    );
+    scratch::remove(&copy);
+    for c in ["go/pkg/mod/example.com/dep@v1.0.0", ".cache/go-build"] {
+        assert!(!names_in(&t.home.join(c)).is_empty(), "{c} was not filled");
+    }
+}
+
+/// `go build`, the program, `go test` (never a cached result: the home's
+/// build cache differs between runs), and the `go.sum` the build wrote.
+const GO_SCRIPT: &str = "step go list -m all\nstep go build -o app .\nstep ./app\n\
+     step go test -count=1 ./...\nstep cat go.sum\n";
+
+/// The go workload with the host's caches absent (`warm` false: both of
+/// go's caches are the workspace's own) or filled (the host's module store
+/// is read, read-only; the build cache is the workspace's own).
+fn go_workload(name: &str, warm: bool) -> Vec<String> {
+    if !scratch::need("go") {
+        return vec![];
+    }
+    let proxy = go_proxy(&format!("pm-{name}-proxy"));
+    let project = |w: &Path| go_project(w);
+    let warm_fn = |t: &Tree, user: User, env: &Env| go_warm(t, user, env, &proxy.0);
+    let w = Workload {
+        name,
+        project: &project,
+        script: format!("{STEP}{}{GO_SCRIPT}", go_vars(&proxy.0)),
+        known: &[],
+        cache_sub: if warm {
+            &["go-build"]
+        } else {
+            &["go-build", "go-mod"]
+        },
+        warm: if warm { Some(&warm_fn) } else { None },
+    };
+    run_workload(&w, None, &[])
+}
+
+#[test]
+fn go_build_and_test_with_caches_of_the_workspaces_own() {
+    check(go_workload("go-cold", false));
+}
+
+#[test]
+fn go_build_and_test_read_the_hosts_warm_module_store_and_never_write_it() {
+    let mut failures = go_workload("go-warm", true);
+    failures.extend(go_new_module_with_a_warm_host_store());
+    check(failures);
+}
+
+/// With the host's `~/go/pkg/mod` there, a module it lacks cannot be
+/// downloaded in the sandbox (the store is read-only) and can without
+/// dcjail; the workaround README gives (the workspace's own store for that
+/// call) works and leaves nothing in the project.
+fn go_new_module_with_a_warm_host_store() -> Vec<String> {
+    if !scratch::need("go") {
+        return vec![];
+    }
+    let proxy = go_proxy("pm-go-new-proxy");
+    let project = |w: &Path| go_project(w);
+    let warm_fn = |t: &Tree, user: User, env: &Env| go_warm(t, user, env, &proxy.0);
+    let get = "go get example.com/extra@v1.0.0; echo rc=$?; git status --porcelain\n";
+    let own = "GOMODCACHE=\"$(dirname \"$GOCACHE\")/go-mod\" go get example.com/extra@v1.0.0; \
+               echo rc=$?; go build -o app . && echo built; git status --porcelain\n";
+    let w = Workload {
+        name: "go-new-module",
+        project: &project,
+        script: String::new(),
+        known: &[],
+        cache_sub: &[],
+        warm: Some(&warm_fn),
+    };
+    let mut failures = Vec::new();
+    let vars = go_vars(&proxy.0);
+    for user in users() {
+        let t = Tree::new("pm-go-new", user);
+        for mode in modes() {
+            let env = prepare(&w, &t, user, SYS_PATH);
+            let home_before = listing(&t.home, &[".cache/dcjail"]);
+            let r = sh(
+                mode,
+                user,
+                &t.work,
+                &t.work,
+                &[],
+                &env,
+                &format!("{vars}{get}"),
+            );
+            let out = r.all().replace(&t.home.display().to_string(), "~");
+            let what = format!(
+                "go get of a new module as {} under {}",
+                user.label(),
+                mode.label()
+            );
+            println!("{what}:\n{out}");
+            let Mode::Jail(_) = mode else {
+                if !out.contains("go: added example.com/extra v1.0.0\nrc=0\n") {
+                    failures.push(format!(
+                        "{what}: the control failed, the test is broken:\n{out}"
+                    ));
+                }
+                continue;
+            };
+            let want = "go: example.com/extra@v1.0.0: mkdir \
+                        ~/go/pkg/mod/cache/download/example.com/extra: permission denied\nrc=1\n";
+            if !out.contains(want) {
+                failures.push(format!("{what}: not the failure README names:\n{out}"));
+            }
+            if listing(&t.home, &[".cache/dcjail"]) != home_before {
+                failures.push(format!("{what}: the host's home changed"));
+            }
+            let r = sh(
+                mode,
+                user,
+                &t.work,
+                &t.work,
+                &[],
+                &env,
+                &format!("{vars}{own}"),
+            );
+            let out = r.all();
+            println!("{what}, with the workspace's own store:\n{out}");
+            if !out.ends_with(
+                "go: added example.com/extra v1.0.0\nrc=0\nbuilt\n M go.mod\n?? go.sum\n",
+            ) {
+                failures.push(format!("{what}: README's workaround fails:\n{out}"));
+            }
+            if listing(&t.home, &[".cache/dcjail"]) != home_before {
+                failures.push(format!("{what}: the host's home changed"));
+            }
+        }
+    }
+    failures
 }
