@@ -106,7 +106,11 @@ impl Tmux {
         let mut c = as_user(uid, "tmux");
         c.args(["-S", sock.to_str().unwrap(), "-f", "/dev/null"]);
         c.args(["new-session", "-d", "-s", "t", "sleep 600"]);
-        c.env_remove("TMUX");
+        // tmux runs the session's command with $SHELL, else the user's
+        // login shell: uid 65534's is nologin, and without SHELL in the
+        // environment (CI, a fresh machine) the session ended at once and
+        // the server with it.
+        c.env_remove("TMUX").env("SHELL", "/bin/sh");
         let o = output_within(c, 20);
         assert!(o.status.success(), "tmux server: {}", text(&o));
         Tmux { uid, sock }
