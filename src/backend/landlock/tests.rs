@@ -25,9 +25,7 @@ fn plan_with(ws: &Path, f: impl FnOnce(&mut crate::policy::Policy)) -> Plan {
     f(&mut pol);
     let facts = crate::plan::Facts {
         cwd: ws.to_path_buf(),
-        home: None,
-        tmpdir: None,
-        exe: None,
+        ..Default::default()
     };
     crate::plan::build(&pol, vec!["true".into()], &facts).unwrap()
 }
@@ -51,7 +49,7 @@ fn read_only_no_network_spec_reads_everything_writes_only_terminals() {
     assert_eq!(get("/usr"), Some(access::READ));
     assert_eq!(get("/dev"), None);
     assert_eq!(get("/dev/pts"), None);
-    let own = reads::own_terminals();
+    let own: Vec<PathBuf> = Vec::new();
     let writers: Vec<&Path> = s
         .fs_rules
         .iter()
