@@ -266,6 +266,24 @@ mod tests {
 
     #[cfg(target_os = "linux")]
     #[test]
+    fn the_report_descriptor_is_encoded_and_checked_with_the_rest() {
+        use crate::inside::stub_format::Program;
+        let spec = spec_for_stub();
+        let none = encode(&spec, &[], None).unwrap();
+        assert_eq!(Program::parse(&none).unwrap().report_fd, -1);
+        let seven = encode(&spec, &[], Some(7)).unwrap();
+        assert_eq!(Program::parse(&seven).unwrap().report_fd, 7);
+        // Only a broker writes reports: a program without one that names a
+        // report descriptor is refused when it is made, not at launch.
+        let mut plain = spec.clone();
+        plain.fs = crate::backend::seccomp::FsRules::OPEN;
+        plain.sockets.unix = crate::backend::seccomp::Unix::Refuse;
+        assert!(encode(&plain, &[], None).is_ok());
+        assert!(encode(&plain, &[], Some(7)).is_err());
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
     fn the_stub_parser_refuses_every_truncation_trailing_bytes_and_bad_rules() {
         use crate::inside::stub_format::Program;
         let bytes = encode(&spec_for_stub(), &[(1, 2, b"x".to_vec())], None).unwrap();

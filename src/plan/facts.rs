@@ -190,3 +190,56 @@ fn terminal_path(fd: i32, rdev: u64) -> Option<PathBuf> {
                 .is_ok_and(|m| m.file_type().is_char_device() && m.rdev() == rdev)
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsRawFd;
+
+    #[test]
+    fn each_kind_of_descriptor_is_told_apart() {
+        let dir = std::env::temp_dir().join(format!("dcjail-facts-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("f");
+        std::fs::write(&file, "x").unwrap();
+        let file = std::fs::canonicalize(&file).unwrap();
+        let read = std::fs::File::open(&file).unwrap();
+        assert_eq!(
+            std_fd(read.as_raw_fd()),
+            StdFd::File {
+                path: Some(file.clone()),
+                writing: false
+            }
+        );
+        let write = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&file)
+            .unwrap();
+        assert_eq!(
+            std_fd(write.as_raw_fd()),
+            StdFd::File {
+                path: Some(file.clone()),
+                writing: true
+            }
+        );
+        let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
+        assert_eq!(std_fd(a.as_raw_fd()), StdFd::Socket);
+        let null = std::fs::File::open("/dev/null").unwrap();
+        assert_eq!(std_fd(null.as_raw_fd()), StdFd::Other);
+        // A number nothing is open on.
+        let gone = read.as_raw_fd();
+        drop(read);
+        assert_eq!(std_fd(gone), StdFd::Closed);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_descriptors_the_caller_left_closed_read_as_closed() {
+        let mut f = Facts {
+            stdio: [StdFd::Other, StdFd::Socket, StdFd::Other],
+            ..Default::default()
+        };
+        f.note_closed(0b101);
+        assert_eq!(f.stdio, [StdFd::Closed, StdFd::Socket, StdFd::Closed]);
+    }
+}

@@ -342,6 +342,74 @@ mod tests {
         }
     }
 
+    /// A plan whose only writable root is `/w`, with fds 0–2 as given.
+    fn plan_with_stdio(stdio: [StdFd; 3]) -> Plan {
+        let mut plan = plan_denying(&[]);
+        plan.fs.writable = vec![PathBuf::from("/w")];
+        plan.facts.stdio = stdio;
+        plan
+    }
+
+    #[test]
+    fn the_truncate_right_follows_the_callers_descriptors_and_says_which() {
+        let file = |p: Option<&str>, writing: bool| StdFd::File {
+            path: p.map(PathBuf::from),
+            writing,
+        };
+        let tty = StdFd::Terminal {
+            device: Some("/dev/pts/3".into()),
+        };
+        let kept = |stdio: [StdFd; 3], fact: &str| {
+            let (spec, why) = layer_spec(&plan_with_stdio(stdio)).unwrap();
+            assert_eq!(
+                spec.handled_fs & access::TRUNCATE,
+                access::TRUNCATE,
+                "{why}"
+            );
+            assert_eq!(why, format!("truncate: kept, {fact}"));
+        };
+        kept(
+            [file(Some("/etc/passwd"), false), StdFd::Other, StdFd::Other],
+            "stdin is a host file outside the writable roots, open for reading (/etc/passwd)",
+        );
+        kept(
+            [StdFd::Closed, StdFd::Other, StdFd::Socket],
+            "stderr is a socket (descriptors can arrive over it)",
+        );
+        kept(
+            [StdFd::Closed, file(None, false), StdFd::Other],
+            "stdout is a host file whose path could not be read",
+        );
+        let left = |stdio: [StdFd; 3]| {
+            let (spec, why) = layer_spec(&plan_with_stdio(stdio)).unwrap();
+            assert_eq!(spec.handled_fs & access::TRUNCATE, 0, "{why}");
+            assert!(
+                why.starts_with("truncate: left to the read-only mounts"),
+                "{why}"
+            );
+            why
+        };
+        let why = left([
+            file(Some("/w/in.txt"), false),
+            file(Some("/etc/out.log"), true),
+            tty.clone(),
+        ]);
+        assert!(
+            why.ends_with(
+                "(stdin: a file open for reading only (/w/in.txt), stdout: a file open for \
+                 writing (/etc/out.log), stderr: a terminal (/dev/pts/3))"
+            ),
+            "{why}"
+        );
+        left([StdFd::Closed, StdFd::Closed, StdFd::Closed]);
+        // A descriptor kept past 2, or a named unix socket, keeps it whatever fds 0–2 are.
+        let mut plan = plan_with_stdio([StdFd::Closed, StdFd::Closed, StdFd::Closed]);
+        plan.net.allow_unix_sockets = vec!["/run/s.sock".into()];
+        let (spec, why) = layer_spec(&plan).unwrap();
+        assert_eq!(spec.handled_fs & access::TRUNCATE, access::TRUNCATE);
+        assert!(why.contains("named unix sockets"), "{why}");
+    }
+
     #[test]
     fn a_denied_path_outside_the_roots_keeps_reads_handled() {
         // /etc is outside every writable root of a read-only plan.
