@@ -268,12 +268,11 @@ pub fn prepare(
 }
 
 /// Whether the second stage's layer is available for the default policy
-/// (`doctor`).
-pub fn layer_bytes_for_default() -> Result<(), String> {
+/// (`doctor`), for a caller as `facts` say.
+pub fn layer_bytes_for_default(facts: &crate::plan::Facts) -> Result<(), String> {
     let mut policy = crate::policy::Policy::embedded().map_err(|r| r.message)?;
     policy.sandbox.backend = crate::policy::BackendChoice::Bwrap;
-    let facts = crate::plan::Facts::gather().map_err(|r| r.message)?;
-    let plan = crate::plan::build(&policy, vec!["true".into()], &facts).map_err(|r| r.message)?;
+    let plan = crate::plan::build(&policy, vec!["true".into()], facts).map_err(|r| r.message)?;
     let spec = layer(&plan, &crate::backend::host::Real)?;
     if !program::STUB.is_empty() {
         program::encode(&spec, &[], None)?;

@@ -190,7 +190,8 @@ impl Probe for Real {
     }
 
     fn second_stage(&self) -> Result<(), String> {
-        crate::backend::bwrap::layer_bytes_for_default()
+        let facts = crate::plan::Facts::gather().map_err(|r| r.message)?;
+        crate::backend::bwrap::layer_bytes_for_default(&facts)
     }
 }
 
