@@ -40,8 +40,10 @@ pub enum StdFd {
     /// command gets it closed again).
     #[default]
     Closed,
-    /// A regular file: its path as `/proc/self/fd` names it (`None` when
-    /// that cannot be read), and whether it is open for writing.
+    /// A regular file, and whether it is open for writing; when it is not,
+    /// its path as `/proc/self/fd` names it (`None` when that cannot be
+    /// read, or when it is open for writing: no rule depends on that path,
+    /// and a launch does not pay for reading it).
     File {
         path: Option<PathBuf>,
         writing: bool,
@@ -66,9 +68,12 @@ impl StdFd {
     pub fn words(&self) -> String {
         match self {
             StdFd::Closed => "closed".into(),
-            StdFd::File { path, writing } => format!(
-                "a file open for {} ({})",
-                if *writing { "writing" } else { "reading only" },
+            StdFd::File { writing: true, .. } => "a file open for writing".into(),
+            StdFd::File {
+                path,
+                writing: false,
+            } => format!(
+                "a file open for reading only ({})",
                 path.as_ref()
                     .map(|p| p.display().to_string())
                     .unwrap_or_else(|| "its path could not be read".into())
@@ -155,7 +160,9 @@ fn std_fd(fd: i32) -> StdFd {
                 && fl & libc::O_PATH == 0
                 && matches!(fl & libc::O_ACCMODE, libc::O_WRONLY | libc::O_RDWR);
             StdFd::File {
-                path: std::fs::read_link(format!("/proc/self/fd/{fd}")).ok(),
+                path: (!writing)
+                    .then(|| std::fs::read_link(format!("/proc/self/fd/{fd}")).ok())
+                    .flatten(),
                 writing,
             }
         }
@@ -218,7 +225,7 @@ mod tests {
         assert_eq!(
             std_fd(write.as_raw_fd()),
             StdFd::File {
-                path: Some(file.clone()),
+                path: None,
                 writing: true
             }
         );
