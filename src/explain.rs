@@ -167,7 +167,7 @@ pub fn plan_json(plan: &Plan) -> Value {
             "held_read_only": paths(&plan.fs.held),
             "own_caches": plan.fs.caches.as_ref().filter(|c| crate::exec::caches::would_work(c)).map(|c| json!({
                 "directory": s(&c.root),
-                "variables": c.env_here()
+                "variables": crate::exec::caches::env_here(c)
                     .into_iter()
                     .map(|(k, v)| (k.to_string(), Value::from(s(&v))))
                     .collect::<serde_json::Map<String, Value>>(),

@@ -74,8 +74,9 @@ pub const DEFAULT_LIMIT: usize = 1_000_000;
 
 /// Environment variable that sets the bound (a positive integer). Any bound
 /// is safe: the walk either covers everything the globs match or refuses,
-/// so a small one only makes dcjail refuse sooner (tests use it).
-pub const LIMIT_ENV: &str = "DCJAIL_WALK_LIMIT";
+/// so a small one only makes dcjail refuse sooner (tests use it). Read with
+/// the facts.
+pub use crate::plan::WALK_LIMIT_ENV as LIMIT_ENV;
 
 /// Pseudo filesystems that are never entered: they are huge or infinite,
 /// and walking them has side effects on some kernels.
@@ -200,9 +201,10 @@ pub fn has_globs(plan: &Plan) -> bool {
         .any(|l| l.iter().any(|r| matches!(r, PathRule::Glob(_))))
 }
 
-/// The bound from `DCJAIL_WALK_LIMIT`, or `DEFAULT_LIMIT`.
-pub fn limit_from_env() -> Result<usize, Refusal> {
-    match std::env::var_os(LIMIT_ENV) {
+/// The bound `DCJAIL_WALK_LIMIT` sets (the value gathered with the facts,
+/// `plan::Facts::walk_limit`), or `DEFAULT_LIMIT`.
+pub fn limit_of(value: Option<&std::ffi::OsStr>) -> Result<usize, Refusal> {
+    match value {
         None => Ok(DEFAULT_LIMIT),
         Some(v) if v.is_empty() => Ok(DEFAULT_LIMIT),
         Some(v) => v

@@ -982,3 +982,99 @@ fn a_background_writer_stops_writing_once_dcjail_has_returned() {
     assert_eq!(size(), settled, "something in the sandbox kept writing");
     assert!(!host_has(&marker), "a sandboxed process survived");
 }
+
+/// `explain` is a function of its inputs, and says which one decided the
+/// rule that varies with them: landlock's truncate right is kept when the
+/// caller's stdin is a host file outside the writable roots (it could be
+/// truncated through /proc/self/fd/0 past the read-only mounts) and left to
+/// the mounts when stdin is /dev/null or a file inside a writable root; the
+/// launch's `facts` name the descriptor and its file.
+#[test]
+fn explain_names_the_descriptor_that_decides_the_truncate_right() {
+    if !scratch::need("bwrap") {
+        return;
+    }
+    let ws = Scratch::new("truncfact-ws");
+    let outside = Scratch::new("truncfact-host");
+    let host_file = outside.join("input.txt");
+    let inner_file = ws.join("inside.txt");
+    std::fs::write(&host_file, "host\n").unwrap();
+    std::fs::write(&inner_file, "inner\n").unwrap();
+    let explain = |stdin: Stdio| -> serde_json::Value {
+        let o = Command::new(bin())
+            .args([
+                "explain",
+                "--backend",
+                "bwrap",
+                "--sandbox-mode",
+                "workspace-write",
+                "--",
+                "true",
+            ])
+            .current_dir(ws.path())
+            .env_remove("DCJAIL_POLICY")
+            .stdin(stdin)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", scratch::text(&o));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let truncate = |v: &serde_json::Value| -> (String, bool) {
+        let facts = v["launch"]["facts"].as_array().cloned().unwrap_or_default();
+        let fact = facts
+            .iter()
+            .filter_map(|f| f.as_str())
+            .find(|f| f.starts_with("truncate: "))
+            .unwrap_or_else(|| panic!("no truncate fact in {}", v["launch"]))
+            .to_string();
+        let handled = v["launch"]["stage2"]["layer"]["filesystem"]["handled"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no handled rights in {}", v["launch"]))
+            .iter()
+            .any(|r| r == "truncate");
+        (fact, handled)
+    };
+
+    let (null_fact, null_handled) = truncate(&explain(Stdio::null()));
+    let (host_fact, host_handled) = truncate(&explain(Stdio::from(
+        std::fs::File::open(&host_file).unwrap(),
+    )));
+    let (inner_fact, inner_handled) = truncate(&explain(Stdio::from(
+        std::fs::File::open(&inner_file).unwrap(),
+    )));
+
+    // The rule differs with the descriptor, as it must...
+    assert!(host_handled, "{host_fact}");
+    assert!(!null_handled, "{null_fact}");
+    assert!(!inner_handled, "{inner_fact}");
+    // ...and explain says why, naming the descriptor and its file.
+    let canon = std::fs::canonicalize(&host_file).unwrap();
+    assert_eq!(
+        host_fact,
+        format!(
+            "truncate: kept, stdin is a host file outside the writable roots, open for \
+             reading ({})",
+            canon.display()
+        )
+    );
+    for f in [&null_fact, &inner_fact] {
+        assert!(
+            f.starts_with(
+                "truncate: left to the read-only mounts, no descriptor reaches a host file"
+            ),
+            "{f}"
+        );
+    }
+    assert!(
+        null_fact.contains("stdin: a pipe or a device"),
+        "{null_fact}"
+    );
+    let inner = std::fs::canonicalize(&inner_file).unwrap();
+    assert!(
+        inner_fact.contains(&format!(
+            "stdin: a file open for reading only ({})",
+            inner.display()
+        )),
+        "{inner_fact}"
+    );
+}

@@ -206,6 +206,7 @@ fn make_plan(workspace_write: bool) -> (dcjail::plan::Plan, PathBuf) {
         home: None,
         tmpdir: None,
         exe: None,
+        ..Default::default()
     };
     let p = dcjail::plan::build(&policy, vec!["true".into()], &facts).unwrap();
     (p, dir)
@@ -302,7 +303,8 @@ fn ubuntu_2404_auto_falls_back_to_landlock_with_the_reason_in_explain() {
     // With the profile `dcjail setup apparmor` writes, bwrap is chosen.
     let mut p = p;
     p.bwrap_run = Ok(());
-    let bwrap = dcjail::backend::bwrap::find(Some(&plan)).unwrap();
+    let bwrap =
+        dcjail::backend::bwrap::find(&dcjail::plan::Facts::gather().unwrap(), Some(&plan)).unwrap();
     p.bwrap = Ok(bwrap.clone());
     p.profile(
         "dcjail-bwrap",

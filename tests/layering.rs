@@ -582,3 +582,85 @@ fn the_scanner_sees_through_comments_strings_and_tests() {
     let fns = long_fns(&code_only(&long));
     assert_eq!(fns, vec![("big".to_string(), 122)]);
 }
+
+/// Where `code` (comments, strings and tests blanked) reaches the process
+/// itself: the `unsafe` keyword, or a call into libc (`libc::NAME(`, with
+/// `NAME` lower case: a function, not a constant or a type). Naming libc's
+/// constants and types (`libc::AF_INET`, `libc::c_long`, a `libc::sock_filter`
+/// literal) stays allowed: a render may speak the kernel's numbers; it may
+/// not ask the kernel anything. As (line, what) pairs.
+fn process_effects(code: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (n, line) in code.lines().enumerate() {
+        let word_at = |i: usize, w: &str| {
+            let before = line[..i].chars().next_back();
+            let after = line[i + w.len()..].chars().next();
+            !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+                && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+        };
+        let mut at = 0;
+        while let Some(p) = line[at..].find("unsafe") {
+            if word_at(at + p, "unsafe") {
+                out.push((n + 1, "unsafe".to_string()));
+            }
+            at += p + "unsafe".len();
+        }
+        let mut at = 0;
+        while let Some(p) = line[at..].find("libc::") {
+            let start = at + p;
+            at = start + "libc::".len();
+            if !word_at(start, "libc") {
+                continue;
+            }
+            let name: String = line[at..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            let called = line[at + name.len()..].trim_start().starts_with('(');
+            if called && name.starts_with(|c: char| c.is_ascii_lowercase()) {
+                out.push((n + 1, format!("libc::{name}(")));
+            }
+        }
+    }
+    out
+}
+
+/// `backend/` renders: from plan and facts to a launch, no `unsafe` and no
+/// call into libc outside the host probe (`src/backend/host.rs` and
+/// `src/backend/host/`), the one place it asks this machine. Test code is
+/// exempt (it may set up what it checks).
+#[test]
+fn backend_holds_no_unsafe_and_calls_no_libc_but_in_the_host_probe() {
+    let mut found = Vec::new();
+    for path in sources() {
+        let p = path.to_string_lossy().into_owned();
+        let in_backend = p.starts_with("src/backend/");
+        let host = p == "src/backend/host.rs" || p.starts_with("src/backend/host/");
+        if !in_backend || host || is_test_file(&path) {
+            continue;
+        }
+        let text = std::fs::read_to_string(root().join(&path)).unwrap();
+        for (line, what) in process_effects(&without_tests(&code_only(&text))) {
+            found.push(format!("{p}:{line}: {what}"));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "outside backend::host, backend/ must not use unsafe nor call libc:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_effect_scanner_tells_a_call_from_a_constant() {
+    let code = without_tests(&code_only(
+        "let a = libc::AF_INET;\nlet t: libc::c_long = 0;\n\
+         let f = libc::sock_filter { code: 0 };\n// unsafe { libc::getuid() }\n\
+         let s = \"libc::geteuid()\";\nlet u = unsafe { libc::geteuid () };\n\
+         fn unsafe_free() {}\n#[cfg(test)]\nmod tests { fn x() { unsafe { libc::getpid() }; } }\n",
+    ));
+    assert_eq!(
+        process_effects(&code),
+        vec![(6, "unsafe".to_string()), (6, "libc::geteuid(".to_string())]
+    );
+}

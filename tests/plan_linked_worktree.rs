@@ -58,6 +58,7 @@ fn plan_for(wt: &Path) -> plan::Plan {
         home: None,
         tmpdir: None,
         exe: None,
+        ..Default::default()
     };
     plan::build(&policy, vec!["true".into()], &facts).unwrap()
 }
@@ -156,6 +157,7 @@ fn read_only_plan_grants_no_git_metadata() {
         home: None,
         tmpdir: None,
         exe: None,
+        ..Default::default()
     };
     let plan = plan::build(&policy, vec!["true".into()], &facts).unwrap();
     assert!(plan.fs.writable.is_empty());

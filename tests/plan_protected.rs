@@ -52,6 +52,7 @@ fn plan_in(ws: &Path, home: Option<&Path>, env: &HostEnv) -> Result<Plan, dcjail
         home: home.map(Path::to_path_buf),
         tmpdir: None,
         exe: None,
+        ..Default::default()
     };
     plan::build_with(&policy, vec!["true".into()], &facts, env)
 }
@@ -339,6 +340,7 @@ fn home_entries_are_protected_inside_an_allow_write_root() {
         home: Some(home.clone()),
         tmpdir: None,
         exe: None,
+        ..Default::default()
     };
     let plan = plan::build_with(&policy, vec!["true".into()], &facts, &no_env()).unwrap();
     assert!(plan.writable(&home.join(".cargo/other/x")));
@@ -474,6 +476,7 @@ fn too_much_git_metadata_to_audit_is_refused_not_half_protected() {
         home: None,
         tmpdir: None,
         exe: None,
+        ..Default::default()
     };
     assert!(plan::build_with(&policy, vec!["true".into()], &facts, &no_env()).is_ok());
     scratch::remove(&ws);
@@ -543,6 +546,7 @@ fn repositories_below_the_roots_are_found_at_any_depth_and_bounded() {
         home: None,
         tmpdir: None,
         exe: None,
+        ..Default::default()
     };
     assert!(plan::build_with(&policy, vec!["true".into()], &facts, &env).is_ok());
     scratch::remove(&many);

@@ -100,6 +100,8 @@ fn base_plan() -> Plan {
         env: dcjail::policy::env::EnvRules::new(&Default::default()).unwrap(),
         policy_file: None,
         observe: false,
+        report_fd: None,
+        facts: Default::default(),
     }
 }
 

@@ -133,7 +133,8 @@ mod linux {
         if !crate::scratch::need("bwrap") {
             return;
         }
-        let bwrap = dcjail::backend::bwrap::find(None).expect("a bwrap dcjail trusts");
+        let bwrap = dcjail::backend::bwrap::find(&dcjail::plan::Facts::gather().unwrap(), None)
+            .expect("a bwrap dcjail trusts");
         let bwrap = std::fs::canonicalize(bwrap).unwrap();
         let o = Command::new(bin())
             .args(["setup", "apparmor"])

@@ -4,7 +4,11 @@
 //! system calls (landlock's version query; `unshare`/`clone` with namespace
 //! flags). [`Probe`] is that interface; [`Real`] asks this machine, tests
 //! give made-up answers, and everything that judges the answers
-//! (`backend::obstacle`) is pure over it.
+//! (`backend::obstacle`) is pure over it. On macOS, the one question the
+//! Seatbelt backend asks (`already_sandboxed`).
+//!
+//! It is the only place under `backend/` that calls into libc or holds
+//! `unsafe` (`tests/layering.rs` holds that).
 //!
 //! Owns: the probes themselves, made so that asking never changes anything
 //! (no namespace is created, no landlock ruleset), and never kills dcjail: a
@@ -17,7 +21,11 @@ use std::path::{Path, PathBuf};
 #[cfg(target_os = "linux")]
 mod real;
 #[cfg(target_os = "linux")]
-pub use real::Real;
+pub use real::{without_symlinks, Real};
+#[cfg(target_os = "macos")]
+mod macos;
+#[cfg(target_os = "macos")]
+pub use macos::already_sandboxed;
 
 /// The answer of one system call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

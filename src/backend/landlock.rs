@@ -199,7 +199,8 @@ pub fn layer_spec_with(plan: &Plan, subtraction: WriteSubtraction) -> Result<Lay
     let writable = writable_roots(plan, subtraction)?;
     let deny = expand(&plan.fs.deny_read, "deny_read")?;
     let allow = expand(&plan.fs.allow_read, "allow_read")?;
-    let mut fs_rules = reads::rules(&deny, &allow, &writable, subtraction)?;
+    let terminals = reads::own_terminals(&plan.facts.stdio);
+    let mut fs_rules = reads::rules(&deny, &allow, &writable, subtraction, &terminals)?;
     for w in writable {
         fs_rules.push(FsRule {
             path: w,
@@ -445,8 +446,8 @@ impl LayerSpec {
         Ok(())
     }
 
-    /// The layer as `explain` shows it.
-    pub fn describe(&self) -> serde_json::Value {
+    /// The layer as `explain` shows it; `euid` is the caller's (the facts).
+    pub fn describe(&self, euid: u32) -> serde_json::Value {
         use serde_json::json;
         let tcp = if !self.restrict_tcp {
             "unrestricted".to_string()
@@ -522,7 +523,7 @@ impl LayerSpec {
             },
             "process": [
                 "no_new_privs",
-                capabilities_held(),
+                capabilities_held(euid == 0),
                 "file descriptors above 2 closed before exec",
                 "supervised: signals forwarded, every descendant killed when the command exits",
             ],
@@ -532,10 +533,39 @@ impl LayerSpec {
     }
 }
 
-/// What `drop_capabilities` leaves, as `explain` and `doctor` say it.
-pub fn capabilities_held() -> &'static str {
-    // SAFETY: geteuid never fails.
-    if unsafe { libc::geteuid() } == 0 {
+/// The fact behind the terminal rules of landlock alone, for `explain`:
+/// which terminals fds 0–2 held (those are granted, with /dev/tty and
+/// /dev/null), or that none did.
+pub fn terminal_fact(stdio: &[crate::plan::StdFd; 3]) -> String {
+    use crate::plan::{StdFd, STD_NAMES};
+    let own = reads::own_terminals(stdio);
+    if own.is_empty() {
+        return "terminal: none granted but /dev/tty and /dev/null, no standard descriptor is a \
+                terminal found under /dev"
+            .into();
+    }
+    let on: Vec<String> = own
+        .iter()
+        .map(|d| {
+            let fds: Vec<&str> = stdio
+                .iter()
+                .zip(STD_NAMES)
+                .filter(|(s, _)| matches!(s, StdFd::Terminal { device: Some(x) } if x == d))
+                .map(|(_, n)| n)
+                .collect();
+            format!("{} ({})", d.display(), fds.join(", "))
+        })
+        .collect();
+    format!(
+        "terminal: granted {}, the terminal of the command's standard descriptors",
+        on.join("; ")
+    )
+}
+
+/// What `drop_capabilities` leaves, as `explain` and `doctor` say it, for
+/// a caller who is root or not.
+pub fn capabilities_held(root: bool) -> &'static str {
+    if root {
         "capabilities: every set emptied (bounding, ambient, effective, permitted, inheritable)"
     } else {
         "capabilities: effective, permitted, inheritable and ambient sets empty; the bounding set \

@@ -142,7 +142,7 @@ fn landlock_backend(p: &dyn Probe, ll: &Result<u32, Obstacle>) -> BackendReport 
              seccomp filter, signal/abstract-socket scoping"
                 .into(),
         );
-        details.push(super::landlock::capabilities_held().into());
+        details.push(super::landlock::capabilities_held(p.euid() == 0).into());
         details.push(
             "refuses: protected paths, deny_write or deny_read inside writable roots, \
              danger-full-access, the network allowlist (connect is filtered by port, not \

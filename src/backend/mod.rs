@@ -184,7 +184,10 @@ fn expand_globs(plan: &Plan, list: &[Kind]) -> Result<Option<crate::walk::Cover>
     if !crate::walk::has_globs(plan) || !list.iter().any(|k| *k != Kind::Seatbelt) {
         return Ok(None);
     }
-    crate::walk::expand_plan(plan, crate::walk::limit_from_env()?)
+    crate::walk::expand_plan(
+        plan,
+        crate::walk::limit_of(plan.facts.walk_limit.as_deref())?,
+    )
 }
 
 /// `plan` as the backends that enforce literal paths (bwrap, landlock) get
@@ -206,11 +209,8 @@ fn literal_plan(
     let mut mounts = crate::walk::LazyMounts::default();
     if !plan.fs.deny_read.is_empty() {
         let base = literal.as_ref().unwrap_or(plan);
-        let home = std::env::var_os("HOME")
-            .filter(|h| !h.is_empty())
-            .map(std::path::PathBuf::from);
-        let limit = crate::walk::limit_from_env()?;
-        let l = crate::walk::hard_links(base, home.as_deref(), limit, &mut mounts)?;
+        let limit = crate::walk::limit_of(plan.facts.walk_limit.as_deref())?;
+        let l = crate::walk::hard_links(base, plan.facts.home.as_deref(), limit, &mut mounts)?;
         if l.adds_names() {
             literal = Some(l.apply(base));
         }
@@ -222,7 +222,8 @@ fn literal_plan(
         && (!plan.fs.protected.is_empty() || !plan.fs.deny_write.is_empty())
     {
         let base = literal.as_ref().unwrap_or(plan);
-        let h = crate::walk::held_links(base, crate::walk::limit_from_env()?, &mut mounts)?;
+        let limit = crate::walk::limit_of(plan.facts.walk_limit.as_deref())?;
+        let h = crate::walk::held_links(base, limit, &mut mounts)?;
         if let Some(p) = crate::walk::keep_read_only(&h, base) {
             literal = Some(p);
         }
@@ -343,7 +344,7 @@ pub fn describe(_plan: &Plan, choice: &Choice) -> serde_json::Value {
     match &choice.launch {
         Launch::Unsandboxed => serde_json::json!({ "kind": "exec" }),
         Launch::Bwrap(l) => {
-            let mut v = bwrap::describe(l);
+            let mut v = bwrap::describe(l, _plan.facts.euid);
             if !_plan.fs.deny_read.is_empty() {
                 if let Some(notes) = v["notes"].as_array_mut() {
                     notes.push(
@@ -359,7 +360,11 @@ pub fn describe(_plan: &Plan, choice: &Choice) -> serde_json::Value {
             v
         }
         #[cfg(target_os = "linux")]
-        Launch::Landlock(spec) => spec.describe(),
+        Launch::Landlock(spec) => {
+            let mut v = spec.describe(_plan.facts.euid);
+            v["facts"] = serde_json::json!([self::landlock::terminal_fact(&_plan.facts.stdio)]);
+            v
+        }
         Launch::Seatbelt(r) => {
             serde_json::json!({ "kind": "seatbelt", "seatbelt": r.to_json(&_plan.argv) })
         }
@@ -542,9 +547,7 @@ mod tests {
         let ws = std::fs::canonicalize(&ws).unwrap();
         let facts = crate::plan::Facts {
             cwd: ws.clone(),
-            home: None,
-            tmpdir: None,
-            exe: None,
+            ..Default::default()
         };
         let mut policy = crate::policy::Policy::default();
         policy.sandbox.filesystem.deny_read = vec!["**/.env".into()];

@@ -15,16 +15,20 @@ pub type GuardId = (u64, u64, Vec<u8>);
 
 /// The layer as the second stage executes it (`stub_format`): the same
 /// rules, with the seccomp filter already compiled and the guards by inode,
-/// so the stage decides nothing. Checked by the stub's own parser here, so
-/// that what the stub would refuse is refused before anything starts.
+/// so the stage decides nothing. `report` is where the broker writes denial
+/// records (`None`: nowhere; only a brokered layer takes one). Checked by
+/// the stub's own parser here, so that what the stub would refuse is
+/// refused before anything starts.
 pub fn encode(
     spec: &crate::backend::landlock::LayerSpec,
     guards: &[GuardId],
+    report: Option<i32>,
 ) -> Result<Vec<u8>, String> {
     encode_compiled(
         spec,
         guards,
         &crate::backend::seccomp::compile(spec.sockets, spec.fs)?,
+        report,
     )
 }
 
@@ -34,6 +38,7 @@ pub fn encode_compiled(
     spec: &crate::backend::landlock::LayerSpec,
     guards: &[GuardId],
     compiled: &crate::backend::seccomp::Program,
+    report: Option<i32>,
 ) -> Result<Vec<u8>, String> {
     use crate::inside::stub_format::{
         Program, BROKER, MAGIC, MAX_INSNS, MAX_NAME, MAX_PATH, OWN_NETWORK,
@@ -125,8 +130,7 @@ pub fn encode_compiled(
         o.extend_from_slice(&u32_of(p.len(), "bytes")?.to_le_bytes());
         o.extend_from_slice(p);
     }
-    // No denial report until the launch sets one (`set_report_fd`).
-    o.extend_from_slice(&(-1i32).to_le_bytes());
+    o.extend_from_slice(&report.unwrap_or(-1).to_le_bytes());
     Program::parse(&o).map_err(|e| format!("the second stage's program: {e}"))?;
     Ok(o)
 }
@@ -197,14 +201,14 @@ mod tests {
             (5, 78, b"hooks".to_vec()),
             (5, 79, zone),
         ];
-        let bytes = encode(&spec, &guards).unwrap();
+        let bytes = encode(&spec, &guards, None).unwrap();
         let p = Program::parse(&bytes).unwrap();
         assert!(p.broker());
         let got: Vec<GuardId> = p.guards().map(|(d, i, n)| (d, i, n.to_vec())).collect();
         assert_eq!(got, guards);
         assert_eq!(p.zones().collect::<Vec<_>>(), vec![(5, 79)]);
         // Only the one mark may hold a slash.
-        let bad = encode(&spec, &[(5, 80, b"a/b".to_vec())]);
+        let bad = encode(&spec, &[(5, 80, b"a/b".to_vec())], None);
         assert!(bad.map_or(true, |b| Program::parse(&b).is_err()));
         assert_eq!(p.handled_fs, spec.handled_fs);
         assert_eq!(p.handled_net, 0b11);
@@ -254,7 +258,7 @@ mod tests {
         open.tcp_connect_ports.clear();
         open.fs = crate::backend::seccomp::FsRules::OPEN;
         open.sockets.unix = crate::backend::seccomp::Unix::Refuse;
-        let b = encode(&open, &[]).unwrap();
+        let b = encode(&open, &[], None).unwrap();
         let q = Program::parse(&b).unwrap();
         assert_eq!(q.handled_net, 0);
         assert!(!q.broker());
@@ -262,9 +266,27 @@ mod tests {
 
     #[cfg(target_os = "linux")]
     #[test]
+    fn the_report_descriptor_is_encoded_and_checked_with_the_rest() {
+        use crate::inside::stub_format::Program;
+        let spec = spec_for_stub();
+        let none = encode(&spec, &[], None).unwrap();
+        assert_eq!(Program::parse(&none).unwrap().report_fd, -1);
+        let seven = encode(&spec, &[], Some(7)).unwrap();
+        assert_eq!(Program::parse(&seven).unwrap().report_fd, 7);
+        // Only a broker writes reports: a program without one that names a
+        // report descriptor is refused when it is made, not at launch.
+        let mut plain = spec.clone();
+        plain.fs = crate::backend::seccomp::FsRules::OPEN;
+        plain.sockets.unix = crate::backend::seccomp::Unix::Refuse;
+        assert!(encode(&plain, &[], None).is_ok());
+        assert!(encode(&plain, &[], Some(7)).is_err());
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
     fn the_stub_parser_refuses_every_truncation_trailing_bytes_and_bad_rules() {
         use crate::inside::stub_format::Program;
-        let bytes = encode(&spec_for_stub(), &[(1, 2, b"x".to_vec())]).unwrap();
+        let bytes = encode(&spec_for_stub(), &[(1, 2, b"x".to_vec())], None).unwrap();
         for n in 0..bytes.len() {
             assert!(Program::parse(&bytes[..n]).is_err(), "truncated at {n}");
         }
@@ -277,16 +299,16 @@ mod tests {
         // What the stub would refuse is refused when the program is made.
         let mut rel = spec_for_stub();
         rel.fs_rules[0].path = "relative".into();
-        assert!(encode(&rel, &[]).is_err());
+        assert!(encode(&rel, &[], None).is_err());
         let mut wide = spec_for_stub();
         wide.handled_fs = crate::backend::landlock::access::READ;
-        assert!(encode(&wide, &[]).is_err());
+        assert!(encode(&wide, &[], None).is_err());
         let mut long = spec_for_stub();
         long.fs_rules[0].path = format!("/{}", "x".repeat(5000)).into();
-        assert!(encode(&long, &[]).is_err());
+        assert!(encode(&long, &[], None).is_err());
         // A guard must be a plain file name.
         for bad in [&b"a/b"[..], b"", b".", b"..", b"x\0y"] {
-            assert!(encode(&spec_for_stub(), &[(1, 2, bad.to_vec())]).is_err());
+            assert!(encode(&spec_for_stub(), &[(1, 2, bad.to_vec())], None).is_err());
         }
     }
 

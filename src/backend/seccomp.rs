@@ -793,28 +793,5 @@ pub fn compile(sockets: SocketRules, fs: FsRules) -> Result<Program, String> {
     Ok(Program(vec![assemble(&ops, labels)?]))
 }
 
-/// Whether this kernel takes seccomp filters returning errno.
-pub fn probe() -> Result<(), String> {
-    arch()?;
-    let action: u32 = 0x0005_0000; // SECCOMP_RET_ERRNO
-                                   // SAFETY: SECCOMP_GET_ACTION_AVAIL only reads the u32 it is given.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_seccomp,
-            libc::SECCOMP_GET_ACTION_AVAIL,
-            0,
-            &action as *const u32,
-        )
-    };
-    if r == 0 {
-        Ok(())
-    } else {
-        let e = std::io::Error::last_os_error();
-        Err(format!(
-            "seccomp filters are not available in this kernel ({e})"
-        ))
-    }
-}
-
 #[cfg(test)]
 mod tests;

@@ -260,6 +260,7 @@ mod tests {
             home: None,
             tmpdir: None,
             exe: None,
+            ..Default::default()
         };
         let policy = crate::policy::Policy::default();
         crate::plan::build(&policy, vec!["true".into()], &facts).unwrap()

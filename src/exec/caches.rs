@@ -26,6 +26,16 @@ pub fn prepare(plan: &mut Plan) {
     }
 }
 
+/// `Private::env` for this process: what exists on the host, what the
+/// caller set (the environment the command inherits, read here, where the
+/// command's environment is built, and never by `plan`).
+pub fn env_here(c: &Private) -> Vec<(&'static str, std::path::PathBuf)> {
+    c.env(
+        |p| std::fs::symlink_metadata(p).is_ok(),
+        |k| std::env::var_os(k).is_some_and(|v| !v.is_empty()),
+    )
+}
+
 /// An open directory descriptor, closed on drop.
 struct Dir(i32);
 

@@ -25,7 +25,7 @@ pub fn environment(plan: &Plan, backend: &str, extra: &[(OsString, OsString)]) -
                 .is_some_and(|v| v.is_absolute() && plan.writable(&v))
         };
         set.extend(
-            c.env_here()
+            crate::exec::caches::env_here(c)
                 .into_iter()
                 .filter(|(k, _)| !kept(k))
                 .map(|(k, v)| (k.into(), v.into_os_string())),

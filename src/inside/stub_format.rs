@@ -110,16 +110,6 @@ pub const NOT_FOUND_STATUS: i32 = 127;
 /// A command killed by signal N exits 128 + N.
 pub const SIGNAL_STATUS_BASE: i32 = 128;
 
-/// Sets where the broker of an encoded program records denials: the
-/// program's last field, written as -1 when it is made.
-// The stub only reads programs.
-#[allow(dead_code)]
-pub fn set_report_fd(program: &mut [u8], fd: i32) {
-    if let Some(at) = program.len().checked_sub(4) {
-        program[at..].copy_from_slice(&fd.to_le_bytes());
-    }
-}
-
 /// Sets the descriptors of the program's host roots, in their order
 /// (`Program::hosts`): the launch opens them just before it starts bwrap.
 /// A program that does not parse, or a count that differs, is left as is

@@ -124,14 +124,6 @@ impl Private {
             .map(|v| (v.name, self.root.join(v.sub)))
             .collect()
     }
-
-    /// `env` for this process: what exists on the host, what is set here.
-    pub fn env_here(&self) -> Vec<(&'static str, PathBuf)> {
-        self.env(
-            |p| std::fs::symlink_metadata(p).is_ok(),
-            |k| std::env::var_os(k).is_some_and(|v| !v.is_empty()),
-        )
-    }
 }
 
 /// `<last component>-<16 hex digits of the path's FNV-1a hash>`: readable

@@ -12,64 +12,19 @@ use crate::policy::{BackendChoice, Mode, NetMode, Policy, SandboxMode, Tool};
 use crate::protected::HostEnv;
 
 pub mod caches;
+mod facts;
 mod fs;
 mod storage;
 #[cfg(test)]
 mod tests;
 
+pub use crate::paths::own_exe;
+pub use facts::{Facts, StdFd, STD_NAMES, WALK_LIMIT_ENV};
 pub use fs::{Fs, FsOf, MemFs, Node, RealFs, EXT4_MAGIC};
 use globset::{GlobBuilder, GlobMatcher};
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
-
-/// Facts about the calling process the plan is built from; gathered once at
-/// the edge so the rest can be tested with made-up values.
-#[derive(Clone, Debug)]
-pub struct Facts {
-    pub cwd: PathBuf,
-    pub home: Option<PathBuf>,
-    pub tmpdir: Option<PathBuf>,
-    /// dcjail's own binary: never writable from inside.
-    pub exe: Option<PathBuf>,
-}
-
-pub use crate::paths::own_exe;
-
-impl Facts {
-    /// `gather`, minus what this policy cannot use: dcjail's own path only
-    /// matters when something is writable (it is kept unwritable from
-    /// inside), so a read-only or unsandboxed run does not resolve it.
-    pub fn gather_for(policy: &Policy) -> Result<Facts> {
-        let mut f = Facts::gather_base()?;
-        let writable = policy.tool != Tool::Read && policy.sandbox.mode != SandboxMode::ReadOnly;
-        if policy.sandbox.enabled && writable {
-            f.exe = own_exe();
-        }
-        Ok(f)
-    }
-
-    pub fn gather() -> Result<Facts> {
-        let mut f = Facts::gather_base()?;
-        f.exe = own_exe();
-        Ok(f)
-    }
-
-    fn gather_base() -> Result<Facts> {
-        let cwd = std::env::current_dir().map_err(|e| Error::Cwd(crate::policy::io_words(&e)))?;
-        let nonempty = |k: &str| {
-            std::env::var_os(k)
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-        };
-        Ok(Facts {
-            cwd,
-            home: nonempty("HOME"),
-            tmpdir: nonempty("TMPDIR"),
-            exe: None,
-        })
-    }
-}
 
 /// A path rule after resolution: a canonical literal path, or a glob.
 #[derive(Clone, Debug)]
@@ -166,6 +121,14 @@ pub struct Plan {
     /// Denials are recorded for a report (`crate::denials`): set by the
     /// caller of `build`, before a backend renders the plan.
     pub observe: bool,
+    /// Where the broker writes the denial records (`inside::denial_wire`):
+    /// set by the caller with `observe`, once the pipe exists; an input of
+    /// the second stage's program (`backend::program::encode`).
+    pub report_fd: Option<i32>,
+    /// The facts the plan was built from: the backends read the caller's
+    /// descriptors, `PATH`, `HOME`, ids and walk limit here, never from
+    /// the process around them.
+    pub facts: Facts,
 }
 
 impl Plan {
@@ -314,6 +277,8 @@ pub fn build_in(
         env: crate::policy::env::EnvRules::new(&policy.sandbox.env).map_err(Error::Env)?,
         policy_file: policy.source.clone(),
         observe: false,
+        report_fd: None,
+        facts: facts.clone(),
     };
     if plan.sandboxed {
         precheck(&plan, policy, &at.base, home, fs)?;

@@ -12,6 +12,7 @@ fn facts(cwd: &str) -> Facts {
         home: Some(PathBuf::from("/home/u")),
         tmpdir: None,
         exe: None,
+        ..Default::default()
     }
 }
 

@@ -26,7 +26,6 @@ pub(super) fn launch(
     plan: &Plan,
     mut choice: Choice,
     keep_parent: bool,
-    obs: Option<i32>,
     mut side: Option<crate::exec::Side<'_>>,
 ) -> (i32, Vec<String>) {
     let argv = match crate::exec::c_argv(&plan.argv) {
@@ -53,7 +52,6 @@ pub(super) fn launch(
             &argv,
             &envp,
             keep_parent,
-            obs,
             side.as_mut(),
         );
         denied.append(&mut net.finish());
@@ -74,11 +72,10 @@ fn attempt(
     argv: &[CString],
     envp: &[CString],
     keep_parent: bool,
-    obs: Option<i32>,
     side: Option<&mut crate::exec::Side<'_>>,
 ) -> Attempt {
     #[cfg(not(target_os = "linux"))]
-    let _ = (obs, side);
+    let _ = side;
     #[cfg(target_os = "linux")]
     let side = side.map(|s| crate::exec::Side {
         fd: s.fd,
@@ -93,10 +90,7 @@ fn attempt(
             crate::exec::exec_command(argv, envp, path_var.as_deref())
         }),
         #[cfg(target_os = "linux")]
-        Launch::Bwrap(mut l) => {
-            if let Some(fd) = obs {
-                crate::inside::stub_format::set_report_fd(&mut l.program, fd);
-            }
+        Launch::Bwrap(l) => {
             let mut side = side;
             let mut tries = 0;
             loop {
@@ -122,7 +116,7 @@ fn attempt(
         }
         .into()),
         #[cfg(target_os = "linux")]
-        Launch::Landlock(spec) => landlock(plan, &spec, argv, envp, obs, side),
+        Launch::Landlock(spec) => landlock(plan, &spec, argv, envp, side),
         Launch::Seatbelt(r) => crate::exec::seatbelt::launch(plan, &r, envp, keep_parent),
     };
     Attempt::Done(status)
@@ -148,7 +142,6 @@ fn landlock(
     spec: &crate::backend::landlock::LayerSpec,
     argv: &[CString],
     envp: &[CString],
-    obs: Option<i32>,
     side: Option<crate::exec::Side<'_>>,
 ) -> i32 {
     use crate::inside::{stage2, stub_format::Program};
@@ -158,13 +151,11 @@ fn landlock(
         Ok(f) => f,
         Err(e) => return say(&Refusal::unavailable(e)),
     };
-    let mut bytes = match crate::backend::program::encode_compiled(spec, &[], &filter) {
+    let report = plan.report_fd.filter(|_| spec.brokered());
+    let bytes = match crate::backend::program::encode_compiled(spec, &[], &filter, report) {
         Ok(p) => p,
         Err(e) => return say(&Error::BrokerProgram(e).into()),
     };
-    if let (true, Some(fd)) = (spec.brokered(), obs) {
-        crate::inside::stub_format::set_report_fd(&mut bytes, fd);
-    }
     let program = match Program::parse(&bytes) {
         Ok(p) => p,
         Err(e) => return say(&Error::BrokerProgram(e.to_string()).into()),

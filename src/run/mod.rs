@@ -39,7 +39,8 @@ pub fn load(o: &Overrides, sources: Option<&mut Value>) -> Result<(Policy, Facts
     }
     policy.apply(o);
     policy.validate()?;
-    let facts = Facts::gather_for(&policy)?;
+    let mut facts = Facts::gather_for(&policy)?;
+    facts.note_closed(crate::exec::stdfds::closed());
     Ok((policy, facts))
 }
 
@@ -98,6 +99,12 @@ pub fn run(
     };
     plan.observe = plan.sandboxed && crate::denials::wanted(report.is_some(), events);
     crate::exec::caches::prepare(&mut plan);
+    // The recording starts before the backend renders: the broker's report
+    // descriptor is an input of the program it encodes.
+    let mut session = match observed(&mut plan, events) {
+        Ok(s) => s,
+        Err(r) => return refuse(&r, report.as_deref()),
+    };
     let choice = match select(&plan) {
         Ok(c) => c,
         Err(r) => return refuse(&r, report.as_deref()),
@@ -108,11 +115,6 @@ pub fn run(
     let run_value = report
         .as_ref()
         .map(|_| crate::explain::run_json(&plan, &choice));
-    let mut session = match observed(&plan, &choice, events) {
-        Ok(s) => s,
-        Err(r) => return refuse(&r, report.as_deref()),
-    };
-    let obs = session.as_ref().map(crate::denials::Session::fd);
     let live = session.as_ref().and_then(crate::denials::Session::live_fd);
     // A report is written after the command exits, so it needs a parent.
     let (status, denied) = {
@@ -121,7 +123,7 @@ pub fn run(
             fd,
             ready: &mut pump,
         });
-        launch::launch(&plan, choice, report.is_some(), obs, side)
+        launch::launch(&plan, choice, report.is_some(), side)
     };
     let log = match session {
         Some(s) => {
@@ -140,29 +142,19 @@ pub fn run(
     status
 }
 
-/// The denial recording of a run, when it is wanted and the backend has a
-/// broker to record with (the Linux ones).
-fn observed(
-    plan: &Plan,
-    choice: &Choice,
-    events: Option<i32>,
-) -> Result<Option<crate::denials::Session>> {
-    #[cfg(target_os = "linux")]
-    let brokered = matches!(
-        choice.launch,
-        crate::backend::Launch::Bwrap(_) | crate::backend::Launch::Landlock(_)
-    );
-    #[cfg(not(target_os = "linux"))]
-    let brokered = {
-        let _ = (choice, events);
-        false
-    };
-    if !plan.observe || !brokered {
+/// The denial recording of a run, when it is wanted and every backend
+/// that may be chosen has a broker to record with (the Linux ones); its
+/// descriptor goes into the plan (`Plan::report_fd`).
+fn observed(plan: &mut Plan, events: Option<i32>) -> Result<Option<crate::denials::Session>> {
+    let brokered = backend::candidates(plan.backend)
+        .iter()
+        .all(|k| matches!(k, backend::Kind::Bwrap | backend::Kind::Landlock));
+    if !plan.observe || !brokered || cfg!(not(target_os = "linux")) {
         return Ok(None);
     }
-    crate::denials::Session::start(events)
-        .map(Some)
-        .map_err(Refusal::unavailable)
+    let s = crate::denials::Session::start(events).map_err(Refusal::unavailable)?;
+    plan.report_fd = Some(s.fd());
+    Ok(Some(s))
 }
 
 /// The refusal's one line on stderr (and in the report); its exit status.

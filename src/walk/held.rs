@@ -307,6 +307,7 @@ mod tests {
             home: None,
             tmpdir: None,
             exe: None,
+            ..Default::default()
         };
         let mut p = crate::plan::build(&policy, vec!["true".into()], &facts).unwrap();
         p.fs.writable = vec![ws.to_path_buf()];

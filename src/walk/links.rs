@@ -472,6 +472,7 @@ mod tests {
             home: None,
             tmpdir: None,
             exe: None,
+            ..Default::default()
         };
         crate::plan::build(&policy, vec!["true".into()], &facts).unwrap()
     }

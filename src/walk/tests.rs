@@ -286,6 +286,7 @@ fn plan_with(ws: &Path, deny_read: &[&str]) -> crate::plan::Plan {
         home: None,
         tmpdir: None,
         exe: None,
+        ..Default::default()
     };
     crate::plan::build(&policy, vec!["true".into()], &facts).unwrap()
 }
@@ -407,6 +408,7 @@ fn roots_are_what_the_policy_grants_but_never_slash() {
         home: None,
         tmpdir: None,
         exe: None,
+        ..Default::default()
     };
     let ro = crate::plan::build(&policy, vec!["true".into()], &facts).unwrap();
     assert_eq!(walk_roots(&ro), vec![t.0.clone()]);

@@ -2,7 +2,7 @@
 //! PATH entries no sandbox can write; never one the workspace could plant.
 //! Also its version, and the distribution's install command for the fix.
 
-use crate::plan::Plan;
+use crate::plan::{Facts, Plan};
 use std::path::{Path, PathBuf};
 
 pub use super::BWRAP_PATHS;
@@ -22,9 +22,10 @@ pub fn parse_version(text: &str) -> Option<(u32, u32, u32)> {
     ))
 }
 
-/// An absolute path no sandbox can have planted: owned by root or by us,
-/// writable by nobody else, and outside every writable root of the plan.
-pub(super) fn trusted(p: &Path, plan: Option<&Plan>) -> bool {
+/// An absolute path no sandbox can have planted: owned by root or by us
+/// (`uid`, the caller's real user id), writable by nobody else, and outside
+/// every writable root of the plan.
+pub(super) fn trusted(p: &Path, plan: Option<&Plan>, uid: u32) -> bool {
     use std::os::unix::fs::MetadataExt;
     let (canon, meta) = match without_symlinks(p) {
         Some((c, m)) => (c, Some(m)),
@@ -49,13 +50,14 @@ pub(super) fn trusted(p: &Path, plan: Option<&Plan>) -> bool {
     let Some(m) = meta.or_else(|| std::fs::metadata(&canon).ok()) else {
         return false;
     };
-    // SAFETY: getuid never fails.
-    let me = unsafe { libc::getuid() };
-    m.is_file() && (m.uid() == 0 || m.uid() == me) && m.mode() & 0o022 == 0 && m.mode() & 0o111 != 0
+    m.is_file()
+        && (m.uid() == 0 || m.uid() == uid)
+        && m.mode() & 0o022 == 0
+        && m.mode() & 0o111 != 0
 }
 
 #[cfg(target_os = "linux")]
-pub(super) use super::linux::without_symlinks;
+pub(super) use crate::backend::host::without_symlinks;
 
 /// Elsewhere every path is resolved the slow way.
 #[cfg(not(target_os = "linux"))]
@@ -87,22 +89,22 @@ pub fn install_hint() -> String {
     cmd.to_string()
 }
 
-/// Finds bwrap: the fixed list first, then PATH entries that are absolute
-/// and outside every writable root.
-pub fn find(plan: Option<&Plan>) -> Result<PathBuf, String> {
+/// Finds bwrap: the fixed list first, then the caller's PATH entries
+/// (`facts.path`) that are absolute and outside every writable root.
+pub fn find(facts: &Facts, plan: Option<&Plan>) -> Result<PathBuf, String> {
     for p in BWRAP_PATHS {
         let p = Path::new(p);
-        if trusted(p, plan) {
+        if trusted(p, plan, facts.uid) {
             return Ok(p.to_path_buf());
         }
     }
-    if let Some(path) = std::env::var_os("PATH") {
-        for dir in std::env::split_paths(&path) {
+    if let Some(path) = &facts.path {
+        for dir in std::env::split_paths(path) {
             if !dir.is_absolute() {
                 continue;
             }
             let c = dir.join("bwrap");
-            if trusted(&c, plan) {
+            if trusted(&c, plan, facts.uid) {
                 return std::fs::canonicalize(&c).map_err(|e| e.to_string());
             }
         }
@@ -114,7 +116,7 @@ pub fn find(plan: Option<&Plan>) -> Result<PathBuf, String> {
             continue;
         };
         if !seen.contains(&c) {
-            untrusted.extend(untrusted_because(&c));
+            untrusted.extend(untrusted_because(&c, facts.uid));
             seen.push(c);
         }
     }
@@ -137,15 +139,13 @@ pub const NO_TRUSTED_BWRAP: &str = "bubblewrap is installed but not trusted";
 /// Why an existing bwrap is not trusted (owner and mode), for the refusal:
 /// inside a user namespace that does not map root, root's files belong to
 /// the overflow uid, and "not installed" would send the user the wrong way.
-fn untrusted_because(p: &Path) -> Option<String> {
+fn untrusted_because(p: &Path, uid: u32) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
     let m = std::fs::metadata(p).ok()?;
     let overflow = std::fs::read_to_string("/proc/sys/kernel/overflowuid")
         .ok()
         .and_then(|s| s.trim().parse::<u32>().ok());
-    // SAFETY: getuid never fails.
-    let me = unsafe { libc::getuid() };
-    if (m.uid() == 0 || m.uid() == me) && m.mode() & 0o022 == 0 {
+    if (m.uid() == 0 || m.uid() == uid) && m.mode() & 0o022 == 0 {
         return Some(format!(
             "{} is inside a writable root of this policy",
             p.display()

@@ -9,63 +9,43 @@ use crate::backend::program::{self, GuardId};
 use crate::backend::unavailable::Because;
 use crate::backend::{Kind, Missing, Unavailable};
 use crate::plan::Plan;
+use crate::plan::{StdFd, STD_NAMES};
 use crate::policy::NetMode;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 const BWRAP: Kind = Kind::Bwrap;
 
-/// `p` itself when it is absolute, plain (no `.`, `..`, `//`) and no
-/// component of it is a symlink: then it is its own canonical path. One path
-/// walk (openat2 with RESOLVE_NO_SYMLINKS) instead of realpath's one per
-/// component, on every launch. None means "find out the slow way".
-pub(super) fn without_symlinks(p: &Path) -> Option<(PathBuf, std::fs::Metadata)> {
-    let plain = p.is_absolute()
-        && p.components()
-            .skip(1)
-            .all(|c| matches!(c, std::path::Component::Normal(_)))
-        && !p.as_os_str().as_bytes().windows(2).any(|w| w == b"//")
-        && !p.as_os_str().as_bytes().ends_with(b"/");
-    if !plain {
-        return None;
-    }
-    let c = std::ffi::CString::new(p.as_os_str().as_bytes()).ok()?;
-    // SAFETY: open_how is plain data.
-    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
-    how.flags = (libc::O_PATH | libc::O_CLOEXEC) as u64;
-    how.resolve = libc::RESOLVE_NO_SYMLINKS;
-    // SAFETY: valid C string and open_how of the size given.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_openat2,
-            libc::AT_FDCWD,
-            c.as_ptr(),
-            &how as *const libc::open_how,
-            std::mem::size_of::<libc::open_how>(),
-        )
-    };
-    if fd < 0 {
-        return None;
-    }
-    // SAFETY: the fd was just opened and is owned from here.
-    let f = std::fs::File::from(unsafe {
-        <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd as i32)
-    });
-    // fstat works on an O_PATH descriptor: the metadata of what was opened.
-    let m = f.metadata().ok()?;
-    Some((p.to_path_buf(), m))
-}
-
 /// The layer the second stage applies: the landlock ruleset for what
 /// landlock can express (writable roots, reads) and the seccomp filter. The
 /// write subtraction (protected paths, deny_write) is left to the read-only
-/// mounts, which landlock cannot express and bwrap enforces.
-fn layer_spec(plan: &Plan) -> Result<crate::backend::landlock::LayerSpec, String> {
+/// mounts, which landlock cannot express and bwrap enforces. Also says,
+/// for `explain`, the fact that decided the one right that varies with the
+/// caller's descriptors (`truncate: kept, stdin is …`).
+fn layer_spec(plan: &Plan) -> Result<(crate::backend::landlock::LayerSpec, String), String> {
     let mut spec = layer_with_truncation(plan)?;
-    if !descriptors_reach_past_the_mounts(plan, &spec) {
-        trim(&mut spec, crate::backend::landlock::access::TRUNCATE);
-    }
-    Ok(spec)
+    let why = match descriptors_reach_past_the_mounts(plan, &spec) {
+        Some(why) => format!("truncate: kept, {why}"),
+        None => {
+            trim(&mut spec, crate::backend::landlock::access::TRUNCATE);
+            format!(
+                "truncate: left to the read-only mounts, no descriptor reaches a host file past \
+                 them ({})",
+                stdio_words(&plan.facts.stdio)
+            )
+        }
+    };
+    Ok((spec, why))
+}
+
+/// "stdin: closed, stdout: a terminal (/dev/pts/1), …".
+fn stdio_words(stdio: &[StdFd; 3]) -> String {
+    stdio
+        .iter()
+        .zip(STD_NAMES)
+        .map(|(s, n)| format!("{n}: {}", s.words()))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The layer with truncation handled, as when a descriptor the command
@@ -123,39 +103,52 @@ fn trim(spec: &mut crate::backend::landlock::LayerSpec, leave: u64) {
 /// root it may be truncated anyway; a kept path there is refused by
 /// `check_stdio`), when one is a socket (descriptors can arrive over it),
 /// when the command may connect to a named unix socket (a host process
-/// could send it one), when another descriptor survives into the command, or when a
-/// descriptor cannot be read.
+/// could send it one), when another descriptor survives into the command, or
+/// when a file descriptor's path cannot be read. Says which, as `explain`
+/// shows it; `None` when none does. A closed descriptor gets /dev/null
+/// inside; a terminal, a pipe or a device names no host file.
 fn descriptors_reach_past_the_mounts(
     plan: &Plan,
     spec: &crate::backend::landlock::LayerSpec,
-) -> bool {
-    if !spec.unix_sockets.is_empty() || !spec.keep_fds.is_empty() {
-        return true;
+) -> Option<String> {
+    if !spec.unix_sockets.is_empty() {
+        return Some(
+            "the command may connect to named unix sockets (allow_unix_sockets), over which a \
+             host process could send it a descriptor"
+                .into(),
+        );
     }
-    (0..3).any(|fd| {
-        // SAFETY: an all-zero stat is a valid value of the C struct.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: fstat into a buffer of the right type.
-        if unsafe { libc::fstat(fd, &mut st) } != 0 {
-            // Closed: the second stage puts /dev/null there.
-            return false;
-        }
-        match st.st_mode & libc::S_IFMT {
-            libc::S_IFSOCK => true,
-            libc::S_IFREG => {
-                // SAFETY: F_GETFL only reads the descriptor's flags.
-                let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-                let writing = fl >= 0
-                    && fl & libc::O_PATH == 0
-                    && matches!(fl & libc::O_ACCMODE, libc::O_WRONLY | libc::O_RDWR);
-                !writing
-                    && !std::fs::read_link(format!("/proc/self/fd/{fd}")).is_ok_and(|p| {
-                        p.is_absolute() && plan.fs.writable.iter().any(|r| p.starts_with(r))
-                    })
-            }
-            _ => false,
-        }
-    })
+    if !spec.keep_fds.is_empty() {
+        return Some(format!(
+            "descriptors above 2 survive into the command ({:?})",
+            spec.keep_fds
+        ));
+    }
+    plan.facts
+        .stdio
+        .iter()
+        .zip(STD_NAMES)
+        .find_map(|(s, name)| match s {
+            StdFd::Socket => Some(format!(
+                "{name} is a socket (descriptors can arrive over it)"
+            )),
+            StdFd::File {
+                writing: false,
+                path,
+            } => match path {
+                Some(p) if p.is_absolute() && plan.fs.writable.iter().any(|r| p.starts_with(r)) => {
+                    None
+                }
+                Some(p) => Some(format!(
+                    "{name} is a host file outside the writable roots, open for reading ({})",
+                    p.display()
+                )),
+                None => Some(format!(
+                    "{name} is a host file whose path could not be read"
+                )),
+            },
+            _ => None,
+        })
 }
 
 /// `layer_spec`, checked against this kernel.
@@ -163,7 +156,7 @@ fn layer(
     plan: &Plan,
     host: &dyn crate::backend::host::Probe,
 ) -> Result<crate::backend::landlock::LayerSpec, String> {
-    let spec = layer_spec(plan)?;
+    let (spec, _) = layer_spec(plan)?;
     spec.check_supported_with(host)?;
     Ok(spec)
 }
@@ -232,12 +225,18 @@ pub fn prepare(
     plan: &Plan,
     host: &dyn crate::backend::host::Probe,
 ) -> Result<BwrapLaunch, Unavailable> {
-    let bwrap = find(Some(plan)).because(BWRAP, Missing::Program)?;
+    let bwrap = find(&plan.facts, Some(plan)).because(BWRAP, Missing::Program)?;
     if let Some(o) = crate::backend::obstacle::userns_obstacle(host, &bwrap) {
         return Err(Unavailable::new(BWRAP, Missing::Host(o.to_string())));
     }
-    let rendered = render(plan, &RealHost).because(BWRAP, Missing::Rule)?;
-    let mut spec = layer_spec(plan).because(BWRAP, Missing::Rule)?;
+    let rendered = render(
+        plan,
+        &RealHost {
+            euid: plan.facts.euid,
+        },
+    )
+    .because(BWRAP, Missing::Rule)?;
+    let (mut spec, truncate) = layer_spec(plan).because(BWRAP, Missing::Rule)?;
     spec.check_supported_with(host)
         .because(BWRAP, Missing::Host)?;
     let mut guards = guard_ids(&rendered.guards).because(BWRAP, Missing::Setup)?;
@@ -252,7 +251,8 @@ pub fn prepare(
     // A zone needs every creation at the broker: any name may be `.git`;
     // so does a link between two roots.
     spec.fs.create = rendered.missing || !rendered.zones.is_empty() || !spec.host_roots.is_empty();
-    let program = program::encode(&spec, &guards).because(BWRAP, Missing::Rule)?;
+    let report = plan.report_fd.filter(|_| spec.brokered());
+    let program = program::encode(&spec, &guards, report).because(BWRAP, Missing::Rule)?;
     // Opened through the magic link at launch: no readlink (its path walk
     // contends with every mount namespace being set up or torn down on the
     // machine), and no window in which the path could name another file.
@@ -263,19 +263,19 @@ pub fn prepare(
         layer: spec,
         program,
         exe,
+        facts: vec![truncate],
     })
 }
 
 /// Whether the second stage's layer is available for the default policy
-/// (`doctor`).
-pub fn layer_bytes_for_default() -> Result<(), String> {
+/// (`doctor`), for a caller as `facts` say.
+pub fn layer_bytes_for_default(facts: &crate::plan::Facts) -> Result<(), String> {
     let mut policy = crate::policy::Policy::embedded().map_err(|r| r.message)?;
     policy.sandbox.backend = crate::policy::BackendChoice::Bwrap;
-    let facts = crate::plan::Facts::gather().map_err(|r| r.message)?;
-    let plan = crate::plan::build(&policy, vec!["true".into()], &facts).map_err(|r| r.message)?;
+    let plan = crate::plan::build(&policy, vec!["true".into()], facts).map_err(|r| r.message)?;
     let spec = layer(&plan, &crate::backend::host::Real)?;
     if !program::STUB.is_empty() {
-        program::encode(&spec, &[])?;
+        program::encode(&spec, &[], None)?;
     }
     Ok(())
 }
@@ -303,9 +303,7 @@ mod tests {
         policy.sandbox.filesystem.deny_read = deny.iter().map(std::path::PathBuf::from).collect();
         let facts = crate::plan::Facts {
             cwd: std::path::PathBuf::from("/"),
-            home: None,
-            tmpdir: None,
-            exe: None,
+            ..Default::default()
         };
         crate::plan::build(&policy, vec!["true".into()], &facts).unwrap()
     }
@@ -341,6 +339,74 @@ mod tests {
             assert_rules_within_handled(&left);
             assert_rules_within_handled(&kept);
         }
+    }
+
+    /// A plan whose only writable root is `/w`, with fds 0–2 as given.
+    fn plan_with_stdio(stdio: [StdFd; 3]) -> Plan {
+        let mut plan = plan_denying(&[]);
+        plan.fs.writable = vec![PathBuf::from("/w")];
+        plan.facts.stdio = stdio;
+        plan
+    }
+
+    #[test]
+    fn the_truncate_right_follows_the_callers_descriptors_and_says_which() {
+        let file = |p: Option<&str>, writing: bool| StdFd::File {
+            path: p.map(PathBuf::from),
+            writing,
+        };
+        let tty = StdFd::Terminal {
+            device: Some("/dev/pts/3".into()),
+        };
+        let kept = |stdio: [StdFd; 3], fact: &str| {
+            let (spec, why) = layer_spec(&plan_with_stdio(stdio)).unwrap();
+            assert_eq!(
+                spec.handled_fs & access::TRUNCATE,
+                access::TRUNCATE,
+                "{why}"
+            );
+            assert_eq!(why, format!("truncate: kept, {fact}"));
+        };
+        kept(
+            [file(Some("/etc/passwd"), false), StdFd::Other, StdFd::Other],
+            "stdin is a host file outside the writable roots, open for reading (/etc/passwd)",
+        );
+        kept(
+            [StdFd::Closed, StdFd::Other, StdFd::Socket],
+            "stderr is a socket (descriptors can arrive over it)",
+        );
+        kept(
+            [StdFd::Closed, file(None, false), StdFd::Other],
+            "stdout is a host file whose path could not be read",
+        );
+        let left = |stdio: [StdFd; 3]| {
+            let (spec, why) = layer_spec(&plan_with_stdio(stdio)).unwrap();
+            assert_eq!(spec.handled_fs & access::TRUNCATE, 0, "{why}");
+            assert!(
+                why.starts_with("truncate: left to the read-only mounts"),
+                "{why}"
+            );
+            why
+        };
+        let why = left([
+            file(Some("/w/in.txt"), false),
+            file(None, true),
+            tty.clone(),
+        ]);
+        assert!(
+            why.ends_with(
+                "(stdin: a file open for reading only (/w/in.txt), stdout: a file open for \
+                 writing, stderr: a terminal (/dev/pts/3))"
+            ),
+            "{why}"
+        );
+        left([StdFd::Closed, StdFd::Closed, StdFd::Closed]);
+        // A descriptor kept past 2, or a named unix socket, keeps it whatever fds 0–2 are.
+        let mut plan = plan_with_stdio([StdFd::Closed, StdFd::Closed, StdFd::Closed]);
+        plan.net.allow_unix_sockets = vec!["/run/s.sock".into()];
+        let (spec, why) = layer_spec(&plan).unwrap();
+        assert_eq!(spec.handled_fs & access::TRUNCATE, access::TRUNCATE);
+        assert!(why.contains("named unix sockets"), "{why}");
     }
 
     #[test]

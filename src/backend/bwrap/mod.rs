@@ -76,10 +76,13 @@ pub struct BwrapLaunch {
     pub program: Vec<u8>,
     /// dcjail's own binary, run again inside as stage 2.
     pub exe: PathBuf,
+    /// The facts behind each rule that varies with the caller (the
+    /// truncate right and the descriptor that decided it), for `explain`.
+    pub facts: Vec<String>,
 }
 
-/// `explain`'s view of the launch.
-pub fn describe(l: &BwrapLaunch) -> serde_json::Value {
+/// `explain`'s view of the launch; `euid` is the caller's (from the facts).
+pub fn describe(l: &BwrapLaunch, euid: u32) -> serde_json::Value {
     let lossy = |v: &[OsString]| -> Vec<String> {
         v.iter().map(|a| a.to_string_lossy().into_owned()).collect()
     };
@@ -107,9 +110,10 @@ pub fn describe(l: &BwrapLaunch) -> serde_json::Value {
             }
             .to_string_lossy(),
             "runs": stage2_runs(),
-            "layer": layer_json(&l.layer),
+            "layer": layer_json(&l.layer, euid),
         },
         "notes": l.rendered.notes,
+        "facts": l.facts,
     })
 }
 
@@ -122,11 +126,11 @@ fn stage2_runs() -> String {
 use linux::stage2_runs;
 
 #[cfg(target_os = "linux")]
-fn layer_json(layer: &Layer) -> serde_json::Value {
-    layer.describe()
+fn layer_json(layer: &Layer, euid: u32) -> serde_json::Value {
+    layer.describe(euid)
 }
 
 #[cfg(not(target_os = "linux"))]
-fn layer_json(_layer: &Layer) -> serde_json::Value {
+fn layer_json(_layer: &Layer, _euid: u32) -> serde_json::Value {
     serde_json::Value::Null
 }

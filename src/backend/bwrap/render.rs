@@ -35,8 +35,11 @@ pub trait Host {
     fn node(&self, p: &Path) -> Node;
 }
 
-/// The real filesystem, never following a final symlink.
-pub struct RealHost;
+/// The real filesystem, never following a final symlink, as the user
+/// `euid` (the caller's, from the facts) sees whose entries are foreign.
+pub struct RealHost {
+    pub euid: u32,
+}
 
 impl Host for RealHost {
     fn node(&self, p: &Path) -> Node {
@@ -44,7 +47,7 @@ impl Host for RealHost {
             return Node::Missing;
         };
         let ft = m.file_type();
-        if foreign_in_sticky(p, &m) {
+        if foreign_in_sticky(p, &m, self.euid) {
             Node::Foreign
         } else if ft.is_symlink() {
             Node::Symlink
@@ -60,10 +63,8 @@ impl Host for RealHost {
 /// directory: root's own /tmp included, since no program of this user
 /// trusts another user's git dir or start-up file there (git refuses a
 /// repository owned by someone else).
-fn foreign_in_sticky(p: &Path, m: &std::fs::Metadata) -> bool {
+fn foreign_in_sticky(p: &Path, m: &std::fs::Metadata, me: u32) -> bool {
     use std::os::unix::fs::MetadataExt;
-    // SAFETY: geteuid never fails.
-    let me = unsafe { libc::geteuid() };
     let sticky = p
         .parent()
         .and_then(|d| std::fs::metadata(d).ok())

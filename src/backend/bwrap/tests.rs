@@ -56,6 +56,12 @@ fn plan(access: SandboxMode, writable: &[&str], protected: &[&str]) -> Plan {
         env: crate::policy::env::EnvRules::new(&Default::default()).unwrap(),
         policy_file: None,
         observe: false,
+        report_fd: None,
+        facts: crate::plan::Facts {
+            uid: nix::unistd::getuid().as_raw(),
+            euid: nix::unistd::geteuid().as_raw(),
+            ..Default::default()
+        },
     }
 }
 
@@ -347,14 +353,20 @@ fn a_bwrap_planted_in_a_writable_root_is_never_trusted() {
     let mut p = plan(SandboxMode::WorkspaceWrite, &[dir.to_str().unwrap()], &[]);
     p.workspace = dir.clone();
     p.cwd = dir.clone();
-    assert!(!trusted(&fake_bwrap, Some(&p)));
+    assert!(!trusted(&fake_bwrap, Some(&p), p.facts.uid));
     p.fs.writable.clear();
-    assert!(!trusted(&fake_bwrap, Some(&p)), "inside the workspace");
+    assert!(
+        !trusted(&fake_bwrap, Some(&p), p.facts.uid),
+        "inside the workspace"
+    );
     p.workspace = "/elsewhere".into();
     p.cwd = "/elsewhere".into();
-    assert!(trusted(&fake_bwrap, Some(&p)));
+    assert!(trusted(&fake_bwrap, Some(&p), p.facts.uid));
     std::fs::set_permissions(&fake_bwrap, std::fs::Permissions::from_mode(0o777)).unwrap();
-    assert!(!trusted(&fake_bwrap, Some(&p)), "world-writable");
+    assert!(
+        !trusted(&fake_bwrap, Some(&p), p.facts.uid),
+        "world-writable"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -382,7 +394,10 @@ fn a_bwrap_reached_through_a_symlinked_directory_in_the_workspace_is_never_trust
     let mut p = plan(SandboxMode::ReadOnly, &[], &[]);
     p.workspace = ws.clone();
     p.cwd = ws.clone();
-    assert!(!trusted(&via_link, Some(&p)), "resolves into the workspace");
+    assert!(
+        !trusted(&via_link, Some(&p), p.facts.uid),
+        "resolves into the workspace"
+    );
     std::fs::remove_file(&link).unwrap();
     std::fs::remove_dir(&out).unwrap();
     std::fs::remove_dir_all(&ws).unwrap();

@@ -56,7 +56,7 @@ impl Probe for Real {
     }
 
     fn seccomp_available(&self) -> Result<(), String> {
-        crate::backend::seccomp::probe()
+        seccomp_probe()
     }
 
     fn seccomp_listener(&self) -> bool {
@@ -147,7 +147,9 @@ impl Probe for Real {
     }
 
     fn bwrap(&self) -> Result<PathBuf, String> {
-        crate::backend::bwrap::find(None)
+        // `doctor` asks with no plan: the caller's PATH and uid, read here.
+        let facts = crate::plan::Facts::gather().map_err(|r| r.message)?;
+        crate::backend::bwrap::find(&facts, None)
     }
 
     fn bwrap_version(&self, bwrap: &Path) -> Option<(u32, u32, u32)> {
@@ -188,7 +190,8 @@ impl Probe for Real {
     }
 
     fn second_stage(&self) -> Result<(), String> {
-        crate::backend::bwrap::layer_bytes_for_default()
+        let facts = crate::plan::Facts::gather().map_err(|r| r.message)?;
+        crate::backend::bwrap::layer_bytes_for_default(&facts)
     }
 }
 
@@ -283,6 +286,72 @@ fn guarded(filtered: bool, call: impl Fn() -> libc::c_long) -> Sys {
     } else {
         Sys::Err(i32::from_le_bytes(e))
     }
+}
+
+/// Whether this kernel takes seccomp filters returning errno.
+fn seccomp_probe() -> Result<(), String> {
+    crate::backend::seccomp::arch()?;
+    let action: u32 = 0x0005_0000; // SECCOMP_RET_ERRNO
+                                   // SAFETY: SECCOMP_GET_ACTION_AVAIL only reads the u32 it is given.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            libc::SECCOMP_GET_ACTION_AVAIL,
+            0,
+            &action as *const u32,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        let e = std::io::Error::last_os_error();
+        Err(format!(
+            "seccomp filters are not available in this kernel ({e})"
+        ))
+    }
+}
+
+/// `p` itself when it is absolute, plain (no `.`, `..`, `//`) and no
+/// component of it is a symlink: then it is its own canonical path. One path
+/// walk (openat2 with RESOLVE_NO_SYMLINKS) instead of realpath's one per
+/// component, on every launch (`bwrap::find`). None means "find out the
+/// slow way".
+pub fn without_symlinks(p: &Path) -> Option<(PathBuf, std::fs::Metadata)> {
+    use std::os::unix::ffi::OsStrExt;
+    let plain = p.is_absolute()
+        && p.components()
+            .skip(1)
+            .all(|c| matches!(c, std::path::Component::Normal(_)))
+        && !p.as_os_str().as_bytes().windows(2).any(|w| w == b"//")
+        && !p.as_os_str().as_bytes().ends_with(b"/");
+    if !plain {
+        return None;
+    }
+    let c = std::ffi::CString::new(p.as_os_str().as_bytes()).ok()?;
+    // SAFETY: open_how is plain data.
+    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+    how.flags = (libc::O_PATH | libc::O_CLOEXEC) as u64;
+    how.resolve = libc::RESOLVE_NO_SYMLINKS;
+    // SAFETY: valid C string and open_how of the size given.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            &how as *const libc::open_how,
+            std::mem::size_of::<libc::open_how>(),
+        )
+    };
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: the fd was just opened and is owned from here.
+    let f = std::fs::File::from(unsafe {
+        <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd as i32)
+    });
+    // fstat works on an O_PATH descriptor: the metadata of what was opened.
+    let m = f.metadata().ok()?;
+    Some((p.to_path_buf(), m))
 }
 
 #[cfg(test)]

@@ -25,7 +25,7 @@
 
 use super::{access, FsRule, WriteSubtraction};
 use std::collections::HashSet;
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 
 /// Budget for directory entries read while computing the complement: past
@@ -38,19 +38,20 @@ const DEV: &str = "/dev";
 const PTS: &str = "/dev/pts";
 
 /// The read and terminal rules of the layer. `deny` and `allow` are literal
-/// (globs already expanded), `writable` the roots that will be granted.
+/// (globs already expanded), `writable` the roots that will be granted,
+/// `own` the command's own terminals (`own_terminals`).
 pub fn rules(
     deny: &[PathBuf],
     allow: &[PathBuf],
     writable: &[PathBuf],
     subtraction: WriteSubtraction,
+    own: &[PathBuf],
 ) -> Result<Vec<FsRule>, String> {
     let mut out = Vec::new();
     let inodes = inodes_of(deny);
     match subtraction {
         WriteSubtraction::Refuse => {
             refuse_inside_roots(deny, allow, writable)?;
-            let own = own_terminals();
             // /dev as bwrap's own /dev has it: the command's terminal and
             // the plain devices. No other terminal is granted, nor raw disks
             // (which would hand back a denied file's bytes), nor /dev/ptmx:
@@ -144,46 +145,18 @@ fn inodes_of(deny: &[PathBuf]) -> HashSet<(u64, u64)> {
         .collect()
 }
 
-/// The device files of the terminals on descriptors 0–2: the command's own
-/// terminal. Three `fstat`s when none is a terminal.
-pub fn own_terminals() -> Vec<PathBuf> {
+/// The device files of the terminals on descriptors 0–2 (as the facts
+/// found them): the command's own terminal.
+pub fn own_terminals(stdio: &[crate::plan::StdFd; 3]) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    for fd in 0..3 {
-        // SAFETY: fstat into a zeroed buffer; isatty on a descriptor number.
-        let st = unsafe {
-            let mut st: libc::stat = std::mem::zeroed();
-            if libc::fstat(fd, &mut st) != 0 || st.st_mode & libc::S_IFMT != libc::S_IFCHR {
-                continue;
-            }
-            if libc::isatty(fd) != 1 {
-                continue;
-            }
-            st
-        };
-        if let Some(p) = terminal_path(fd, st.st_rdev) {
-            if !out.contains(&p) {
-                out.push(p);
+    for s in stdio {
+        if let crate::plan::StdFd::Terminal { device: Some(p) } = s {
+            if !out.contains(p) {
+                out.push(p.clone());
             }
         }
     }
     out
-}
-
-/// The name under /dev of the terminal open on `fd`, checked to be that
-/// very device: what `/proc/self/fd` says, or the pseudo-terminal the
-/// device number names when /proc is not mounted.
-fn terminal_path(fd: i32, rdev: u64) -> Option<PathBuf> {
-    let major = ((rdev >> 8) & 0xfff) | ((rdev >> 32) & !0xfff);
-    let minor = (rdev & 0xff) | ((rdev >> 12) & !0xff);
-    let by_proc = std::fs::read_link(format!("/proc/self/fd/{fd}")).ok();
-    let by_number = (136..=143)
-        .contains(&major)
-        .then(|| PathBuf::from(format!("{PTS}/{}", (major - 136) * 256 + minor)));
-    by_proc.into_iter().chain(by_number).find(|p| {
-        p.starts_with(DEV)
-            && std::fs::metadata(p)
-                .is_ok_and(|m| m.file_type().is_char_device() && m.rdev() == rdev)
-    })
 }
 
 /// What stays readable in /dev: what bwrap's own /dev holds.
@@ -440,6 +413,7 @@ mod tests {
             &[],
             std::slice::from_ref(&ws),
             WriteSubtraction::Refuse,
+            &[],
         )
         .unwrap_err();
         assert!(
@@ -452,6 +426,7 @@ mod tests {
             &[PathBuf::from("/w/ws")],
             &[ws],
             WriteSubtraction::Refuse,
+            &[],
         )
         .is_ok());
     }
@@ -468,6 +443,7 @@ mod tests {
             &[],
             std::slice::from_ref(&ws),
             WriteSubtraction::ByMounts,
+            &[],
         )
         .unwrap();
         let get = |p: &Path| r.iter().find(|x| x.path == p).map(|x| x.access);
@@ -496,14 +472,14 @@ mod tests {
 
     #[test]
     fn landlock_alone_grants_no_terminal_but_its_own() {
-        let r = rules(&[], &[], &[], WriteSubtraction::Refuse).unwrap();
+        let r = rules(&[], &[], &[], WriteSubtraction::Refuse, &[]).unwrap();
         let get = |p: &str| r.iter().find(|x| x.path == Path::new(p)).map(|x| x.access);
         assert_eq!(get("/"), Some(access::READ_DIR));
         assert_eq!(get("/dev"), None);
         assert_eq!(get("/dev/pts"), None);
         assert_eq!(get("/dev/ptmx"), None);
         assert_eq!(get("/dev/console"), None);
-        let own = own_terminals();
+        let own: Vec<PathBuf> = Vec::new();
         for x in r.iter().filter(|x| x.path.starts_with(DEV)) {
             let kept = DEV_KEPT.iter().any(|n| x.path == Path::new(DEV).join(n));
             assert!(kept || own.contains(&x.path), "{}", x.path.display());
@@ -542,6 +518,7 @@ mod tests {
             &[PathBuf::from("/dev/pts"), PathBuf::from("/dev")],
             &[],
             WriteSubtraction::Refuse,
+            &[],
         )
         .unwrap();
         assert!(r.iter().all(|x| x.path != Path::new("/dev/pts")));

@@ -25,9 +25,7 @@ fn plan_with(ws: &Path, f: impl FnOnce(&mut crate::policy::Policy)) -> Plan {
     f(&mut pol);
     let facts = crate::plan::Facts {
         cwd: ws.to_path_buf(),
-        home: None,
-        tmpdir: None,
-        exe: None,
+        ..Default::default()
     };
     crate::plan::build(&pol, vec!["true".into()], &facts).unwrap()
 }
@@ -51,7 +49,7 @@ fn read_only_no_network_spec_reads_everything_writes_only_terminals() {
     assert_eq!(get("/usr"), Some(access::READ));
     assert_eq!(get("/dev"), None);
     assert_eq!(get("/dev/pts"), None);
-    let own = reads::own_terminals();
+    let own: Vec<PathBuf> = Vec::new();
     let writers: Vec<&Path> = s
         .fs_rules
         .iter()
@@ -249,4 +247,36 @@ fn a_held_home_is_not_granted_and_a_root_above_it_is_refused() {
     let e = layer_spec(&plan).unwrap_err();
     assert!(e.contains("cannot keep the home directory"), "{e}");
     let _ = std::fs::remove_dir_all(&home);
+}
+
+#[test]
+fn landlock_alone_grants_the_terminal_the_facts_name_and_says_so() {
+    let ws = tempdir("spec-tty");
+    let mut plan = plan_with(&ws, |_| {});
+    let terminal = |p: &Plan| {
+        layer_spec(p)
+            .unwrap()
+            .fs_rules
+            .iter()
+            .any(|r| r.path == Path::new("/dev/full") && r.access == access::TERMINAL)
+    };
+    assert!(!terminal(&plan));
+    assert_eq!(
+        terminal_fact(&plan.facts.stdio),
+        "terminal: none granted but /dev/tty and /dev/null, no standard descriptor is a \
+         terminal found under /dev"
+    );
+    // A made-up terminal on stdout and stderr: the rule follows the facts.
+    let tty = crate::plan::StdFd::Terminal {
+        device: Some("/dev/full".into()),
+    };
+    plan.facts.stdio[1] = tty.clone();
+    plan.facts.stdio[2] = tty;
+    assert!(terminal(&plan));
+    assert_eq!(
+        terminal_fact(&plan.facts.stdio),
+        "terminal: granted /dev/full (stdout, stderr), the terminal of the command's standard \
+         descriptors"
+    );
+    std::fs::remove_dir_all(&ws).unwrap();
 }
