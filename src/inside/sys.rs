@@ -63,6 +63,7 @@ pub mod nr {
     pub const FCHOWNAT: usize = 260;
     pub const FUTIMESAT: usize = 261;
     pub const NEWFSTATAT: usize = 262;
+    pub const UNLINKAT: usize = 263;
     pub const RENAMEAT: usize = 264;
     pub const LINKAT: usize = 265;
     pub const SYMLINKAT: usize = 266;
@@ -124,6 +125,7 @@ pub mod nr {
     pub const MKNODAT: usize = 33;
     pub const FCHOWNAT: usize = 54;
     pub const NEWFSTATAT: usize = 79;
+    pub const UNLINKAT: usize = 35;
     pub const LINKAT: usize = 37;
     pub const SYMLINKAT: usize = 36;
     pub const READLINKAT: usize = 78;
