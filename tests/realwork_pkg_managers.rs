@@ -469,12 +469,13 @@ fn run_workload(w: &Workload, server: Option<&StaticServer>, tools: &[PathBuf]) 
         let t = Tree::new(&format!("pm-{}", w.name), user);
         let mut want: Option<Outcome> = None;
         for mode in modes() {
+            // One run at a time in this binary, its preparation included
+            // (go's warm-up build keeps its work in /tmp): each reads, and
+            // removes, what the tools leave in /tmp.
+            let _one = ONE_RUN.lock().unwrap_or_else(|e| e.into_inner());
             let env = prepare(w, &t, user, &path);
             let home_before = listing(&t.home, &[]);
             let opts = net_opts(mode, server);
-            // One run at a time in this binary: each reads what the other
-            // tools leave in /tmp.
-            let _one = ONE_RUN.lock().unwrap_or_else(|e| e.into_inner());
             let before_tmp = tmp_state();
             let before_req = server.map(|s| s.count());
             let r = sh(mode, user, &t.work, &t.work, &opts, &env, &w.script);
