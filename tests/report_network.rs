@@ -214,24 +214,39 @@ fn a_client_polling_its_own_loopback_leaves_nothing_in_the_report() {
     }
 }
 
-/// `git daemon` serving `root` on every address, port `port`.
-fn git_daemon(root: &Path, port: u16) -> Child {
+/// `git daemon` serving `root` on every address, port `port`, in a process
+/// group of its own: `git` runs `git-daemon` as a child, so the group is
+/// what is killed, when the test ends or fails.
+struct GitDaemon(Child);
+
+impl Drop for GitDaemon {
+    fn drop(&mut self) {
+        // SAFETY: a signal to the process group this test made.
+        unsafe { libc::kill(-(self.0.id() as i32), libc::SIGKILL) };
+        let _ = self.0.wait();
+    }
+}
+
+fn git_daemon(root: &Path, port: u16) -> GitDaemon {
+    use std::os::unix::process::CommandExt;
     let c = Command::new("git")
         .args(["daemon", "--export-all", "--reuseaddr", "--listen=0.0.0.0"])
         .arg(format!("--port={port}"))
         .arg(format!("--base-path={}", root.display()))
         .arg(root)
+        .process_group(0)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("git daemon");
+    let d = GitDaemon(c);
     let end = Instant::now() + Duration::from_secs(20);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
         assert!(Instant::now() < end, "git daemon did not listen");
         std::thread::sleep(Duration::from_millis(50));
     }
-    c
+    d
 }
 
 #[test]
@@ -271,7 +286,7 @@ fn a_git_protocol_fetch_is_in_the_report_with_its_address() {
         .local_addr()
         .unwrap()
         .port();
-    let mut daemon = git_daemon(&srv, port);
+    let daemon = git_daemon(&srv, port);
     for &nobody in scratch::users() {
         let d = place("git", nobody);
         for host in ["127.0.0.1", ip.as_str()] {
@@ -303,7 +318,6 @@ fn a_git_protocol_fetch_is_in_the_report_with_its_address() {
         }
         scratch::remove(&d);
     }
-    let _ = daemon.kill();
-    let _ = daemon.wait();
+    drop(daemon);
     scratch::remove(&srv);
 }
