@@ -191,7 +191,12 @@ import json, os, subprocess, sys
 d, work, rounds, cargo_rounds, old = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 
 def raw_bwrap(cwd, pol, cmd):
-    args = [d, "explain"] + (["--policy", pol] if pol else []) + ["--backend", "bwrap", "--"] + cmd
+    pol_args = ["--policy", pol] if pol else []
+    # One launch first: it makes what dcjail makes at launch (the
+    # workspace's own cache directory), which the replayed mounts name.
+    subprocess.run([d] + pol_args + ["--backend", "bwrap", "--", "true"], cwd=cwd,
+                   stdin=subprocess.DEVNULL, capture_output=True)
+    args = [d, "explain"] + pol_args + ["--backend", "bwrap", "--"] + cmd
     l = json.loads(subprocess.run(args, cwd=cwd, capture_output=True, check=True).stdout)["launch"]
     return [l["bwrap"]] + l["argv"] + ["--"] + cmd
 
