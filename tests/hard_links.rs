@@ -110,6 +110,21 @@ fn under(o: &std::process::Output, be: &str) {
     assert!(err.contains(want), "not run under dcjail {be}: {}", text(o));
 }
 
+/// `argv` (a dcjail command line) in `r`'s workspace as the user: it must
+/// exit 0, run under `be`, and print exactly `want`.
+fn jailed(r: &Roots, nobody: bool, be: &str, argv: &[&str], want: &str) -> std::process::Output {
+    let o = scratch::run_as(&r.ws, nobody, argv);
+    assert!(o.status.success(), "{be}: {}", text(&o));
+    under(&o, be);
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        want,
+        "{be}: {}",
+        text(&o)
+    );
+    o
+}
+
 #[test]
 fn links_between_two_writable_roots_work_as_without_dcjail() {
     for &nobody in scratch::users() {
@@ -223,15 +238,7 @@ fn a_kept_file_gets_no_writable_name_in_another_root() {
             let r = Roots::new(&format!("links-kept-{be}-{tag}"), nobody);
             let before = r.kept();
             let argv = r.dcjail(be, &[], &["sh", "-c", KEPT, "sh", r.aw()]);
-            let o = scratch::run_as(&r.ws, nobody, &argv);
-            assert!(o.status.success(), "{be}: {}", text(&o));
-            under(&o, be);
-            assert_eq!(
-                String::from_utf8_lossy(&o.stdout),
-                "refused .git/config\nrefused .bashrc\nrefused .git/hooks/pre-commit\nrefused py 18\n",
-                "{be}: {}",
-                text(&o)
-            );
+            jailed(&r, nobody, be, &argv, "refused .git/config\nrefused .bashrc\nrefused .git/hooks/pre-commit\nrefused py 18\n");
             assert_eq!(r.kept(), before, "{be}: a kept file changed");
             assert_eq!(std::fs::read_dir(&r.aw).unwrap().count(), 0, "{be}");
             scratch::remove(&r.top);
@@ -282,15 +289,7 @@ fn a_denied_file_or_one_outside_the_roots_gets_no_name_in_a_root() {
                 out.to_str().unwrap(),
             ];
             let argv = r.dcjail(be, &["--deny-read", secret.to_str().unwrap()], &cmd);
-            let o = scratch::run_as(&r.ws, nobody, &argv);
-            assert!(o.status.success(), "{be}: {}", text(&o));
-            under(&o, be);
-            assert_eq!(
-                String::from_utf8_lossy(&o.stdout),
-                "refused secret\nrefused outside\n",
-                "{be}: {}",
-                text(&o)
-            );
+            let o = jailed(&r, nobody, be, &argv, "refused secret\nrefused outside\n");
             assert!(!text(&o).contains("the-secret-text"), "{be}: {}", text(&o));
             assert_eq!(r.kept(), before, "{be}");
             assert_eq!(std::fs::read_dir(&r.aw).unwrap().count(), 0, "{be}");
@@ -395,10 +394,7 @@ fn a_symlink_swapped_under_the_source_never_links_a_kept_file() {
             let r = Roots::new(&format!("links-race-{be}-{tag}"), nobody);
             let before = r.kept();
             let argv = r.dcjail(be, &[], &["/usr/bin/python3", "-c", RACE, r.aw()]);
-            let o = scratch::run_as(&r.ws, nobody, &argv);
-            assert!(o.status.success(), "{be}: {}", text(&o));
-            assert_eq!(String::from_utf8_lossy(&o.stdout), "made True\n", "{be}");
-            under(&o, be);
+            jailed(&r, nobody, be, &argv, "made True\n");
             let (to_config, to_plain) = raced(&r);
             assert_eq!(
                 to_config, 0,
@@ -430,15 +426,7 @@ echo "under=${DCJAIL_BACKEND:-none}" >&2
             let r = Roots::new(&format!("links-nested-{be}-{tag}"), nobody);
             let cmd = ["sh", "-c", NESTED, "sh", r.aw(), scratch::exe()];
             let argv = r.dcjail(be, &[], &cmd);
-            let o = scratch::run_as(&r.ws, nobody, &argv);
-            assert!(o.status.success(), "{be}: {}", text(&o));
-            under(&o, be);
-            assert_eq!(
-                String::from_utf8_lossy(&o.stdout),
-                "outer-linked\ninner=1\n",
-                "{be}: {}",
-                text(&o)
-            );
+            jailed(&r, nobody, be, &argv, "outer-linked\ninner=1\n");
             assert_eq!(ino(&r.aw.join("outer")), ino(&r.ws.join("f")), "{be}");
             assert!(
                 std::fs::symlink_metadata(r.aw.join("inner")).is_err(),
@@ -521,15 +509,7 @@ fn the_brokers_host_descriptors_are_out_of_the_commands_reach() {
                 THROUGH_FDS,
             ];
             let argv = r.dcjail(be, &[], &cmd);
-            let o = scratch::run_as(&r.ws, nobody, &argv);
-            assert!(o.status.success(), "{be}: {}", text(&o));
-            under(&o, be);
-            assert_eq!(
-                String::from_utf8_lossy(&o.stdout),
-                "wrote False\n",
-                "{be}: {}",
-                text(&o)
-            );
+            jailed(&r, nobody, be, &argv, "wrote False\n");
             assert_eq!(r.kept(), before, "{be}");
             scratch::remove(&r.top);
         }
