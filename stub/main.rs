@@ -24,6 +24,7 @@ mod stub_format;
 
 use core::arch::global_asm;
 use stage2::c_path;
+use sys::digits;
 use stub_format::{
     Program, MEMFD_NAME, NOT_EXECUTABLE_STATUS, NOT_FOUND_STATUS, PROXY_FD_VAR, PROXY_PORT,
     SHIELDED, STAGE2, STARTED, UNAVAILABLE_STATUS, USAGE_STATUS,
@@ -412,19 +413,6 @@ fn read_program(fd: i32) -> &'static [u8] {
     sys::close(fd);
     // SAFETY: `size` bytes just written, mapped for the rest of the process.
     unsafe { core::slice::from_raw_parts(base, size) }
-}
-
-fn digits(mut v: u64, d: &mut [u8; 20]) -> &[u8] {
-    let mut i = d.len();
-    loop {
-        i -= 1;
-        d[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    &d[i..]
 }
 
 /// Resets a signal to its default action.

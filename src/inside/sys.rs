@@ -347,3 +347,18 @@ pub fn stat(dirfd: usize, path: &[u8], flags: usize) -> Result<Stat, i32> {
         mount_root,
     })
 }
+
+/// The decimal digits of `v`, written at the end of `d` (no allocator:
+/// for /proc paths and descriptor numbers).
+pub fn digits(mut v: u64, d: &mut [u8; 20]) -> &[u8] {
+    let mut i = d.len();
+    loop {
+        i -= 1;
+        d[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    &d[i..]
+}

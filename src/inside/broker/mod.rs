@@ -47,7 +47,7 @@ mod shadow;
 mod unix;
 
 use super::stub_format::{Program, ZONE};
-use super::sys::{self, nr, Fd};
+use super::sys::{self, digits, nr, Fd};
 use create::*;
 use meta::*;
 use resolve::*;

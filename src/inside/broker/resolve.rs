@@ -4,19 +4,6 @@
 
 use super::*;
 
-pub(super) fn digits(mut v: u64, d: &mut [u8; 20]) -> &[u8] {
-    let mut i = d.len();
-    loop {
-        i -= 1;
-        d[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    &d[i..]
-}
-
 /// Reads `buf.len()` bytes (or fewer, at an unmapped page) of the command's
 /// memory at `addr`.
 pub(super) fn read_mem(tid: u32, addr: u64, buf: &mut [u8]) -> Result<usize, i32> {

@@ -157,7 +157,7 @@ fn proc_fd_addr(pin: &Fd, out: &mut [u8; 110]) -> usize {
     let head = b"/proc/self/fd/";
     out[2..2 + head.len()].copy_from_slice(head);
     let mut d = [0u8; 20];
-    let digits = super::resolve::digits(pin.raw() as u64, &mut d);
+    let digits = super::digits(pin.raw() as u64, &mut d);
     let at = 2 + head.len();
     out[at..at + digits.len()].copy_from_slice(digits);
     at + digits.len() + 1
