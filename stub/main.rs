@@ -24,11 +24,11 @@ mod stub_format;
 
 use core::arch::global_asm;
 use stage2::c_path;
-use sys::digits;
 use stub_format::{
     Program, MEMFD_NAME, NOT_EXECUTABLE_STATUS, NOT_FOUND_STATUS, PROXY_FD_VAR, PROXY_PORT,
     SHIELDED, STAGE2, STARTED, UNAVAILABLE_STATUS, USAGE_STATUS,
 };
+use sys::digits;
 
 #[cfg(target_arch = "x86_64")]
 global_asm!(
