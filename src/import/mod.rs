@@ -347,7 +347,11 @@ pub fn to_toml(imp: &Imported, header: &str) -> String {
             out.push_str(&format!("\n[{t}]\n"));
             table = t;
         }
-        let mut line = format!("{key} = {}", toml_value(&value));
+        // The value is printed whole: `toml_value` escapes every character
+        // a terminal would not show, and cutting it to a line's length
+        // would leave a string without its closing quote. Only the comment
+        // of where it came from is cut (it ends at the line's end anyway).
+        out.push_str(&format!("{key} = {}", toml_value(&value)));
         let from: Vec<&str> = p
             .origins
             .iter()
@@ -355,9 +359,9 @@ pub fn to_toml(imp: &Imported, header: &str) -> String {
             .map(|o| o.from.as_str())
             .collect();
         if !from.is_empty() {
-            line.push_str(&format!("  # from {}", from.join("; ")));
+            let from = format!("from {}", from.join("; "));
+            out.push_str(&format!("  # {}", crate::error::one_line(&from)));
         }
-        out.push_str(&crate::error::one_line(&line));
         out.push('\n');
     }
     out
@@ -470,5 +474,52 @@ mod tests {
         assert!(imp.policy.sandbox.network.allow_domains.is_empty());
         let back = crate::policy::parse(&to_toml(&imp, "t"), "t").unwrap();
         assert_eq!(back.sandbox.network, imp.policy.sandbox.network);
+    }
+}
+
+#[cfg(test)]
+mod every_char {
+    use super::toml_string;
+
+    /// Every Unicode scalar value, printed by `toml_string`, parses back
+    /// (with the same TOML parser the policy loader uses) to itself.
+    #[test]
+    fn every_character_round_trips_through_toml() {
+        let chars: Vec<char> = (0u32..0x11_0000).filter_map(char::from_u32).collect();
+        // One key per block of 4096 characters: one parse, and a failure
+        // still names the block it is in.
+        let blocks: Vec<String> = chars.chunks(4096).map(|b| b.iter().collect()).collect();
+        let doc: String = blocks
+            .iter()
+            .enumerate()
+            .map(|(i, b)| format!("k{i} = {}\n", toml_string(b)))
+            .collect();
+        let t: toml::Table = toml::from_str(&doc).unwrap();
+        for (i, b) in blocks.iter().enumerate() {
+            let got = t.get(&format!("k{i}")).and_then(|v| v.as_str());
+            assert_eq!(got, Some(b.as_str()), "block {i}");
+        }
+    }
+
+    /// A value longer than a terminal line is printed whole (the fuzz
+    /// smoke found a list of paths cut to one line's length, its string
+    /// left open), and parses back to the same policy.
+    #[test]
+    fn a_value_longer_than_a_line_is_printed_whole() {
+        use super::{base_policy, to_toml, Imported};
+        let mut imp = Imported {
+            policy: base_policy(),
+            auto_allow: None,
+        };
+        let long: Vec<std::path::PathBuf> = (0..200)
+            .map(|i| format!("/very/long/path/{i}\u{202e}").into())
+            .collect();
+        imp.policy.sandbox.filesystem.deny_write = long.clone();
+        let toml = to_toml(&imp, "t");
+        let back = crate::policy::parse(&toml, "t.toml").unwrap();
+        assert_eq!(back.sandbox.filesystem.deny_write, long);
+        assert!(toml
+            .lines()
+            .all(|l| l.chars().all(|c| !crate::error::hidden(c))));
     }
 }
