@@ -166,6 +166,32 @@ const TMP_PREFIXES: &[&str] = &[
 
 static ONE_RUN: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+/// One workload at a time across processes too: what the tools leave in
+/// `/tmp` is compared before and after, and another checkout's test run
+/// (a second suite on the machine) writes the same names there. The lock
+/// is a file in `/tmp` itself, held (flock) for the workload's run.
+struct OneRun {
+    _in_process: std::sync::MutexGuard<'static, ()>,
+    _file: nix::fcntl::Flock<std::fs::File>,
+}
+
+fn one_run() -> OneRun {
+    let guard = ONE_RUN.lock().unwrap_or_else(|e| e.into_inner());
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open("/tmp/.dcjail-tests-pkg-managers.lock")
+        .expect("open the lock file in /tmp");
+    let file = nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusive)
+        .map_err(|(_, e)| e)
+        .expect("flock the lock file in /tmp");
+    OneRun {
+        _in_process: guard,
+        _file: file,
+    }
+}
+
 /// The tools' entries in `/tmp` (by `TMP_PREFIXES`) with their owner and
 /// inode, and for a directory the names in it (pnpm keeps lock files,
 /// named by store, in directories it never removes).
@@ -472,7 +498,7 @@ fn run_workload(w: &Workload, server: Option<&StaticServer>, tools: &[PathBuf]) 
             // One run at a time in this binary, its preparation included
             // (go's warm-up build keeps its work in /tmp): each reads, and
             // removes, what the tools leave in /tmp.
-            let _one = ONE_RUN.lock().unwrap_or_else(|e| e.into_inner());
+            let _one = one_run();
             let env = prepare(w, &t, user, &path);
             let home_before = listing(&t.home, &[]);
             let opts = net_opts(mode, server);
