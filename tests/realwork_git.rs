@@ -325,9 +325,7 @@ fn status_clean_stash_add_and_cargo_package_see_exactly_the_users_files() {
     let mut failures = Vec::new();
     for user in users() {
         for loc in [Loc::Clone, Loc::Linked] {
-            failures.extend(compare("inspect", user, loc, true, &|_| {
-                inspect_script()
-            }));
+            failures.extend(compare("inspect", user, loc, true, &|_| inspect_script()));
         }
     }
     print_timings("git-inspect");

@@ -809,7 +809,11 @@ fn copy_toolchain(tc: &Toolchain) -> Toolchain {
 /// Whether `user` can list and enter `dir`.
 pub fn can_read(user: User, dir: &Path) -> bool {
     let mut words = prefix(Mode::Direct, user, Path::new("/"), &[]);
-    words.extend(["sh".into(), "-c".into(), "test -r \"$0\" && test -x \"$0\"".into()]);
+    words.extend([
+        "sh".into(),
+        "-c".into(),
+        "test -r \"$0\" && test -x \"$0\"".into(),
+    ]);
     words.push(dir.into());
     Command::new(&words[0])
         .args(&words[1..])
