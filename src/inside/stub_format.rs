@@ -205,9 +205,9 @@ pub const SIGNAL_STATUS_BASE: i32 = 128;
 /// Sets the descriptors of the program's host roots, in their order
 /// (`Program::hosts`): the launch opens them just before it starts bwrap.
 /// A program that does not parse, or a count that differs, is left as is
-/// (its roots stay -1: no link is made through them).
-// The stub only reads programs.
-#[allow(dead_code)]
+/// (its roots stay -1: no link is made through them). The launch's half:
+/// the stub only reads programs.
+#[cfg(not(dcjail_stub))]
 pub fn set_host_fds(program: &mut [u8], fds: &[i32]) {
     let (at, count) = match Program::parse(program) {
         Ok(p) => (
@@ -234,7 +234,6 @@ pub fn set_host_fds(program: &mut [u8], fds: &[i32]) {
 
 /// Landlock filesystem rights (the uapi bits), as the program's rules carry
 /// them: one list for dcjail, the stub and the broker they share.
-#[allow(dead_code)]
 pub mod access {
     pub const EXECUTE: u64 = 1 << 0;
     pub const WRITE_FILE: u64 = 1 << 1;
