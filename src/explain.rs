@@ -103,7 +103,7 @@ pub fn run_json(plan: &Plan, choice: &Choice) -> Value {
         "message": if plan.sandboxed { format!("runs under the {} backend", choice.backend_name()) } else { "runs unsandboxed (sandbox.enabled = false)".to_string() },
         "refusal_status": Value::Null,
         "backend": choice.kind.map(|k| k.name()),
-        "passed_over": choice.passed_over.iter().map(|(k, why)| json!({"backend": k.name(), "why": why})).collect::<Vec<_>>(),
+        "passed_over": choice.passed_over.iter().map(|u| json!({"backend": u.backend.name(), "why": u.message()})).collect::<Vec<_>>(),
         "plan": plan_json(plan),
         "launch": backend::describe(plan, choice),
     });

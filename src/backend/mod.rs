@@ -23,7 +23,7 @@ pub mod seatbelt;
 #[cfg(target_os = "linux")]
 pub mod seccomp;
 mod unavailable;
-pub use unavailable::{Missing, Unavailable};
+pub use unavailable::{Missing, Setup, Unavailable};
 
 /// A sandbox backend.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,7 +80,7 @@ impl Launch {
 pub struct Choice {
     pub kind: Option<Kind>,
     pub launch: Launch,
-    pub passed_over: Vec<(Kind, String)>,
+    pub passed_over: Vec<Unavailable>,
     /// What the launch-time glob walk found; `None` when nothing was walked.
     pub globs: Option<crate::walk::Cover>,
     /// The other names of denied files (hard links) found at launch;
@@ -163,12 +163,12 @@ pub fn select_with(plan: &Plan, host: &dyn host::Probe) -> Result<Choice> {
                     links,
                 })
             }
-            Err(why) => passed_over.push((kind, why.message())),
+            Err(why) => passed_over.push(why),
         }
     }
     let why: Vec<String> = passed_over
         .iter()
-        .map(|(k, w)| format!("{}: {}", k.name(), w))
+        .map(|u| format!("{}: {}", u.backend.name(), u.message()))
         .collect();
     Err(Refusal::unavailable(format!(
         "cannot enforce this policy here; {}",
@@ -239,10 +239,10 @@ fn literal_plan(
 pub fn fallback(
     plan: &Plan,
     globs: Option<crate::walk::Cover>,
-    failed: Kind,
-    why: impl Into<String>,
+    why: Unavailable,
 ) -> Result<Choice> {
-    let mut passed_over = vec![(failed, why.into())];
+    let failed = why.backend;
+    let mut passed_over = vec![why];
     if plan.backend == BackendChoice::Auto {
         let list = candidates(plan.backend);
         let (literal, links) = literal_plan(plan, globs.as_ref(), &list)?;
@@ -258,13 +258,13 @@ pub fn fallback(
                         links,
                     })
                 }
-                Err(why) => passed_over.push((*kind, why.message())),
+                Err(why) => passed_over.push(why),
             }
         }
     }
     let why: Vec<String> = passed_over
         .iter()
-        .map(|(k, w)| format!("{}: {}", k.name(), w))
+        .map(|u| format!("{}: {}", u.backend.name(), u.message()))
         .collect();
     Err(Refusal::unavailable(format!(
         "cannot enforce this policy here; {}",
@@ -311,7 +311,7 @@ fn prepare_landlock(
     // to another host on the proxy's port would get through, and the
     // allowlist promises that a direct connection fails.
     if plan.effective_net() == crate::policy::NetMode::Allowlist {
-        return Err(Unavailable::new(kind, Missing::Rule("landlock filters TCP connect by port, not by address, so a direct connection to another host on the proxy's port would not fail; the network allowlist needs the bwrap backend".into())));
+        return Err(Unavailable::new(kind, Missing::AllowlistNeedsBwrap));
     }
     // A deny_write glob is refused for what it could match inside a
     // writable root, not only for what it matches now.
@@ -319,9 +319,9 @@ fn prepare_landlock(
     let mut spec =
         self::landlock::layer_spec(literal.unwrap_or(plan)).because(kind, Missing::Rule)?;
     spec.check_supported_with(host)
-        .because(kind, Missing::Host)?;
+        .map_err(|m| Unavailable::new(kind, m))?;
     if !host.seccomp_listener() {
-        without_listener(&mut spec).because(kind, Missing::Host)?;
+        without_listener(&mut spec).map_err(|m| Unavailable::new(kind, m))?;
     }
     Ok(spec)
 }
@@ -331,9 +331,9 @@ fn prepare_landlock(
 /// refused (but for a stream or seqpacket `socketpair`), and a policy that
 /// names one is refused here. Everything else the broker does is refused
 /// where the filter is installed, as before.
-fn without_listener(spec: &mut self::landlock::LayerSpec) -> std::result::Result<(), String> {
+fn without_listener(spec: &mut self::landlock::LayerSpec) -> std::result::Result<(), Missing> {
     if !spec.unix_sockets.is_empty() {
-        return Err("naming unix sockets (allow_unix_sockets) needs the seccomp broker, and this sandbox runs inside another one that already brokers its system calls".into());
+        return Err(Missing::NamedSocketsNeedBroker);
     }
     spec.sockets.unix = self::seccomp::Unix::Refuse;
     Ok(())

@@ -157,7 +157,7 @@ fn layer(
     host: &dyn crate::backend::host::Probe,
 ) -> Result<crate::backend::landlock::LayerSpec, String> {
     let (spec, _) = layer_spec(plan)?;
-    spec.check_supported_with(host)?;
+    spec.check_supported_with(host).map_err(|m| m.to_string())?;
     Ok(spec)
 }
 
@@ -227,7 +227,7 @@ pub fn prepare(
 ) -> Result<BwrapLaunch, Unavailable> {
     let bwrap = find(&plan.facts, Some(plan)).because(BWRAP, Missing::Program)?;
     if let Some(o) = crate::backend::obstacle::userns_obstacle(host, &bwrap) {
-        return Err(Unavailable::new(BWRAP, Missing::Host(o.to_string())));
+        return Err(Unavailable::new(BWRAP, Missing::Obstacle(o)));
     }
     let rendered = render(
         plan,
@@ -238,9 +238,9 @@ pub fn prepare(
     .because(BWRAP, Missing::Rule)?;
     let (mut spec, truncate) = layer_spec(plan).because(BWRAP, Missing::Rule)?;
     spec.check_supported_with(host)
-        .because(BWRAP, Missing::Host)?;
-    let mut guards = guard_ids(&rendered.guards).because(BWRAP, Missing::Setup)?;
-    guards.extend(zone_ids(&rendered.zones).because(BWRAP, Missing::Setup)?);
+        .map_err(|m| Unavailable::new(BWRAP, m))?;
+    let mut guards = guard_ids(&rendered.guards).because(BWRAP, Missing::setup)?;
+    guards.extend(zone_ids(&rendered.zones).because(BWRAP, Missing::setup)?);
     // Each writable root is a mount of its own here, and the kernel refuses
     // a hard link across two mounts (EXDEV) although the host holds both
     // on one filesystem: the broker makes such a link through the host's

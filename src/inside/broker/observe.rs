@@ -20,7 +20,7 @@
 //! the count travels with the next record that does. `core` only.
 
 use super::super::denial_wire::{
-    self as wire, Fact, INET, LEXICAL, SOURCE_BROKER, SOURCE_FILTER, SOURCE_PREDICTED,
+    self as wire, Fact, INET, LEXICAL, SOURCE_BROKER, SOURCE_FILTER, SOURCE_PREDICTED, TAG_BROKER,
     TAG_CONTINUE, TAG_ERRNO,
 };
 use super::{
@@ -62,7 +62,7 @@ mod more {
 
 /// Answers one notification of a program that records denials.
 pub(super) fn handle(c: &Ctx<'_>) {
-    let tag = tag_of(c.prog, &c.req.data).unwrap_or(0);
+    let tag = tag_of(c.prog, &c.req.data).unwrap_or(TAG_BROKER);
     if tag & TAG_CONTINUE != 0 {
         if let Some(e) = predict(c) {
             record(c, SOURCE_PREDICTED, e);
