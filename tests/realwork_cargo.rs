@@ -547,7 +547,6 @@ const OWN_CARGO_HOME: &str =
 /// registry holds; the user's `~/.cargo` is left byte for byte as it was.
 #[test]
 fn adding_a_crate_with_a_warm_host_registry_needs_the_documented_own_cargo_home() {
-    let tc = toolchain();
     let reg = scratch::Dir::new("cargo-sparse-registry");
     let server = StaticServer::start(&reg.0);
     let o = Command::new("python3")
@@ -559,6 +558,7 @@ fn adding_a_crate_with_a_warm_host_registry_needs_the_documented_own_cargo_home(
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let mut failures = Vec::new();
     for user in cargo_users() {
+        let tc = toolchain_for(user);
         let t = Tree::new("cargo-add", user);
         let mut want: Option<String> = None;
         for (mode, workaround) in modes()

@@ -1162,7 +1162,7 @@ fn the_hosts_go_store_fed_to_the_command_cannot_be_written_through_any_name() {
     for user in users() {
         let t = Tree::new("pm-go-attack", user);
         for mode in modes().into_iter().take(modes().len() - 1) {
-            let _one = ONE_RUN.lock().unwrap_or_else(|e| e.into_inner());
+            let _one = one_run();
             let env = prepare(&w, &t, user, SYS_PATH);
             let before = tree_state(&t.home.join("go"));
             let r = sh(mode, user, &t.work, &t.work, &[], &env, GO_STORE_ATTACK);
