@@ -526,6 +526,48 @@ pub fn listing(dir: &Path, skip: &[&str]) -> String {
     s
 }
 
+/// Every entry under `dir` with its type, mode, size, modification time
+/// and (for a file) an FNV-1a hash of its bytes; a symlink with its
+/// target. Never follows symlinks.
+pub fn tree_state(dir: &Path) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            let Ok(m) = std::fs::symlink_metadata(&p) else {
+                continue;
+            };
+            let rel = p.strip_prefix(dir).unwrap().display().to_string();
+            let what = if m.file_type().is_symlink() {
+                format!("l -> {}", std::fs::read_link(&p).unwrap().display())
+            } else if m.is_dir() {
+                todo.push(p.clone());
+                "d".to_string()
+            } else {
+                let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+                for b in std::fs::read(&p).unwrap() {
+                    h ^= u64::from(b);
+                    h = h.wrapping_mul(0x0000_0100_0000_01b3);
+                }
+                format!("f {} {h:016x}", m.len())
+            };
+            out.push(format!(
+                "{rel} {what} mode={:o} mtime={}.{}",
+                m.permissions().mode(),
+                m.mtime(),
+                m.mtime_nsec()
+            ));
+        }
+    }
+    out.sort();
+    out.join("\n") + "\n"
+}
+
 /// `diff -u` of two texts, or None when equal.
 pub fn diff(label: &str, want: &str, got: &str) -> Option<String> {
     if want == got {
