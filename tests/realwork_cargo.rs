@@ -590,16 +590,7 @@ fn adding_a_crate_with_a_warm_host_registry_needs_the_documented_own_cargo_home(
             assert_eq!(warm.code, Some(0), "warming ~/.cargo:\n{}", warm.all());
             assert!(t.home.join(".cargo/registry/cache").is_dir());
             let home_before = tree_state(&t.home.join(".cargo"));
-            let opts: Vec<String> = match mode {
-                Mode::Jail(Backend::Bwrap) => vec![
-                    "--net".into(),
-                    "allowlist".into(),
-                    "--allow-domain".into(),
-                    format!("127.0.0.1:{}", server.port),
-                ],
-                Mode::Jail(Backend::Landlock) => vec!["--net".into(), "full".into()],
-                Mode::Direct => vec![],
-            };
+            let opts = index_net_opts(mode, server.port);
             let script = if workaround {
                 format!("{STEP}{OWN_CARGO_HOME}{ADD_A_CRATE}")
             } else {

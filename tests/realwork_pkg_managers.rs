@@ -431,21 +431,7 @@ fn prepare(w: &Workload, t: &Tree, user: User, path: &str) -> Env {
 
 /// The network a run needs: none for an index read from files (`None`).
 fn net_opts(mode: Mode, server: Option<&StaticServer>) -> Vec<String> {
-    let Some(server) = server else {
-        return vec![];
-    };
-    match mode {
-        Mode::Direct => vec![],
-        Mode::Jail(Backend::Bwrap) => vec![
-            "--net".into(),
-            "allowlist".into(),
-            "--allow-domain".into(),
-            format!("127.0.0.1:{}", server.port),
-        ],
-        // landlock cannot hold an address allowlist (it refuses one, exit
-        // 122): its runs show the caches, not the network.
-        Mode::Jail(Backend::Landlock) => vec!["--net".into(), "full".into()],
-    }
+    server.map_or_else(Vec::new, |s| index_net_opts(mode, s.port))
 }
 
 /// What a jailed run must show beyond the comparison: the expected

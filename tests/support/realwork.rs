@@ -850,13 +850,22 @@ fn copy_toolchain(tc: &Toolchain) -> Toolchain {
 
 /// Whether `user` can list and enter `dir`.
 pub fn can_read(user: User, dir: &Path) -> bool {
+    succeeds_as(user, "test -r \"$0\" && test -x \"$0\"", dir)
+}
+
+/// Whether `user` can run each of `programs` as a shell would (uid 65534
+/// cannot when they live in a mode-0700 home).
+pub fn can_run(user: User, programs: &[&Path]) -> bool {
+    programs
+        .iter()
+        .all(|program| succeeds_as(user, "exec \"$0\" --version", program))
+}
+
+/// Whether `sh -c script arg`, run as `user` in `/` without dcjail, exits 0.
+fn succeeds_as(user: User, script: &str, arg: &Path) -> bool {
     let mut words = prefix(Mode::Direct, user, Path::new("/"), &[]);
-    words.extend([
-        "sh".into(),
-        "-c".into(),
-        "test -r \"$0\" && test -x \"$0\"".into(),
-    ]);
-    words.push(dir.into());
+    words.extend(["sh".into(), "-c".into(), script.into()]);
+    words.push(arg.into());
     Command::new(&words[0])
         .args(&words[1..])
         .current_dir("/")
@@ -868,23 +877,21 @@ pub fn can_read(user: User, dir: &Path) -> bool {
         .unwrap_or(false)
 }
 
-/// Whether `user` can run each of `programs` as a shell would (uid 65534
-/// cannot when they live in a mode-0700 home).
-pub fn can_run(user: User, programs: &[&Path]) -> bool {
-    programs.iter().all(|program| {
-        let mut words = prefix(Mode::Direct, user, Path::new("/"), &[]);
-        words.extend(["sh".into(), "-c".into(), "exec \"$0\" --version".into()]);
-        words.push((*program).into());
-        Command::new(&words[0])
-            .args(&words[1..])
-            .current_dir("/")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .map(|s| s.success())
-            .unwrap_or(false)
-    })
+/// The network a run from a loopback index needs: under bwrap the
+/// allowlist naming the server; landlock cannot hold an address allowlist
+/// (it refuses one, exit 122), so its runs get `full` and show the
+/// caches, not the network; none without dcjail.
+pub fn index_net_opts(mode: Mode, port: u16) -> Vec<String> {
+    match mode {
+        Mode::Direct => vec![],
+        Mode::Jail(Backend::Bwrap) => vec![
+            "--net".into(),
+            "allowlist".into(),
+            "--allow-domain".into(),
+            format!("127.0.0.1:{port}"),
+        ],
+        Mode::Jail(Backend::Landlock) => vec!["--net".into(), "full".into()],
+    }
 }
 
 /// A loopback HTTP server for package indexes: serves the files under
