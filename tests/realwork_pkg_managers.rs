@@ -42,6 +42,15 @@ const PNPM: &str = "12.23.0";
 const YARN: &str = "1.22.22";
 const UV: &str = "0.13.9";
 
+/// A test's setup under the one-run lock: the first `yarn --version` on a
+/// machine makes `/tmp/v8-compile-cache-<uid>`, and `npm pack` and python
+/// leave their own entries, which a workload running meanwhile would count
+/// as its own (seen on a fresh Debian machine).
+fn setup<T>(f: impl FnOnce() -> T) -> T {
+    let _one = one_run();
+    f()
+}
+
 /// The directories holding pnpm, yarn and uv, checked to run at the pinned
 /// versions: a missing one fails the test.
 fn tool_dirs() -> Vec<PathBuf> {
@@ -622,8 +631,7 @@ with tarfile.open(out, "w:gz") as t:
 
 #[test]
 fn pip_builds_a_local_sdist_with_a_c_extension_as_root_with_an_existing_cache() {
-    let tools = tool_dirs();
-    let (_index, server) = pip_index("pm-pip-index");
+    let (tools, (_index, server)) = setup(|| (tool_dirs(), pip_index("pm-pip-index")));
     let sdist_dir = scratch_dir::Dir::new("pm-sdist");
     let sdist = sdist_dir.0.join("rwcext-1.0.tar.gz");
     python(&["-c", MAKE_SDIST, sdist.to_str().unwrap()]);
@@ -665,8 +673,7 @@ fn pip_builds_a_local_sdist_with_a_c_extension_as_root_with_an_existing_cache() 
 
 #[test]
 fn uv_sync_from_a_loopback_index_as_without_dcjail() {
-    let tools = tool_dirs();
-    let (_index, server) = pip_index("pm-uv-index");
+    let (tools, (_index, server)) = setup(|| (tool_dirs(), pip_index("pm-uv-index")));
     let project = |w: &Path| {
         std::fs::write(
             w.join("pyproject.toml"),
@@ -734,8 +741,7 @@ fn node_project(w: &Path, registry: &str) {
 
 #[test]
 fn pnpm_install_from_a_loopback_registry_keeps_its_store_out_of_the_project() {
-    let tools = tool_dirs();
-    let (_reg, server) = npm_registry("pm-pnpm-registry");
+    let (tools, (_reg, server)) = setup(|| (tool_dirs(), npm_registry("pm-pnpm-registry")));
     let url = server.url();
     let project = |w: &Path| node_project(w, &url);
     let script = format!(
@@ -775,8 +781,7 @@ fn pnpm_install_from_a_loopback_registry_keeps_its_store_out_of_the_project() {
 
 #[test]
 fn yarn_install_from_a_loopback_registry_keeps_its_cache_out_of_tmp() {
-    let tools = tool_dirs();
-    let (_reg, server) = npm_registry("pm-yarn-registry");
+    let (tools, (_reg, server)) = setup(|| (tool_dirs(), npm_registry("pm-yarn-registry")));
     let url = server.url();
     let project = |w: &Path| node_project(w, &url);
     let script = format!(
