@@ -178,6 +178,13 @@ pub fn plan_json(plan: &Plan) -> Value {
             "allow_domains": plan.net.allow.iter().map(|d| d.to_string()).collect::<Vec<_>>(),
             "deny_domains": plan.net.deny.iter().map(|d| d.to_string()).collect::<Vec<_>>(),
             "allow_unix_sockets": plan.net.allow_unix_sockets,
+            "credentials": plan.net.credentials.iter().map(|b| json!({
+                "domain": b.domain,
+                "port": b.port,
+                "header": b.header,
+                "from": b.value.sources().iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+                "upstream_ca": b.upstream_ca,
+            })).collect::<Vec<_>>(),
         },
         "timeout": plan.timeout.map(secs),
         "environment": { "removed": removed_env(plan) },
