@@ -184,6 +184,7 @@ pub fn plan_json(plan: &Plan) -> Value {
                 "header": b.header,
                 "from": b.value.sources().iter().map(|s| s.to_string()).collect::<Vec<_>>(),
                 "upstream_ca": b.upstream_ca,
+                "plain_http": b.plain_http,
             })).collect::<Vec<_>>(),
         },
         "timeout": plan.timeout.map(secs),

@@ -292,8 +292,8 @@ fn setup(pki: &Pki) -> Setup {
     }
 }
 
-/// A policy binding `Authorization: Bearer ${env:TEST_API_TOKEN}` and
-/// `X-Api-Key: ${file:…}` to `localhost` (any port), with `localhost` and
+/// A policy binding `Authorization: Bearer ${env:TEST_API_TOKEN}` (also
+/// on plain HTTP) and `X-Api-Key: ${file:…}` to `localhost` (any port), with `localhost` and
 /// 127.0.0.1 allowed; `pass` tries to keep the variable (it must not).
 fn policy(s: &Setup, with_credentials: bool) -> PathBuf {
     let mut p = String::from(
@@ -301,7 +301,7 @@ fn policy(s: &Setup, with_credentials: bool) -> PathBuf {
     );
     if with_credentials {
         p.push_str(&format!(
-            "[[sandbox.network.credentials]]\ndomain = \"localhost\"\nheader = \"Authorization\"\nvalue = \"Bearer ${{env:TEST_API_TOKEN}}\"\nupstream_ca = \"{}\"\n\n[[sandbox.network.credentials]]\ndomain = \"localhost\"\nheader = \"X-Api-Key\"\nvalue = \"${{file:{}}}\"\nupstream_ca = \"{}\"\n",
+            "[[sandbox.network.credentials]]\ndomain = \"localhost\"\nheader = \"Authorization\"\nvalue = \"Bearer ${{env:TEST_API_TOKEN}}\"\nupstream_ca = \"{}\"\nplain_http = true\n\n[[sandbox.network.credentials]]\ndomain = \"localhost\"\nheader = \"X-Api-Key\"\nvalue = \"${{file:{}}}\"\nupstream_ca = \"{}\"\n",
             s.ca.display(),
             s.secret_file.display(),
             s.ca.display()
@@ -446,10 +446,16 @@ fn curl_and_python_get_the_credential_upstream_and_never_see_it() {
                 h.contains(&format!("Authorization: Bearer {SECRET}\r\n")),
                 "{path}: {h}"
             );
-            assert!(
-                h.contains(&format!("X-Api-Key: {FILE_SECRET}\r\n")),
-                "{path}: {h}"
-            );
+            // `plain_http` is set for the first binding only: the second
+            // never goes in clear.
+            if path == "/plain" {
+                assert!(!h.contains(FILE_SECRET), "{path}: {h}");
+            } else {
+                assert!(
+                    h.contains(&format!("X-Api-Key: {FILE_SECRET}\r\n")),
+                    "{path}: {h}"
+                );
+            }
         }
     }
 }

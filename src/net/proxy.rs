@@ -377,7 +377,7 @@ fn http(shared: &Shared, mut client: Box<dyn Conn>, mut buf: Vec<u8>, deadline: 
                 .config
                 .creds
                 .as_ref()
-                .map(|c| c.headers_for(&host, port))
+                .map(|c| c.headers_for(&host, port, false))
                 .unwrap_or_default();
             forward::one_request(client, upstream, &req, framing, rest, &inject, |c, why| {
                 respond(

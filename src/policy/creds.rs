@@ -5,7 +5,9 @@
 //! taking the secret from dcjail's own environment (`${env:NAME}`) or a
 //! file (`${file:/abs/path}`), optionally base64-encoded
 //! (`${base64:user:${env:NAME}}`, for `Basic` authentication); an
-//! `upstream_ca` file adds roots the proxy trusts for that host.
+//! `upstream_ca` file adds roots the proxy trusts for that host, and
+//! `plain_http = true` lets it go on plain-HTTP requests too (in clear;
+//! off by default, so `http://` to a bound host carries nothing).
 //!
 //! Owns: the schema, its strict checks, and rendering a template through
 //! the lookups it is given. Must never: read the environment or a file
@@ -25,6 +27,9 @@ pub struct Credential {
     pub value: String,
     #[serde(default)]
     pub upstream_ca: Option<PathBuf>,
+    /// Also add it to plain-HTTP requests (sent in clear): off unless said.
+    #[serde(default)]
+    pub plain_http: bool,
 }
 
 /// Where a secret comes from: what `explain` shows and the environment
@@ -274,6 +279,7 @@ pub struct Binding {
     pub header: String,
     pub value: Template,
     pub upstream_ca: Option<PathBuf>,
+    pub plain_http: bool,
 }
 
 impl Binding {
@@ -334,6 +340,7 @@ pub fn check(list: &[Credential]) -> Result<Vec<Binding>, String> {
             header: c.header.clone(),
             value,
             upstream_ca: c.upstream_ca.clone(),
+            plain_http: c.plain_http,
         };
         if let Some(j) = out.iter().position(|o| {
             o.domain == b.domain && o.port == b.port && o.header.eq_ignore_ascii_case(&b.header)
@@ -384,6 +391,7 @@ mod tests {
             header: header.into(),
             value: value.into(),
             upstream_ca: None,
+            plain_http: false,
         }
     }
 

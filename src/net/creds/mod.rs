@@ -48,6 +48,7 @@ struct Bound {
     port: Option<u16>,
     header: String,
     value: Secret,
+    plain_http: bool,
     /// The raw secrets inside `value` (what the environment must not hold).
     raw: Vec<Secret>,
 }
@@ -60,21 +61,23 @@ pub struct Injector {
 }
 
 impl Injector {
-    /// The headers to add on a request to `host:port`.
-    pub fn headers_for(&self, host: &Host, port: u16) -> Vec<(String, Vec<u8>)> {
+    /// The headers to add on a request to `host:port`, over TLS the proxy
+    /// terminated or (`tls` false) plain HTTP.
+    pub fn headers_for(&self, host: &Host, port: u16, tls: bool) -> Vec<(String, Vec<u8>)> {
         let Host::Name(n) = host else {
             return Vec::new();
         };
         self.bound
             .iter()
             .filter(|b| b.domain == *n && b.port.is_none_or(|p| p == port))
+            .filter(|b| tls || b.plain_http)
             .map(|b| (b.header.clone(), b.value.0.clone()))
             .collect()
     }
 
     /// Whether a tunnel to `host:port` is terminated here.
     pub fn binds(&self, host: &Host, port: u16) -> bool {
-        !self.headers_for(host, port).is_empty()
+        !self.headers_for(host, port, true).is_empty()
     }
 
     /// Whether `v` holds any secret (or any header value made of one).
@@ -177,6 +180,7 @@ pub fn prepare(bindings: &[Binding]) -> Result<Option<Prepared>, String> {
             port: b.port,
             header: b.header.clone(),
             value: Secret(value),
+            plain_http: b.plain_http,
             raw,
         });
     }

@@ -140,7 +140,11 @@ pub fn serve(
         Err(r) => return answer(&mut tls, raw.as_ref(), r),
     };
     let prepared = check(&head, host, port).map(|f| {
-        let inject = inj.headers_for(&crate::net::domain::Host::Name(host.to_string()), port);
+        let inject = inj.headers_for(
+            &crate::net::domain::Host::Name(host.to_string()),
+            port,
+            true,
+        );
         (f, origin_head(&head, host, port, &inject))
     });
     let (framing, out_head) = match prepared {
