@@ -19,6 +19,10 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
+#[path = "support/pkg_index.rs"]
+mod pkg_index;
+#[path = "support/realwork.rs"]
+mod realwork;
 #[path = "support/scratch.rs"]
 mod scratch;
 use scratch::Dir;
@@ -100,13 +104,23 @@ impl Origin {
 }
 
 fn origin(tls: Option<&Pki>) -> Origin {
-    origin_serving(tls, None)
+    origin_serving(tls, Serve::Echo)
 }
 
-/// [`origin`], answering through `git http-backend` for the bare
-/// repositories under `git_root` instead, and only to requests carrying
-/// `Authorization: Basic base64(x-access-token:SECRET)` (401 otherwise).
-fn origin_serving(tls: Option<&Pki>, git_root: Option<PathBuf>) -> Origin {
+/// What an origin answers with.
+#[derive(Clone)]
+enum Serve {
+    /// `ORIGIN-OK <path>`, to every request.
+    Echo,
+    /// `git http-backend` over the bare repositories under the directory.
+    Git(PathBuf),
+    /// The files under the directory (`index.html` for a directory).
+    Files(PathBuf),
+}
+
+/// [`origin`], answering as `how` says; `Git` and `Files` only to requests
+/// carrying `Authorization: Basic base64(USER:SECRET)` (401 otherwise).
+fn origin_serving(tls: Option<&Pki>, how: Serve) -> Origin {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
     let heads = Arc::new(Mutex::new(Vec::new()));
@@ -131,7 +145,7 @@ fn origin_serving(tls: Option<&Pki>, git_root: Option<PathBuf>) -> Origin {
             let Ok(s) = s else { continue };
             let h3 = h2.clone();
             let cfg = cfg.clone();
-            let git = git_root.clone();
+            let how = how.clone();
             thread::spawn(move || {
                 let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
                 match cfg {
@@ -139,9 +153,9 @@ fn origin_serving(tls: Option<&Pki>, git_root: Option<PathBuf>) -> Origin {
                         let Ok(conn) = rustls::ServerConnection::new(c) else {
                             return;
                         };
-                        serve(rustls::StreamOwned::new(conn, s), &h3, git.as_deref());
+                        serve(rustls::StreamOwned::new(conn, s), &h3, &how);
                     }
-                    None => serve(s, &h3, git.as_deref()),
+                    None => serve(s, &h3, &how),
                 }
             });
         }
@@ -149,7 +163,7 @@ fn origin_serving(tls: Option<&Pki>, git_root: Option<PathBuf>) -> Origin {
     Origin { port, heads }
 }
 
-fn serve(mut s: impl Read + Write, heads: &Mutex<Vec<String>>, git: Option<&Path>) {
+fn serve(mut s: impl Read + Write, heads: &Mutex<Vec<String>>, how: &Serve) {
     let mut buf = Vec::new();
     let mut b = [0u8; 4096];
     for _ in 0..16 {
@@ -180,8 +194,14 @@ fn serve(mut s: impl Read + Write, heads: &Mutex<Vec<String>>, git: Option<&Path
         }
         let body: Vec<u8> = buf.drain(..len).collect();
         heads.lock().unwrap().push(head.clone());
-        if let Some(root) = git {
-            let _ = s.write_all(&git_backend(root, &head, &body));
+        let answer = match how {
+            Serve::Echo => None,
+            _ if !authorized(&head) => Some(b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"t\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_vec()),
+            Serve::Git(root) => Some(git_backend(root, &head, &body)),
+            Serve::Files(root) => Some(file(root, &head)),
+        };
+        if let Some(a) = answer {
+            let _ = s.write_all(&a);
             let _ = s.flush();
             return;
         }
@@ -204,13 +224,6 @@ fn serve(mut s: impl Read + Write, heads: &Mutex<Vec<String>>, git: Option<&Path
 /// One request through `git http-backend` (CGI), as an HTTP/1.1 response
 /// that ends at close.
 fn git_backend(root: &Path, head: &str, body: &[u8]) -> Vec<u8> {
-    let want = format!(
-        "authorization: basic {}",
-        b64(format!("x-access-token:{SECRET}").as_bytes()).to_ascii_lowercase()
-    );
-    if !head.to_ascii_lowercase().contains(&want) {
-        return b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"t\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_vec();
-    }
     let mut first = head.lines().next().unwrap_or("").split(' ');
     let method = first.next().unwrap_or("GET");
     let target = first.next().unwrap_or("/");
@@ -262,6 +275,47 @@ fn git_backend(root: &Path, head: &str, body: &[u8]) -> Vec<u8> {
     let mut r = format!("HTTP/1.1 {status}\r\n{resp}Connection: close\r\n\r\n").into_bytes();
     r.extend_from_slice(&out[i + n..]);
     r
+}
+
+/// Basic authentication with the secret as the password (any user name).
+fn authorized(head: &str) -> bool {
+    ["x-access-token", "__token__"].iter().any(|user| {
+        head.contains(&format!(
+            "Authorization: Basic {}\r\n",
+            b64(format!("{user}:{SECRET}").as_bytes())
+        ))
+    })
+}
+
+/// A file under `root` (a directory's `index.html`), or 404.
+fn file(root: &Path, head: &str) -> Vec<u8> {
+    let target = head.split(' ').nth(1).unwrap_or("/");
+    let rel = target
+        .split(['?', '#'])
+        .next()
+        .unwrap_or("")
+        .trim_start_matches('/');
+    let mut p = root.join(rel);
+    if p.is_dir() {
+        p = p.join("index.html");
+    }
+    match std::fs::read(&p) {
+        Ok(b) if !rel.contains("..") => {
+            let mut r = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                if p.extension().is_some_and(|e| e == "html") {
+                    "text/html"
+                } else {
+                    "application/octet-stream"
+                },
+                b.len()
+            )
+            .into_bytes();
+            r.extend_from_slice(&b);
+            r
+        }
+        _ => b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_vec(),
+    }
 }
 
 fn b64(data: &[u8]) -> String {
@@ -834,7 +888,7 @@ fn git_clones_and_pushes_over_https_with_the_token_the_proxy_adds() {
         srv = srv.display()
     ));
     assert!(ok, "{out}");
-    let o = origin_serving(Some(&pki), Some(srv.clone()));
+    let o = origin_serving(Some(&pki), Serve::Git(srv.clone()));
     let url = format!("https://localhost:{}/remote.git", o.port);
     // Without the credential the origin refuses the clone.
     let (ok, out) = sh(&format!(
@@ -908,4 +962,79 @@ fn landlock_refuses_credentials_as_it_refuses_the_allowlist() {
     assert_eq!(out.status.code(), Some(122), "{}", text(&out.stderr));
     assert!(!s.dir.join("ran").exists());
     assert_no_secret("landlock", &out);
+}
+
+#[test]
+fn pip_installs_from_a_private_index_with_the_token_the_proxy_adds() {
+    if !ready() {
+        return;
+    }
+    let pki = pki();
+    let s = setup(&pki);
+    let index = s.dir.join("index");
+    let files = index.join("files");
+    std::fs::create_dir_all(&files).unwrap();
+    pkg_index::python(&["-c", pkg_index::MAKE_WHEELS, files.to_str().unwrap()]);
+    pkg_index::python(&["-c", pkg_index::MAKE_INDEX, index.to_str().unwrap()]);
+    let o = origin_serving(Some(&pki), Serve::Files(index.clone()));
+    let url = format!("https://localhost:{}/simple/", o.port);
+    let pip = |cert: &Path, target: &str| {
+        format!(
+            "{} -m pip install -q --no-cache-dir --disable-pip-version-check --no-input \
+             --cert {} --index-url {url} --target {target} rwdemo",
+            pkg_index::PYTHON,
+            cert.display()
+        )
+    };
+    // Without the token the index refuses pip.
+    let control = Command::new("sh")
+        .args(["-c", &pip(&s.ca, s.dir.join("direct").to_str().unwrap())])
+        .env("HOME", s.dir.path())
+        // requests prefers these to pip's --cert.
+        .env_remove("REQUESTS_CA_BUNDLE")
+        .env_remove("CURL_CA_BUNDLE")
+        .env_remove("PIP_FIND_LINKS")
+        .output()
+        .unwrap();
+    assert!(!control.status.success(), "{}", text(&control.stdout));
+    let asked = o.heads();
+    assert!(!asked.is_empty(), "{}", text(&control.stderr));
+    assert!(
+        asked.iter().all(|h| !h.contains("Authorization")),
+        "{asked:?}"
+    );
+    let before = asked.len();
+    let policy = s.dir.join("pip.toml");
+    std::fs::write(
+        &policy,
+        format!(
+            "[permission]\napproval = \"granted\"\n[sandbox]\nmode = \"workspace-write\"\n\
+             [sandbox.network]\nallow_domains = [\"localhost\"]\n\
+             [[sandbox.network.credentials]]\ndomain = \"localhost\"\nheader = \"Authorization\"\n\
+             value = \"Basic ${{base64:__token__:${{env:TEST_API_TOKEN}}}}\"\nupstream_ca = \"{}\"\n",
+            s.ca.display()
+        ),
+    )
+    .unwrap();
+    // pip inside trusts the run's CA through PIP_CERT, as any pip would.
+    let script = format!(
+        "export HOME=\"$PWD\"; unset PIP_FIND_LINKS; {} -m pip install -q --no-cache-dir --disable-pip-version-check \
+         --no-input --index-url {url} --target \"$PWD/site\" rwdemo && \
+         PYTHONPATH=\"$PWD/site\" {} -c 'import rwdemo; print(\"quad\", rwdemo.quad(3))'; \
+         env; grep -rlF {SECRET} site; true",
+        pkg_index::PYTHON,
+        pkg_index::PYTHON
+    );
+    let out = run(&s, &policy, "bwrap", &script, false);
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("quad 12\n"),
+        "{stdout}{}",
+        text(&out.stderr)
+    );
+    assert_no_secret("pip", &out);
+    let heads = o.heads()[before..].to_vec();
+    let basic = b64(format!("__token__:{SECRET}").as_bytes());
+    assert!(heads.len() >= 4, "{heads:?}");
+    assert!(heads.iter().all(|h| h.contains(&basic)), "{heads:?}");
 }
