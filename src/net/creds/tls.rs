@@ -260,4 +260,67 @@ mod tests {
         assert!(parsed[0].is_ok());
         assert!(!t.ca_pem.contains("PRIVATE"));
     }
+
+    /// A handshake between a client trusting `ca_pem` (naming `sni`,
+    /// offering `alpn`) and `server`, in memory; the protocol agreed.
+    fn handshake(
+        server: Arc<ServerConfig>,
+        ca_pem: &str,
+        sni: &str,
+        alpn: &[&[u8]],
+    ) -> Result<Option<Vec<u8>>, rustls::Error> {
+        let mut roots = RootCertStore::empty();
+        roots.add_parsable_certificates(
+            CertificateDer::pem_slice_iter(ca_pem.as_bytes()).map(|c| c.unwrap()),
+        );
+        let mut cc = ClientConfig::builder_with_provider(provider())
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        cc.alpn_protocols = alpn.iter().map(|a| a.to_vec()).collect();
+        let mut c = rustls::ClientConnection::new(Arc::new(cc), server_name(sni).unwrap()).unwrap();
+        let mut s = rustls::ServerConnection::new(server).unwrap();
+        for _ in 0..10 {
+            let mut buf = Vec::new();
+            c.write_tls(&mut buf).unwrap();
+            s.read_tls(&mut buf.as_slice()).unwrap();
+            s.process_new_packets()?;
+            let mut buf = Vec::new();
+            s.write_tls(&mut buf).unwrap();
+            c.read_tls(&mut buf.as_slice()).unwrap();
+            c.process_new_packets()?;
+            if !c.is_handshaking() && !s.is_handshaking() {
+                return Ok(c.alpn_protocol().map(|p| p.to_vec()));
+            }
+        }
+        panic!("no handshake in 10 rounds");
+    }
+
+    #[test]
+    fn the_leaf_serves_its_one_name_and_http1_only() {
+        let k = KeyPair::generate().unwrap();
+        let root = CertificateParams::new(vec!["root.test".into()])
+            .unwrap()
+            .self_signed(&k)
+            .unwrap();
+        let sys = pem("CERTIFICATE", root.der());
+        let t = Tls::new(&[("api.example.com".into(), Vec::new())], sys.as_bytes()).unwrap();
+        let server = t.server("api.example.com").unwrap();
+        assert_eq!(
+            handshake(server.clone(), &t.ca_pem, "api.example.com", &[b"http/1.1"]),
+            Ok(Some(b"http/1.1".to_vec()))
+        );
+        assert_eq!(
+            handshake(server.clone(), &t.ca_pem, "API.example.com", &[]),
+            Ok(None)
+        );
+        // Another name: the server has no certificate for it.
+        assert!(handshake(server.clone(), &t.ca_pem, "other.example", &[]).is_err());
+        // HTTP/2 alone is not offered back.
+        assert!(handshake(server.clone(), &t.ca_pem, "api.example.com", &[b"h2"]).is_err());
+        // Another run's CA does not vouch for this run's leaf.
+        let other = Tls::new(&[("api.example.com".into(), Vec::new())], sys.as_bytes()).unwrap();
+        assert!(handshake(server, &other.ca_pem, "api.example.com", &[]).is_err());
+    }
 }
