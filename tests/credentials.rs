@@ -585,25 +585,27 @@ fn a_pipelined_second_request_never_reaches_the_origin() {
         text(&control.stdout)
     );
     assert!(o.head_for("/second").is_some());
-    let o = origin(Some(&pki));
-    let out = run(
-        &s,
-        &policy(&s, true),
-        "bwrap",
-        &raw_tls_script("localhost", o.port, None, true, &payload(o.port)),
-        false,
-    );
-    let stdout = text(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert!(stdout.contains("ORIGIN-OK /first"), "{stdout}");
-    assert!(!stdout.contains("/second"), "{stdout}");
-    let first = o.head_for("/first").expect("the first request arrived");
-    assert!(
-        first.contains(&format!("Authorization: Bearer {SECRET}")),
-        "{first}"
-    );
-    assert!(o.head_for("/second").is_none(), "{:?}", o.heads());
-    assert_no_secret("pipelined", &out);
+    for &nobody in scratch::users() {
+        let o = origin(Some(&pki));
+        let out = run(
+            &s,
+            &policy(&s, true),
+            "bwrap",
+            &raw_tls_script("localhost", o.port, None, true, &payload(o.port)),
+            nobody,
+        );
+        let stdout = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        assert!(stdout.contains("ORIGIN-OK /first"), "{stdout}");
+        assert!(!stdout.contains("/second"), "{stdout}");
+        let first = o.head_for("/first").expect("the first request arrived");
+        assert!(
+            first.contains(&format!("Authorization: Bearer {SECRET}")),
+            "{first}"
+        );
+        assert!(o.head_for("/second").is_none(), "{:?}", o.heads());
+        assert_no_secret("pipelined", &out);
+    }
 }
 
 #[test]
@@ -635,14 +637,16 @@ fn a_host_header_naming_another_host_is_refused_on_a_bound_connection() {
     let h = o.head_for("/other-host").unwrap();
     assert!(h.contains("Host: 127.0.0.1"), "{h}");
     assert!(!h.contains(SECRET));
-    // With it, the proxy refuses the request before it leaves.
-    let o = origin(Some(&pki));
-    let out = run(&s, &policy(&s, true), "bwrap", &script(o.port), false);
-    let stdout = text(&out.stdout);
-    assert!(stdout.contains("code=421"), "{stdout}{}", text(&out.stderr));
-    assert!(stdout.contains("is not localhost:"), "{stdout}");
-    assert!(o.heads().is_empty(), "{:?}", o.heads());
-    assert_no_secret("host header", &out);
+    for &nobody in scratch::users() {
+        // With it, the proxy refuses the request before it leaves.
+        let o = origin(Some(&pki));
+        let out = run(&s, &policy(&s, true), "bwrap", &script(o.port), nobody);
+        let stdout = text(&out.stdout);
+        assert!(stdout.contains("code=421"), "{stdout}{}", text(&out.stderr));
+        assert!(stdout.contains("is not localhost:"), "{stdout}");
+        assert!(o.heads().is_empty(), "{:?}", o.heads());
+        assert_no_secret("host header", &out);
+    }
 }
 
 #[test]
@@ -652,25 +656,27 @@ fn an_allowed_but_unbound_destination_is_tunnelled_without_the_credential() {
     }
     let pki = pki();
     let s = setup(&pki);
-    let o = origin(Some(&pki));
-    // 127.0.0.1 is allowed and not bound: a plain tunnel, the command's
-    // own TLS to the origin (so the test CA, not the run's), no credential.
-    let script = format!(
-        "{CURL} --cacert {} https://127.0.0.1:{p}/unbound; {CURL} https://localhost:{p}/bound",
-        s.ca.display(),
-        p = o.port
-    );
-    let out = run(&s, &policy(&s, true), "bwrap", &script, false);
-    let stdout = text(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert!(stdout.contains("ORIGIN-OK /unbound"), "{stdout}");
-    assert!(stdout.contains("ORIGIN-OK /bound"), "{stdout}");
-    let unbound = o.head_for("/unbound").unwrap();
-    assert!(
-        !unbound.contains(SECRET) && !unbound.contains(FILE_SECRET),
-        "{unbound}"
-    );
-    assert!(o.head_for("/bound").unwrap().contains(SECRET));
+    for &nobody in scratch::users() {
+        let o = origin(Some(&pki));
+        // 127.0.0.1 is allowed and not bound: a plain tunnel, the command's
+        // own TLS to the origin (so the test CA, not the run's), no credential.
+        let script = format!(
+            "{CURL} --cacert {} https://127.0.0.1:{p}/unbound; {CURL} https://localhost:{p}/bound",
+            s.ca.display(),
+            p = o.port
+        );
+        let out = run(&s, &policy(&s, true), "bwrap", &script, nobody);
+        let stdout = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        assert!(stdout.contains("ORIGIN-OK /unbound"), "{stdout}");
+        assert!(stdout.contains("ORIGIN-OK /bound"), "{stdout}");
+        let unbound = o.head_for("/unbound").unwrap();
+        assert!(
+            !unbound.contains(SECRET) && !unbound.contains(FILE_SECRET),
+            "{unbound}"
+        );
+        assert!(o.head_for("/bound").unwrap().contains(SECRET));
+    }
 }
 
 #[test]
@@ -701,18 +707,20 @@ fn an_origin_with_an_unknown_certificate_is_refused_with_a_502() {
         "{}",
         text(&control.stderr)
     );
-    let before = o.heads().len();
-    let script = format!(
-        "{CURL} -w ' code=%{{http_code}}\\n' https://localhost:{}/x",
-        o.port
-    );
-    let out = run(&s, &policy(&s, true), "bwrap", &script, false);
-    let stdout = text(&out.stdout);
-    assert!(stdout.contains("code=502"), "{stdout}{}", text(&out.stderr));
-    assert!(stdout.contains("TLS to the origin failed"), "{stdout}");
-    assert_eq!(stdout.lines().count(), 2, "{stdout}");
-    assert_eq!(o.heads().len(), before, "{:?}", o.heads());
-    assert_no_secret("unknown CA", &out);
+    for &nobody in scratch::users() {
+        let before = o.heads().len();
+        let script = format!(
+            "{CURL} -w ' code=%{{http_code}}\\n' https://localhost:{}/x",
+            o.port
+        );
+        let out = run(&s, &policy(&s, true), "bwrap", &script, nobody);
+        let stdout = text(&out.stdout);
+        assert!(stdout.contains("code=502"), "{stdout}{}", text(&out.stderr));
+        assert!(stdout.contains("TLS to the origin failed"), "{stdout}");
+        assert_eq!(stdout.lines().count(), 2, "{stdout}");
+        assert_eq!(o.heads().len(), before, "{:?}", o.heads());
+        assert_no_secret("unknown CA", &out);
+    }
 }
 
 #[test]
@@ -733,15 +741,17 @@ fn the_run_ca_key_is_nowhere_the_command_can_read() {
          echo searched",
         s.dir.path().display()
     );
-    let out = run(&s, &policy(&s, true), "bwrap", &script, false);
-    let stdout = text(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let found: Vec<&str> = stdout.lines().filter(|l| *l != "searched").collect();
-    assert_eq!(
-        found,
-        vec![s.dir.join("decoy.pem").to_str().unwrap()],
-        "{stdout}"
-    );
+    for &nobody in scratch::users() {
+        let out = run(&s, &policy(&s, true), "bwrap", &script, nobody);
+        let stdout = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let found: Vec<&str> = stdout.lines().filter(|l| *l != "searched").collect();
+        assert_eq!(
+            found,
+            vec![s.dir.join("decoy.pem").to_str().unwrap()],
+            "{stdout}"
+        );
+    }
 }
 
 #[test]
