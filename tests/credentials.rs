@@ -432,6 +432,7 @@ fn curl_and_python_get_the_credential_upstream_and_never_see_it() {
             "{CURL} https://localhost:{hp}/curl; \
              {CURL} -d 'payload=1' https://localhost:{hp}/curl-post; \
              {CURL} http://localhost:{pp}/plain; \
+             {CURL} -x \"$ALL_PROXY\" https://localhost:{hp}/socks; \
              python3 -c 'import urllib.request as u; print(u.urlopen(\"https://localhost:{hp}/py\").read().decode().strip())'; \
              echo ENV-BEGIN; env; echo ENV-END; \
              tr '\\0' '\\n' < /proc/self/environ; \
@@ -456,6 +457,7 @@ fn curl_and_python_get_the_credential_upstream_and_never_see_it() {
             "ORIGIN-OK /curl\n",
             "ORIGIN-OK /curl-post\n",
             "ORIGIN-OK /plain\n",
+            "ORIGIN-OK /socks\n",
             "ORIGIN-OK /py\n",
             "secret file unreadable",
         ] {
@@ -491,6 +493,7 @@ fn curl_and_python_get_the_credential_upstream_and_never_see_it() {
             (&https, "/curl"),
             (&https, "/curl-post"),
             (&http, "/plain"),
+            (&https, "/socks"),
             (&https, "/py"),
         ] {
             let h = o
