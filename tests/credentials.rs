@@ -1051,3 +1051,66 @@ fn pip_installs_from_a_private_index_with_the_token_the_proxy_adds() {
     assert!(heads.len() >= 4, "{heads:?}");
     assert!(heads.iter().all(|h| h.contains(&basic)), "{heads:?}");
 }
+
+/// Node's own `fetch` and `https` ignore the proxy variables before Node 24,
+/// so a Node program reaches a bound host only when it opens the tunnel
+/// itself; its TLS then trusts the run's CA through NODE_EXTRA_CA_CERTS.
+const NODE_CONNECT: &str = r#"
+const http = require('http'), tls = require('tls');
+const [host, port] = [process.argv[2], process.argv[3]];
+const u = new URL(process.env.HTTPS_PROXY);
+const auth = 'Basic ' + Buffer.from(decodeURIComponent(u.username) + ':' + decodeURIComponent(u.password)).toString('base64');
+const req = http.request({ host: u.hostname, port: u.port, method: 'CONNECT', path: `${host}:${port}`,
+  headers: { 'Proxy-Authorization': auth, Host: `${host}:${port}` } });
+req.on('connect', (res, socket) => {
+  if (res.statusCode !== 200) { console.log('ERR CONNECT ' + res.statusCode); return; }
+  const s = tls.connect({ socket, servername: host }, () => {
+    s.write(`GET /node HTTP/1.1\r\nHost: ${host}:${port}\r\nConnection: close\r\n\r\n`);
+  });
+  let out = '';
+  s.on('data', (d) => (out += d));
+  s.on('end', () => console.log(out.split('\r\n\r\n').slice(1).join('')));
+  s.on('error', (e) => console.log('ERR ' + e.message));
+});
+req.on('error', (e) => console.log('ERR ' + e.message));
+req.end();
+"#;
+
+#[test]
+fn node_trusts_the_run_ca_through_node_extra_ca_certs() {
+    if !ready() || !scratch::need("node") {
+        return;
+    }
+    let pki = pki();
+    let s = setup(&pki);
+    std::fs::write(s.dir.join("connect.js"), NODE_CONNECT).unwrap();
+    for &nobody in scratch::users() {
+        let o = origin(Some(&pki));
+        let script = format!(
+            "node connect.js localhost {p}; NODE_EXTRA_CA_CERTS= node connect.js localhost {p}",
+            p = o.port
+        );
+        let out = run(&s, &policy(&s, true), "bwrap", &script, nobody);
+        let stdout = text(&out.stdout);
+        // With the variable node trusts the run's CA; without it (the
+        // control) the same leaf is refused.
+        let mut lines = stdout.lines().filter(|l| !l.is_empty());
+        assert_eq!(
+            lines.next(),
+            Some("ORIGIN-OK /node"),
+            "{stdout}{}",
+            text(&out.stderr)
+        );
+        assert!(
+            lines.next().is_some_and(|l| l.starts_with("ERR ")),
+            "{stdout}"
+        );
+        let h = o.head_for("/node").unwrap();
+        assert!(
+            h.contains(&format!("Authorization: Bearer {SECRET}")),
+            "{h}"
+        );
+        assert_eq!(o.heads().len(), 1, "{:?}", o.heads());
+        assert_no_secret("node", &out);
+    }
+}
