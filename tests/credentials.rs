@@ -433,6 +433,8 @@ fn curl_and_python_get_the_credential_upstream_and_never_see_it() {
              {CURL} -d 'payload=1' https://localhost:{hp}/curl-post; \
              {CURL} http://localhost:{pp}/plain; \
              {CURL} -x \"$ALL_PROXY\" https://localhost:{hp}/socks; \
+             {CURL} -X TRACE https://localhost:{hp}/trace; \
+             {CURL} -X TRACE http://localhost:{pp}/trace-plain; \
              python3 -c 'import urllib.request as u; print(u.urlopen(\"https://localhost:{hp}/py\").read().decode().strip())'; \
              echo ENV-BEGIN; env; echo ENV-END; \
              tr '\\0' '\\n' < /proc/self/environ; \
@@ -458,6 +460,8 @@ fn curl_and_python_get_the_credential_upstream_and_never_see_it() {
             "ORIGIN-OK /curl-post\n",
             "ORIGIN-OK /plain\n",
             "ORIGIN-OK /socks\n",
+            "TRACE would echo the credential back",
+            "ORIGIN-OK /trace-plain\n",
             "ORIGIN-OK /py\n",
             "secret file unreadable",
         ] {
@@ -480,6 +484,19 @@ fn curl_and_python_get_the_credential_upstream_and_never_see_it() {
         assert!(!stdout.contains("TEST_API_TOKEN="), "{stdout}");
         assert!(!stdout.contains("INNOCENT_LOOKING="), "{stdout}");
         assert!(!stdout.contains("PRIVATE KEY"), "{stdout}");
+        // TRACE, which answers with the request, never carries it: refused
+        // over TLS, sent without it over plain HTTP.
+        assert!(
+            https.heads().iter().all(|h| !h.starts_with("TRACE")),
+            "{:?}",
+            https.heads()
+        );
+        let trace = http
+            .heads()
+            .into_iter()
+            .find(|h| h.starts_with("TRACE /trace-plain"))
+            .unwrap();
+        assert!(!trace.contains(SECRET), "{trace}");
         // The bundle's directory holds the bundle alone, and is gone after.
         let bundle = stdout
             .lines()

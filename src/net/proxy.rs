@@ -373,10 +373,15 @@ fn http(shared: &Shared, mut client: Box<dyn Conn>, mut buf: Vec<u8>, deadline: 
         }
         // One request, checked above; nothing after it is forwarded.
         Target::Absolute { .. } => {
+            // TRACE would answer with the request, credential and all.
+            let trace = ["TRACE", "TRACK"]
+                .iter()
+                .any(|m| req.method.eq_ignore_ascii_case(m));
             let inject = shared
                 .config
                 .creds
                 .as_ref()
+                .filter(|_| !trace)
                 .map(|c| c.headers_for(&host, port, false))
                 .unwrap_or_default();
             forward::one_request(client, upstream, &req, framing, rest, &inject, |c, why| {

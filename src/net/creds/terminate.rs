@@ -317,6 +317,14 @@ fn read_head(tls: &mut Client) -> Result<(Head, Vec<u8>), Refused> {
 /// The request's checks: origin-form target, `Host` naming the tunnel's
 /// destination, a body whose end the origin will see where the proxy does.
 fn check(head: &Head, host: &str, port: u16) -> Result<Framing, Refused> {
+    // TRACE answers with the request it got, credential and all.
+    if head.method.eq_ignore_ascii_case("TRACE") || head.method.eq_ignore_ascii_case("TRACK") {
+        return Err(refused(
+            405,
+            "Method Not Allowed",
+            "dcjail proxy: TRACE would echo the credential back; not forwarded to a bound destination",
+        ));
+    }
     if head.method == "CONNECT" || !head.path.starts_with('/') {
         return Err(refused(
             400,
@@ -629,6 +637,12 @@ mod tests {
         assert!(!host_matches("[::1]:443", "api.example.com", 443));
         let e = check(&head(&[("Host", "evil.example")]), "a.example", 443).unwrap_err();
         assert_eq!(e.code, 421);
+        let mut trace = head(&[("Host", "a.example")]);
+        trace.method = "TRACE".into();
+        assert_eq!(
+            check(&trace, "a.example", 443).err().map(|r| r.code),
+            Some(405)
+        );
         assert!(check(&head(&[]), "a.example", 443).is_err());
         assert!(check(
             &head(&[("Host", "a.example"), ("host", "a.example")]),
