@@ -206,6 +206,15 @@ fn serve(mut s: impl Read + Write, heads: &Mutex<Vec<String>>, how: &Serve) {
             return;
         }
         let path = head.split(' ').nth(1).unwrap_or("").to_string();
+        // `/302/HOST:PORT/REST` redirects to https://HOST:PORT/REST.
+        if let Some(to) = path.strip_prefix("/302/") {
+            let _ = write!(
+                s,
+                "HTTP/1.1 302 Found\r\nLocation: https://{to}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            );
+            let _ = s.flush();
+            return;
+        }
         let body = format!("ORIGIN-OK {path}\n");
         let close = head.to_ascii_lowercase().contains("connection: close");
         let _ = write!(
@@ -1129,5 +1138,56 @@ fn node_trusts_the_run_ca_through_node_extra_ca_certs() {
         );
         assert_eq!(o.heads().len(), 1, "{:?}", o.heads());
         assert_no_secret("node", &out);
+    }
+}
+
+const FOLLOW: &str = r#"
+import os, ssl, sys, urllib.request as u
+ca, port = sys.argv[1], sys.argv[2]
+c = ssl.create_default_context(cafile=os.environ["SSL_CERT_FILE"])
+c.load_verify_locations(ca)
+o = u.build_opener(u.HTTPSHandler(context=c))
+for to, rest in ((f"localhost:{port}", "same"), (f"127.0.0.1:{port}", "other")):
+    print(o.open(f"https://localhost:{port}/302/{to}/{rest}").read().decode().strip())
+"#;
+
+#[test]
+fn a_redirect_to_another_host_is_followed_by_the_client_without_the_credential() {
+    if !ready() {
+        return;
+    }
+    let pki = pki();
+    let s = setup(&pki);
+    std::fs::write(s.dir.join("follow.py"), FOLLOW).unwrap();
+    for &nobody in scratch::users() {
+        let o = origin(Some(&pki));
+        // The client follows each redirect itself, on a new connection
+        // through the proxy: to the bound name (the control) the credential
+        // is added again; to 127.0.0.1, allowed and unbound, it is not.
+        // Trusting the run's CA (for the bound name) and the test CA (for
+        // the unbound one, whose TLS is the origin's own); urllib follows
+        // each redirect with a new request through the proxy.
+        let script = format!("python3 follow.py {} {}", s.ca.display(), o.port);
+        let out = run(&s, &policy(&s, true), "bwrap", &script, nobody);
+        let stdout = text(&out.stdout);
+        assert!(
+            stdout.contains("ORIGIN-OK /same\n"),
+            "{stdout}{}",
+            text(&out.stderr)
+        );
+        assert!(stdout.contains("ORIGIN-OK /other\n"), "{stdout}");
+        let heads = o.heads();
+        let with = |p: &str| {
+            heads
+                .iter()
+                .find(|h| h.starts_with(&format!("GET {p} ")))
+                .unwrap_or_else(|| panic!("{p}: {heads:?}"))
+                .contains(SECRET)
+        };
+        assert!(with(&format!("/302/localhost:{}/same", o.port)));
+        assert!(with("/same"), "the control: the bound name gets it again");
+        assert!(with(&format!("/302/127.0.0.1:{}/other", o.port)));
+        assert!(!with("/other"), "{heads:?}");
+        assert_no_secret("redirect", &out);
     }
 }
