@@ -319,7 +319,7 @@ pub fn http_request(data: &[u8]) {
                 .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b)));
         }
     }
-    let head = parse::origin_head(&req);
+    let head = parse::origin_head(&req, &[]);
     match &req.target {
         Target::Authority { .. } => assert!(head.is_empty()),
         Target::Absolute { path, .. } => {

@@ -24,8 +24,12 @@
 #  4. proxy throughput: 1 GiB from a loopback server, proxied against direct,
 #     in one process (examples/proxy_throughput.rs) and as a curl download
 #     inside `dcjail --net allowlist`; paired, interleaved rounds, medians.
+#     Then HTTPS from `openssl s_server` with a CA of its own: the tunnelling
+#     path (an allowed, unbound name: the command's own TLS) beside the
+#     terminating path (a name with a credential bound: the proxy's TLS on
+#     both sides). The launch table has a row with a credential configured.
 # Measures the binary `cargo build --release` makes (README's build).
-# Needs: python3, bubblewrap, curl; git and cargo for their workloads.
+# Needs: python3, bubblewrap, curl, openssl; git and cargo for their workloads.
 # Takes ~5-8 minutes (ROUNDS=N sets the find and git rounds, CARGO_ROUNDS=N
 # the cargo ones).
 set -euo pipefail
@@ -64,7 +68,12 @@ RUNS="${RUNS:-300}"
 # the workloads' policy files (a policy the command could rewrite).
 work="$(mktemp -d /var/tmp/dcjail-bench.XXXXXX)"
 srv=""
-cleanup() { [ -n "$srv" ] && kill "$srv" 2>/dev/null; rm -rf --one-file-system "$work"; }
+tsrv=""
+cleanup() {
+  [ -n "$srv" ] && kill "$srv" 2>/dev/null
+  [ -n "$tsrv" ] && kill "$tsrv" 2>/dev/null
+  rm -rf --one-file-system "$work"
+}
 trap cleanup EXIT
 repo="$PWD"
 cd "$work"
@@ -102,6 +111,20 @@ names+=("hook-claude-bash<$work/claude-bash.json" "hook-claude-write<$work/claud
   "hook-codex-bash<$work/codex-bash.json" claude-prefix bash-c)
 cmds+=("$D hook claude-code" "$D hook claude-code" "$D hook codex" "$D /bin/true"
   "$D --sandbox-mode workspace-write --workspace $work -- bash -c /bin/true")
+# A credential configured: the run's CA, its leaf, the bundle file.
+cat >"$work/creds.toml" <<'TOML'
+[permission]
+approval = "granted"
+[sandbox.network]
+allow_domains = ["example.com"]
+[[sandbox.network.credentials]]
+domain = "example.com"
+header = "Authorization"
+value = "Bearer ${env:DCJAIL_BENCH_TOKEN}"
+TOML
+export DCJAIL_BENCH_TOKEN=bench-not-a-secret
+names+=(bwrap-allowlist-creds)
+cmds+=("$D --backend bwrap --policy $work/creds.toml -- /bin/true")
 if [ -n "${OLD:-}" ]; then
   names+=(old-landlock old-bwrap)
   cmds+=("$OLD --backend landlock -- /bin/true" "$OLD --backend bwrap -- /bin/true")
@@ -349,4 +372,58 @@ if s["old-allowlist"]:
     r = [y / x for x, y in zip(s["direct"], s["old-allowlist"])]
     print(f"OLD: inside the old dcjail --net allowlist {o:.0f} MiB/s, ratio {o / d:.2f} "
           f"(rounds {min(r):.2f}-{max(r):.2f})")
+PY
+
+echo
+echo "== HTTPS download of ${MIB:-1024} MiB inside dcjail: tunnelled (unbound name) vs terminated (credential bound), ${CURL_ROUNDS:-5} paired rounds"
+tls="$work/tls"
+mkdir -p "$tls/www"
+(
+  cd "$tls"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout ca.key -out ca.pem \
+    -subj /CN=dcjail-bench-ca -days 2 -addext basicConstraints=critical,CA:TRUE \
+    -addext keyUsage=critical,keyCertSign 2>/dev/null
+  openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout leaf.key -out leaf.csr \
+    -subj /CN=localhost 2>/dev/null
+  printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >leaf.ext
+  openssl x509 -req -in leaf.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out leaf.pem -days 2 \
+    -extfile leaf.ext 2>/dev/null
+  head -c "$(( ${MIB:-1024} * 1048576 ))" /dev/zero >www/blob
+)
+tport="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+(cd "$tls/www" && exec openssl s_server -quiet -accept "127.0.0.1:$tport" -cert ../leaf.pem \
+  -key ../leaf.key -WWW) &
+tsrv=$!
+for _ in $(seq 50); do
+  curl -sS -o /dev/null --cacert "$tls/ca.pem" "https://127.0.0.1:$tport/" 2>/dev/null && break
+  sleep 0.1
+done
+cat >"$work/tls.toml" <<TOML
+[permission]
+approval = "granted"
+[sandbox.network]
+allow_domains = ["localhost", "127.0.0.1"]
+[[sandbox.network.credentials]]
+domain = "localhost"
+header = "Authorization"
+value = "Bearer \${env:DCJAIL_BENCH_TOKEN}"
+upstream_ca = "$tls/ca.pem"
+TOML
+in_jail() { "$D" --backend bwrap --policy "$work/tls.toml" -- curl -sS --noproxy '' -o /dev/null "$@"; }
+tunnelled() { in_jail --cacert "$tls/ca.pem" -w "tunnelled $fmt" "https://127.0.0.1:$tport/blob"; }
+terminated() { in_jail -w "terminated $fmt" "https://localhost:$tport/blob"; }
+for i in $(seq "${CURL_ROUNDS:-5}"); do
+  if [ $((i % 2)) = 1 ]; then tunnelled; terminated; else terminated; tunnelled; fi
+done >"$work/tls.txt"
+kill "$tsrv" 2>/dev/null
+python3 - "$work/tls.txt" <<'PY'
+import statistics, sys
+s = {"tunnelled": [], "terminated": []}
+for line in open(sys.argv[1]):
+    k, v = line.split()
+    s[k].append(float(v) / 1048576)
+t, m = statistics.median(s["tunnelled"]), statistics.median(s["terminated"])
+r = [y / x for x, y in zip(s["tunnelled"], s["terminated"])]
+print(f"tunnelled {t:.0f} MiB/s, terminated {m:.0f} MiB/s, "
+      f"ratio {m / t:.2f} (rounds {min(r):.2f}-{max(r):.2f})")
 PY

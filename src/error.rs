@@ -320,6 +320,9 @@ pub enum Error {
     Domain(String),
     /// A bad `[sandbox.env]` pattern.
     Env(String),
+    /// A credential's secret cannot be read (names the variable or file,
+    /// never a value), or the run's TLS for it cannot be made.
+    Credential(String),
     /// `worktree enter` from inside a dcjail worktree.
     InsideWorktree(PathBuf),
     /// A directory that is not inside a git repository.
@@ -371,7 +374,8 @@ impl Error {
             | Error::TildeUser(_)
             | Error::BadGlob { .. }
             | Error::Domain(_)
-            | Error::Env(_) => Reason::PolicyError,
+            | Error::Env(_)
+            | Error::Credential(_) => Reason::PolicyError,
             Error::NotUsable { .. } => Reason::SandboxDenied,
             Error::GitTooLarge { .. }
             | Error::GitWalk { .. }
@@ -442,7 +446,8 @@ impl fmt::Display for Error {
             | Error::Network(m)
             | Error::BrokerProgram(m)
             | Error::Domain(m)
-            | Error::Env(m) => f.write_str(m),
+            | Error::Env(m)
+            | Error::Credential(m) => f.write_str(m),
             Error::NotOnThisOs { backend, os } => write!(f, "{backend} exists only on {os}"),
             Error::NoBwrap(m) => write!(f, "there is no bubblewrap to write a profile for: {m}"),
             Error::UnquotablePath(p) => write!(

@@ -198,7 +198,7 @@ fn naive_relay(allowed: &'static str) -> SocketAddr {
                     return;
                 }
                 let mut up = TcpStream::connect(("127.0.0.1", req.target.port())).unwrap();
-                up.write_all(&parse::origin_head(&req)).unwrap();
+                up.write_all(&parse::origin_head(&req, &[])).unwrap();
                 up.write_all(&buf[used..]).unwrap();
                 let (a, b): (Box<dyn Conn>, Box<dyn Conn>) = (Box::new(c), Box::new(up));
                 relay(a, b);

@@ -95,6 +95,7 @@ fn base_plan() -> Plan {
             allow: Vec::new(),
             deny: Vec::new(),
             allow_unix_sockets: Vec::new(),
+            credentials: Vec::new(),
         },
         timeout: None,
         env: dcjail::policy::env::EnvRules::new(&Default::default()).unwrap(),

@@ -101,7 +101,7 @@ fn a_seatbelt_allowlist_launch_gets_dcjails_proxy_and_only_its_port() {
     assert!(before.proxy_pending);
     assert!(before.argv(&plan.argv).is_err(), "no argv without the port");
     let mut launch = Launch::Seatbelt(before.clone());
-    let net = dcjail::exec::start_net(&plan, &mut launch).unwrap();
+    let net = dcjail::exec::start_net(&plan, &mut launch, None).unwrap();
     let Launch::Seatbelt(r) = &launch else {
         panic!("the launch changed kind")
     };
@@ -167,7 +167,7 @@ fn without_an_allowlist_no_proxy_starts_and_the_profile_has_no_network() {
     let r = seatbelt::render(&plan, None).unwrap();
     assert!(!r.proxy_pending);
     let mut launch = Launch::Seatbelt(r.clone());
-    let net = dcjail::exec::start_net(&plan, &mut launch).unwrap();
+    let net = dcjail::exec::start_net(&plan, &mut launch, None).unwrap();
     assert!(net.env.is_empty());
     let Launch::Seatbelt(after) = &launch else {
         panic!("the launch changed kind")

@@ -10,7 +10,11 @@ use crate::policy::NetMode;
 
 /// Starts the allowlist proxy when the plan asks for one and wires the
 /// launch to it; nothing when the network is not an allowlist.
-pub fn start_net(plan: &Plan, launch: &mut Launch) -> Result<NetRun, String> {
+pub fn start_net(
+    plan: &Plan,
+    launch: &mut Launch,
+    creds: Option<&crate::net::creds::Prepared>,
+) -> Result<NetRun, String> {
     if plan.effective_net() != NetMode::Allowlist {
         return Ok(NetRun::default());
     }
@@ -21,7 +25,7 @@ pub fn start_net(plan: &Plan, launch: &mut Launch) -> Result<NetRun, String> {
         },
         _ => Way::Loopback,
     };
-    let net = crate::net::start(plan, way)?;
+    let net = crate::net::start(plan, way, creds)?;
     if let Some(port) = net.port {
         launch.with_proxy_port(port);
     }

@@ -18,17 +18,18 @@ use std::time::Duration;
 /// Bytes read ahead from one side.
 const BUF: usize = 64 * 1024;
 
-/// A connection with the bytes already read from it but not yet used.
-struct Source {
-    conn: Box<dyn Conn>,
+/// A connection with the bytes already read from it but not yet used
+/// (a proxied socket, or the command's side of a terminated TLS stream).
+pub(super) struct Source<R: Read = Box<dyn Conn>> {
+    conn: R,
     /// Zeroed once; the bytes read are `buf[pos..len]`.
     buf: Vec<u8>,
     pos: usize,
     len: usize,
 }
 
-impl Source {
-    fn new(conn: Box<dyn Conn>, pending: Vec<u8>) -> Source {
+impl<R: Read> Source<R> {
+    pub(super) fn new(conn: R, pending: Vec<u8>) -> Source<R> {
         let len = pending.len();
         let mut buf = pending;
         buf.resize(len + BUF, 0);
@@ -67,11 +68,18 @@ impl Source {
         }
     }
 
-    fn eof() -> io::Error {
-        io::Error::new(
-            io::ErrorKind::UnexpectedEof,
-            "connection closed mid-message",
-        )
+    pub(super) fn unread_bytes(&self) -> &[u8] {
+        self.unread()
+    }
+
+    /// Marks `n` unread bytes as used.
+    pub(super) fn consume(&mut self, n: usize) {
+        self.pos = (self.pos + n).min(self.len);
+    }
+
+    /// Reads more; `Ok(false)` at EOF.
+    pub(super) fn more(&mut self) -> io::Result<bool> {
+        self.fill()
     }
 
     /// One line without its CRLF; an error past `max` bytes or at EOF.
@@ -89,7 +97,7 @@ impl Source {
                 break;
             }
             if !self.fill()? {
-                return Err(Source::eof());
+                return Err(eof());
             }
         }
         Err(io::Error::new(io::ErrorKind::InvalidData, "line too long"))
@@ -99,7 +107,7 @@ impl Source {
     fn copy_exact(&mut self, mut n: u64, to: &mut dyn Write) -> io::Result<()> {
         while n > 0 {
             if self.unread().is_empty() && !self.fill()? {
-                return Err(Source::eof());
+                return Err(eof());
             }
             let avail = self.unread();
             let take = avail.len().min(usize::try_from(n).unwrap_or(usize::MAX));
@@ -111,7 +119,7 @@ impl Source {
     }
 
     /// Copies everything up to EOF to `to`.
-    fn copy_to_eof(&mut self, to: &mut dyn Write) -> io::Result<()> {
+    pub(super) fn copy_to_eof(&mut self, to: &mut dyn Write) -> io::Result<()> {
         loop {
             if !self.unread().is_empty() {
                 to.write_all(self.unread())?;
@@ -143,6 +151,13 @@ impl Source {
     }
 }
 
+fn eof() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::UnexpectedEof,
+        "connection closed mid-message",
+    )
+}
+
 fn invalid(e: ParseError) -> io::Error {
     let why = match e {
         ParseError::TooLarge => "too large",
@@ -154,7 +169,11 @@ fn invalid(e: ParseError) -> io::Error {
 /// Copies one body, framed by `framing`, from `from` to `to`: exactly its
 /// bytes, no more. A chunked body passes chunk by chunk, each size line
 /// checked; trailers are dropped.
-fn body(from: &mut Source, framing: Framing, to: &mut dyn Write) -> io::Result<()> {
+pub(super) fn body<R: Read>(
+    from: &mut Source<R>,
+    framing: Framing,
+    to: &mut dyn Write,
+) -> io::Result<()> {
     match framing {
         Framing::Empty => Ok(()),
         Framing::Length(n) => from.copy_exact(n, to),
@@ -240,6 +259,7 @@ pub fn one_request(
     req: &Request,
     framing: Framing,
     pending: Vec<u8>,
+    inject: &[(String, Vec<u8>)],
     on_502: impl FnOnce(&mut Box<dyn Conn>, &str),
 ) {
     let close = |client: &mut Box<dyn Conn>, upstream: &dyn Conn| {
@@ -252,7 +272,7 @@ pub fn one_request(
         return close(&mut client, upstream.as_ref());
     };
     let mut up_w = up_w;
-    if up_w.write_all(&parse::origin_head(req)).is_err() {
+    if up_w.write_all(&parse::origin_head(req, inject)).is_err() {
         on_502(&mut client, "the origin closed the connection");
         return close(&mut client, upstream.as_ref());
     }

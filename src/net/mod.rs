@@ -10,6 +10,7 @@
 //! the plan says so — and never runs an external program.
 
 pub mod conn;
+pub mod creds;
 pub mod domain;
 mod forward;
 pub mod framing;
@@ -132,21 +133,29 @@ pub enum Way {
 /// Starts the allowlist proxy for one run, reached the `way` given. The
 /// endpoint comes back as data (the port, the variables, stage 2's
 /// channel); this module never sees the launch it is for.
-pub fn start(plan: &Plan, way: Way) -> Result<NetRun, String> {
+pub fn start(plan: &Plan, way: Way, creds: Option<&creds::Prepared>) -> Result<NetRun, String> {
     #[cfg(any(target_os = "linux", target_os = "macos"))]
     {
+        let inj = creds.map(|c| c.injector.clone());
+        let with_trust = |mut env: Vec<(OsString, OsString)>| {
+            if let Some(c) = creds {
+                env.extend(c.bundle.env());
+            }
+            env
+        };
         match way {
             Way::Loopback => {
-                let (s, port) = session::Session::start_tcp(plan)?;
+                let (s, port) = session::Session::start_tcp(plan, inj)?;
                 let mut run = NetRun::serving(s);
+                run.env = with_trust(run.env);
                 run.port = Some(port);
                 Ok(run)
             }
             #[cfg(target_os = "linux")]
             Way::Netns { port } => {
                 use std::os::fd::AsRawFd;
-                let (s, chan) = session::Session::start_netns(plan, port)?;
-                let mut env = s.env();
+                let (s, chan) = session::Session::start_netns(plan, port, inj)?;
+                let mut env = with_trust(s.env());
                 own_loopback_direct(&mut env, plan);
                 env.push((
                     session::STAGE2_PROXY_FD.into(),
@@ -165,7 +174,7 @@ pub fn start(plan: &Plan, way: Way) -> Result<NetRun, String> {
     }
     #[cfg(not(any(target_os = "linux", target_os = "macos")))]
     {
-        let _ = (plan, way);
+        let _ = (plan, way, creds);
         Err("network allowlist is not in this build for this OS".into())
     }
 }

@@ -281,8 +281,10 @@ pub const HOP_BY_HOP: &[&str] = &[
 /// The head sent to the origin for an absolute-URI request: origin-form
 /// target, `Host` from the URI, hop-by-hop headers and any header the
 /// `Connection` header names dropped, `Connection: close` (one request per
-/// tunnel, so the destination cannot change mid-connection).
-pub fn origin_head(req: &Request) -> Vec<u8> {
+/// tunnel, so the destination cannot change mid-connection). `inject`:
+/// headers of a bound credential, replacing any the client sent by those
+/// names.
+pub fn origin_head(req: &Request, inject: &[(String, Vec<u8>)]) -> Vec<u8> {
     let Target::Absolute { host, port, path } = &req.target else {
         return Vec::new();
     };
@@ -311,9 +313,18 @@ pub fn origin_head(req: &Request) -> Vec<u8> {
     }
     for (n, v) in &req.headers {
         let lower = n.to_ascii_lowercase();
-        if HOP_BY_HOP.contains(&lower.as_str()) || named.contains(&lower) {
+        if HOP_BY_HOP.contains(&lower.as_str())
+            || named.contains(&lower)
+            || inject.iter().any(|(i, _)| i.eq_ignore_ascii_case(n))
+        {
             continue;
         }
+        out.extend_from_slice(n.as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(v);
+        out.extend_from_slice(b"\r\n");
+    }
+    for (n, v) in inject {
         out.extend_from_slice(n.as_bytes());
         out.extend_from_slice(b": ");
         out.extend_from_slice(v);
@@ -540,7 +551,7 @@ mod tests {
                 path: "/a/b?c=d".into()
             }
         );
-        let head = String::from_utf8(origin_head(&r)).unwrap();
+        let head = String::from_utf8(origin_head(&r, &[])).unwrap();
         assert_eq!(
             head,
             "GET /a/b?c=d HTTP/1.1\r\nHost: Example.com:8080\r\nAccept: */*\r\nConnection: close\r\n\r\n"
@@ -548,7 +559,7 @@ mod tests {
         let (r, _) = req("GET http://x.org HTTP/1.0\r\n\r\n").unwrap().unwrap();
         assert_eq!(r.target.port(), 80);
         assert_eq!(
-            String::from_utf8(origin_head(&r)).unwrap(),
+            String::from_utf8(origin_head(&r, &[])).unwrap(),
             "GET / HTTP/1.0\r\nHost: x.org\r\nConnection: close\r\n\r\n"
         );
     }
@@ -652,7 +663,7 @@ mod tests {
             }
             if let Ok(Some((r, n))) = parse_request(&v) {
                 assert!(n <= v.len());
-                let _ = origin_head(&r);
+                let _ = origin_head(&r, &[]);
                 let _ = crate::net::domain::Host::parse(r.target.host());
             }
             let _ = parse_socks_greeting(&v);

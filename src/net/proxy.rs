@@ -19,6 +19,7 @@ use super::conn::{accept_loop, relay, Conn, Limit, Listener};
 use super::forward;
 use super::parse::{self, reply, Framing, ParseError, Request, SocksAddr, Target, MAX_HEAD};
 use crate::net::domain::{Host, Rules, Verdict, METADATA_NAMES};
+pub use crate::policy::creds::base64;
 use std::fmt;
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
@@ -151,6 +152,9 @@ pub struct Config {
     /// Deadline for a client to finish its request head or SOCKS handshake.
     pub handshake_timeout: Duration,
     pub connect_timeout: Duration,
+    /// Credentials added on the wire to bound destinations; `None` when
+    /// the policy binds none (then nothing of TLS is set up).
+    pub creds: Option<Arc<crate::net::creds::Injector>>,
 }
 
 impl Config {
@@ -163,6 +167,7 @@ impl Config {
             max_connections: 256,
             handshake_timeout: Duration::from_secs(10),
             connect_timeout: Duration::from_secs(10),
+            creds: None,
         }
     }
 }
@@ -359,17 +364,27 @@ fn http(shared: &Shared, mut client: Box<dyn Conn>, mut buf: Vec<u8>, deadline: 
         // A tunnel: after the 200 the bytes are the client's own (its TLS);
         // the CONNECT head, with the secret, stays here.
         Target::Authority { .. } => {
-            let mut upstream = upstream;
-            let sent = client
+            if client
                 .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
-                .and_then(|_| upstream.write_all(&rest));
-            if sent.is_ok() {
-                relay(client, upstream);
+                .is_ok()
+            {
+                pass_on(shared, &host, port, client, rest, upstream);
             }
         }
         // One request, checked above; nothing after it is forwarded.
         Target::Absolute { .. } => {
-            forward::one_request(client, upstream, &req, framing, rest, |c, why| {
+            // TRACE would answer with the request, credential and all.
+            let trace = ["TRACE", "TRACK"]
+                .iter()
+                .any(|m| req.method.eq_ignore_ascii_case(m));
+            let inject = shared
+                .config
+                .creds
+                .as_ref()
+                .filter(|_| !trace)
+                .map(|c| c.headers_for(&host, port, false))
+                .unwrap_or_default();
+            forward::one_request(client, upstream, &req, framing, rest, &inject, |c, why| {
                 respond(
                     c,
                     502,
@@ -380,6 +395,19 @@ fn http(shared: &Shared, mut client: Box<dyn Conn>, mut buf: Vec<u8>, deadline: 
             })
         }
     }
+}
+
+/// The credentials for `host:port`, when the policy binds any there.
+fn bound<'a>(
+    shared: &'a Shared,
+    host: &Host,
+    port: u16,
+) -> Option<&'a crate::net::creds::Injector> {
+    shared
+        .config
+        .creds
+        .as_deref()
+        .filter(|c| c.binds(host, port))
 }
 
 /// A request's body framing; `None` once a body the proxy will not forward
@@ -583,8 +611,28 @@ fn socks(shared: &Shared, mut client: Box<dyn Conn>, mut buf: Vec<u8>, deadline:
     {
         return;
     }
-    let mut upstream = upstream;
-    if !buf.is_empty() && upstream.write_all(&buf).is_err() {
+    pass_on(shared, &host, port, client, buf, upstream);
+}
+
+/// An open tunnel (CONNECT or SOCKS5) to `host:port`: relayed as it is,
+/// or, when a credential is bound there, ended here so the proxy adds it
+/// on its own TLS connection to the origin. `pending`: what the client
+/// sent after its request.
+fn pass_on(
+    shared: &Shared,
+    host: &Host,
+    port: u16,
+    client: Box<dyn Conn>,
+    pending: Vec<u8>,
+    mut upstream: Box<dyn Conn>,
+) {
+    if let (Some(inj), Host::Name(name)) = (bound(shared, host, port), host) {
+        let deadline = Instant::now() + shared.config.handshake_timeout;
+        return crate::net::creds::terminate::serve(
+            inj, name, port, client, pending, upstream, deadline,
+        );
+    }
+    if !pending.is_empty() && upstream.write_all(&pending).is_err() {
         return;
     }
     relay(client, upstream);
@@ -738,27 +786,6 @@ fn ct_eq(a: &[u8], b: &[u8]) -> bool {
         return false;
     }
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-pub fn base64(data: &[u8]) -> String {
-    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
-    for chunk in data.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(T[((n >> (18 - 6 * i)) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 fn percent_decode(s: &str) -> Vec<u8> {

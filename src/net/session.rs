@@ -40,13 +40,18 @@ pub struct Session {
 }
 
 impl Session {
-    fn new(plan: &Plan, endpoint: String) -> Result<Session, String> {
+    fn new(
+        plan: &Plan,
+        endpoint: String,
+        creds: Option<std::sync::Arc<crate::net::creds::Injector>>,
+    ) -> Result<Session, String> {
         let secret = super::new_secret()?;
         let rules = Rules {
             allow: plan.net.allow.clone(),
             deny: plan.net.deny.clone(),
         };
         let mut config = Config::new(rules, Some(secret.clone()));
+        config.creds = creds;
         config.upstream = match Upstream::from_env(|k| std::env::var(k).ok()) {
             Ok(u) => u,
             Err(e) => {
@@ -67,14 +72,17 @@ impl Session {
 
     /// `landlock`: a proxy on an ephemeral loopback port of this namespace.
     /// Returns the session and the port the command may connect to.
-    pub fn start_tcp(plan: &Plan) -> Result<(Session, u16), String> {
+    pub fn start_tcp(
+        plan: &Plan,
+        creds: Option<std::sync::Arc<crate::net::creds::Injector>>,
+    ) -> Result<(Session, u16), String> {
         let l = TcpListener::bind("127.0.0.1:0")
             .map_err(|e| format!("cannot start the allowlist proxy: {e}"))?;
         let port = l
             .local_addr()
             .map_err(|e| format!("cannot start the allowlist proxy: {e}"))?
             .port();
-        let s = Session::new(plan, format!("127.0.0.1:{port}"))?;
+        let s = Session::new(plan, format!("127.0.0.1:{port}"), creds)?;
         let proxy = s.proxy.clone();
         with_signals_blocked(|| proxy.spawn(Listener::Tcp(l)))
             .map_err(|e| format!("cannot start the allowlist proxy: {e}"))?;

@@ -98,6 +98,9 @@ pub struct NetPlan {
     /// besides those it binds: canonical where they exist, else their
     /// directory canonical, else as written made absolute.
     pub allow_unix_sockets: Vec<PathBuf>,
+    /// Secrets the proxy adds on the wire (`[[sandbox.network.credentials]]`):
+    /// names and templates only; the proxy reads the secrets at launch.
+    pub credentials: Vec<crate::policy::creds::Binding>,
 }
 
 #[derive(Clone, Debug)]
@@ -180,6 +183,35 @@ pub fn build_with(
     build_in(policy, argv, facts, env, &RealFs)
 }
 
+/// The policy's credentials, checked; `deny_read` with the files their
+/// secrets come from; the variables they read. A secret file is the secret
+/// itself: the command never reads it, and a variable a credential reads never
+/// reaches the command, whatever `[sandbox.env]` passes. With the sandbox
+/// off nothing is enforced and nothing is bound.
+fn credentials(
+    policy: &Policy,
+) -> Result<(
+    Vec<crate::policy::creds::Binding>,
+    Vec<PathBuf>,
+    Vec<String>,
+)> {
+    use crate::policy::creds::Source;
+    let deny_read = policy.sandbox.filesystem.deny_read.clone();
+    if !policy.sandbox.enabled {
+        return Ok((Vec::new(), deny_read, Vec::new()));
+    }
+    let bound =
+        crate::policy::creds::check(&policy.sandbox.network.credentials).map_err(Error::Env)?;
+    let (mut files, mut vars) = (deny_read, Vec::new());
+    for s in bound.iter().flat_map(|b| b.value.sources()) {
+        match s {
+            Source::File(p) => files.push(p),
+            Source::Env(n) => vars.push(n),
+        }
+    }
+    Ok((bound, files, vars))
+}
+
 /// Where the run happens: the worktree (when one is set), the cwd, the
 /// workspace, and the directory relative policy paths start from.
 struct Places {
@@ -211,7 +243,8 @@ pub fn build_in(
     };
     let mut writable = writable_roots(access, &at, policy, facts, fs)?;
     let rule = |list: &[PathBuf], key: &str| rules(list, &at.base, home, key, fs);
-    let deny_read = rule(&fs_pol.deny_read, "sandbox.filesystem.deny_read")?;
+    let (bound, secret_files, bound_vars) = credentials(policy)?;
+    let deny_read = rule(&secret_files, "sandbox.filesystem.deny_read")?;
     let allow_read = rule(&fs_pol.allow_read, "sandbox.filesystem.allow_read")?;
     let deny_write = rule(&fs_pol.deny_write, "sandbox.filesystem.deny_write")?;
     let (protected, git_checkouts) =
@@ -251,6 +284,7 @@ pub fn build_in(
         allow: parse_domains(&net_pol.allow_domains)?,
         deny: parse_domains(&net_pol.deny_domains)?,
         allow_unix_sockets: named_sockets(&net_pol.allow_unix_sockets, &at, facts, fs)?,
+        credentials: bound,
     };
     let plan = Plan {
         argv,
@@ -274,7 +308,9 @@ pub fn build_in(
         },
         net,
         timeout: (!policy.sandbox.timeout.is_zero()).then_some(policy.sandbox.timeout),
-        env: crate::policy::env::EnvRules::new(&policy.sandbox.env).map_err(Error::Env)?,
+        env: crate::policy::env::EnvRules::new(&policy.sandbox.env)
+            .map_err(Error::Env)?
+            .with_bound(bound_vars),
         policy_file: policy.source.clone(),
         observe: false,
         report_fd: None,

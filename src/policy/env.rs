@@ -63,6 +63,8 @@ pub enum Removed {
     Denied,
     /// It looks like a credential and `pass` does not keep it.
     Credential,
+    /// A credential of `sandbox.network.credentials` reads it.
+    Bound,
 }
 
 impl Removed {
@@ -70,6 +72,7 @@ impl Removed {
         match self {
             Removed::Denied => "deny",
             Removed::Credential => "looks like a credential",
+            Removed::Bound => "read by sandbox.network.credentials",
         }
     }
 }
@@ -81,6 +84,8 @@ pub struct EnvRules {
     credentials: GlobSet,
     pass: GlobSet,
     deny: GlobSet,
+    /// Read by a credential the proxy adds: always removed.
+    bound: Vec<String>,
 }
 
 impl EnvRules {
@@ -92,11 +97,21 @@ impl EnvRules {
             credentials: set(&builtin, "built-in")?,
             pass: set(&e.pass, "sandbox.env.pass")?,
             deny: set(&e.deny, "sandbox.env.deny")?,
+            bound: Vec::new(),
         })
+    }
+
+    /// These exact names removed too, whatever `pass` says.
+    pub fn with_bound(mut self, names: Vec<String>) -> EnvRules {
+        self.bound = names;
+        self
     }
 
     /// Whether (and why) the variable `name` is kept from the command.
     pub fn removes(&self, name: &str) -> Option<Removed> {
+        if self.bound.iter().any(|b| b == name) {
+            return Some(Removed::Bound);
+        }
         if self.deny.is_match(name) {
             return Some(Removed::Denied);
         }

@@ -5,6 +5,7 @@
 //! merging command-line overrides. It never decides and never touches the
 //! filesystem beyond reading the one policy it is given.
 
+pub mod creds;
 pub mod env;
 mod overrides;
 
@@ -302,6 +303,8 @@ pub struct Network {
     /// Unix sockets outside the run's own the command may connect to: each
     /// a socket, or a directory whose sockets all are.
     pub allow_unix_sockets: Vec<PathBuf>,
+    /// Secrets the proxy adds to requests to one destination each.
+    pub credentials: Vec<creds::Credential>,
 }
 
 /// `allow_unix_sockets` as written: a list of paths, or the `false` of the
@@ -333,6 +336,7 @@ struct NetworkTable {
     allow_domains: Vec<String>,
     deny_domains: Vec<String>,
     allow_unix_sockets: UnixSockets,
+    credentials: Vec<creds::Credential>,
 }
 
 impl Default for NetworkTable {
@@ -343,6 +347,7 @@ impl Default for NetworkTable {
             allow_domains: n.allow_domains,
             deny_domains: n.deny_domains,
             allow_unix_sockets: UnixSockets::Named(n.allow_unix_sockets),
+            credentials: n.credentials,
         }
     }
 }
@@ -379,6 +384,7 @@ impl TryFrom<NetworkTable> for Network {
             allow_domains: t.allow_domains,
             deny_domains: t.deny_domains,
             allow_unix_sockets,
+            credentials: t.credentials,
         })
     }
 }
@@ -446,6 +452,7 @@ impl Default for Network {
             allow_domains: Vec::new(),
             deny_domains: Vec::new(),
             allow_unix_sockets: Vec::new(),
+            credentials: Vec::new(),
         }
     }
 }
@@ -519,6 +526,48 @@ impl Policy {
                 self.source_name(),
                 crate::error::one_line(d)
             )));
+        }
+        self.validate_credentials()
+    }
+
+    /// Each credential is well formed and bound to a destination the
+    /// allowlist allows: the proxy adds it only on the way there, so a
+    /// binding the rules refuse, or a network with no proxy, would be a
+    /// credential that silently does nothing.
+    fn validate_credentials(&self) -> Result<()> {
+        let net = &self.sandbox.network;
+        let bound = creds::check(&net.credentials)
+            .map_err(|e| Refusal::policy(format!("{}: {e}", self.source_name())))?;
+        if bound.is_empty() || !self.sandbox.enabled || self.tool == Tool::Read {
+            return Ok(());
+        }
+        if net.mode != NetMode::Allowlist {
+            return Err(Refusal::policy(format!(
+                "{}: `sandbox.network.credentials` with network `{}`: credentials are added by the allowlist proxy; use `mode = \"allowlist\"` (`--net allowlist`) with the bound domains in `allow_domains`",
+                self.source_name(),
+                net.mode.word()
+            )));
+        }
+        let parse = |l: &[String]| -> Vec<crate::net::domain::DomainRule> {
+            l.iter()
+                .filter_map(|d| crate::net::domain::DomainRule::parse(d).ok())
+                .collect()
+        };
+        let rules = crate::net::domain::Rules {
+            allow: parse(&net.allow_domains),
+            deny: parse(&net.deny_domains),
+        };
+        for (i, b) in bound.iter().enumerate() {
+            let host = crate::net::domain::Host::Name(b.domain.clone());
+            let port = b.port.unwrap_or(443);
+            if rules.verdict(&host, port) != crate::net::domain::Verdict::Allowed {
+                return Err(Refusal::policy(format!(
+                    "{}: `sandbox.network.credentials[{i}].domain`: `{}` port {port} is not allowed by `sandbox.network.allow_domains` (or is denied): a credential is only added on the way to an allowed destination; allow it (`--allow-domain {}`)",
+                    self.source_name(),
+                    b.domain,
+                    b.domain
+                )));
+            }
         }
         Ok(())
     }

@@ -35,16 +35,36 @@ pub(super) fn launch(
     if let Err(e) = crate::exec::enter_cwd(&plan.cwd) {
         return (say(&Error::StartDir(e).into()), Vec::new());
     }
+    // The secrets are read once, before anything starts; a missing one
+    // refuses the run naming the variable or file. Only an allowlist has a
+    // proxy to add them (the policy refuses credentials with any other).
+    let creds = if plan.effective_net() == crate::policy::NetMode::Allowlist {
+        match crate::net::creds::prepare(&plan.net.credentials) {
+            Ok(c) => c,
+            Err(e) => return (say(&Error::Credential(e).into()), Vec::new()),
+        }
+    } else {
+        None
+    };
     let mut denied = Vec::new();
     loop {
-        let net = match crate::exec::start_net(plan, &mut choice.launch) {
+        let net = match crate::exec::start_net(plan, &mut choice.launch, creds.as_ref()) {
             Ok(n) => n,
             Err(e) => return (say(&Error::Network(e).into()), denied),
         };
-        let envp = crate::net::strip_internal(
+        let mut envp = crate::net::strip_internal(
             crate::exec::environment(plan, choice.backend_name(), &net.env),
             &net,
         );
+        // Whatever name a secret hides under in dcjail's environment, its
+        // value never reaches the command's.
+        if let Some(c) = &creds {
+            envp.retain(|e| {
+                let b = e.as_bytes();
+                let v = b.iter().position(|c| *c == b'=').map_or(b, |i| &b[i + 1..]);
+                !c.injector.leaks_in(v)
+            });
+        }
         let globs = choice.globs.take();
         let attempt = attempt(
             plan,

@@ -51,6 +51,7 @@ fn plan(access: SandboxMode, writable: &[&str], protected: &[&str]) -> Plan {
             allow: vec![],
             deny: vec![],
             allow_unix_sockets: Vec::new(),
+            credentials: Vec::new(),
         },
         timeout: None,
         env: crate::policy::env::EnvRules::new(&Default::default()).unwrap(),

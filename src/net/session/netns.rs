@@ -11,7 +11,11 @@ use std::os::unix::net::UnixStream;
 impl Session {
     /// `bwrap`: returns the session and stage 2's end of the socketpair
     /// (not close-on-exec: it must survive into bwrap and stage 2).
-    pub fn start_netns(plan: &Plan, port: u16) -> Result<(Session, OwnedFd), String> {
+    pub fn start_netns(
+        plan: &Plan,
+        port: u16,
+        creds: Option<std::sync::Arc<crate::net::creds::Injector>>,
+    ) -> Result<(Session, OwnedFd), String> {
         let (ours, theirs) =
             UnixStream::pair().map_err(|e| format!("cannot start the allowlist proxy: {e}"))?;
         let theirs = OwnedFd::from(theirs);
@@ -22,7 +26,7 @@ impl Session {
                 std::io::Error::last_os_error()
             ));
         }
-        let s = Session::new(plan, format!("127.0.0.1:{port}"))?;
+        let s = Session::new(plan, format!("127.0.0.1:{port}"), creds)?;
         let proxy = s.proxy.clone();
         with_signals_blocked(|| {
             std::thread::Builder::new()
