@@ -13,6 +13,8 @@ use crate::policy::BackendChoice;
 #[cfg(target_os = "linux")]
 pub mod landlock;
 #[cfg(target_os = "linux")]
+pub mod layers;
+#[cfg(target_os = "linux")]
 mod linux_report;
 #[cfg(target_os = "linux")]
 pub mod obstacle;
@@ -320,23 +322,12 @@ fn prepare_landlock(
         self::landlock::layer_spec(literal.unwrap_or(plan)).because(kind, Missing::Rule)?;
     spec.check_supported_with(host)
         .because(kind, Missing::Host)?;
-    if !host.seccomp_listener() {
-        without_listener(&mut spec).because(kind, Missing::Host)?;
+    // Without seccomp user notification there is no broker: what only it
+    // holds is refused by name, the rest runs narrower, and says so.
+    if let Some(why) = self::obstacle::listener_missing(host) {
+        self::layers::without_listener(&mut spec, None, &why).because(kind, Missing::Host)?;
     }
     Ok(spec)
-}
-
-/// Inside a sandbox whose filter holds the seccomp listener already, no
-/// broker can check a unix socket's `connect`: unix sockets are then
-/// refused (but for a stream or seqpacket `socketpair`), and a policy that
-/// names one is refused here. Everything else the broker does is refused
-/// where the filter is installed, as before.
-fn without_listener(spec: &mut self::landlock::LayerSpec) -> std::result::Result<(), String> {
-    if !spec.unix_sockets.is_empty() {
-        return Err("naming unix sockets (allow_unix_sockets) needs the seccomp broker, and this sandbox runs inside another one that already brokers its system calls".into());
-    }
-    spec.sockets.unix = self::seccomp::Unix::Refuse;
-    Ok(())
 }
 
 /// The launch as `explain` shows it: the backend's argv, rules, profile.
@@ -369,6 +360,55 @@ pub fn describe(_plan: &Plan, choice: &Choice) -> serde_json::Value {
             serde_json::json!({ "kind": "seatbelt", "seatbelt": r.to_json(&_plan.argv) })
         }
     }
+}
+
+/// Which layers a launch applies and which it runs without (`layers`):
+/// what `explain`, the report and the hook answers carry, so that a
+/// weaker run can be told from a full one. `null` for an unsandboxed run.
+pub fn layers(choice: &Choice) -> serde_json::Value {
+    match &choice.launch {
+        Launch::Unsandboxed => serde_json::Value::Null,
+        #[cfg(target_os = "linux")]
+        Launch::Bwrap(l) => self::layers::to_json(
+            &l.layer.without,
+            &["namespaces", "mounts"],
+            l.layer.brokered(),
+        ),
+        #[cfg(target_os = "linux")]
+        Launch::Landlock(spec) => self::layers::to_json(&spec.without, &[], spec.brokered()),
+        #[cfg(not(target_os = "linux"))]
+        Launch::Bwrap(_) => serde_json::Value::Null,
+        Launch::Seatbelt(_) => serde_json::json!({
+            "in_force": ["seatbelt"], "missing": [], "narrowed": [],
+        }),
+    }
+}
+
+/// `layers` in words, for the hook's answer: "layers namespaces, mounts,
+/// seccomp; without landlock".
+pub fn layers_words(choice: &Choice) -> String {
+    let v = layers(choice);
+    let names = |key: &str, field: Option<&str>| -> Vec<String> {
+        v[key]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| match field {
+                        Some(f) => x[f].as_str(),
+                        None => x.as_str(),
+                    })
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let on = names("in_force", None);
+    let off = names("missing", Some("layer"));
+    let mut w = format!("layers {}", on.join(", "));
+    if !off.is_empty() {
+        w.push_str(&format!("; without {}", off.join(", ")));
+    }
+    w
 }
 
 /// How a launch ends the command's whole tree when the command exits, at

@@ -383,10 +383,11 @@ fn shell_decision(
 fn how(plan: &crate::plan::Plan, choice: &crate::backend::Choice) -> String {
     if plan.sandboxed {
         format!(
-            "runs sandboxed ({} backend, {}, network {})",
+            "runs sandboxed ({} backend, {}, network {}; {})",
             choice.backend_name(),
             plan.fs.access,
-            plan.net.mode
+            plan.net.mode,
+            crate::backend::layers_words(choice)
         )
     } else {
         "runs with the sandbox off (the policy says sandbox.enabled = false)".to_string()

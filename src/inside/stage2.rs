@@ -367,17 +367,25 @@ pub const LISTENER_FLAGS: usize = (1 << 3) | (1 << 5);
 /// is built before the first irreversible step. Descriptors are closed by
 /// `close_fds` afterwards. Returns the broker's listener when `listener`.
 pub fn apply<'a>(p: &Program<'a>, listener: bool) -> Result<Option<i32>, Fail<'a>> {
-    let rs = build_ruleset(p)?;
+    // Without landlock (`NO_LANDLOCK`) the mounts around hold what it
+    // would; the first stage refused every policy that needs it.
+    let rs = if p.no_landlock() {
+        None
+    } else {
+        Some(build_ruleset(p)?)
+    };
     const PR_SET_NO_NEW_PRIVS: usize = 38;
     if let Err(e) = prctl(PR_SET_NO_NEW_PRIVS, 1) {
         return Err(fail(b"cannot set no_new_privs", Some(e)));
     }
     drop_capabilities()?;
-    // SAFETY: a ruleset descriptor and no flags.
-    if let Err(e) = unsafe { sys::call(sys::LANDLOCK_RESTRICT_SELF, &[rs as usize]) } {
-        return Err(fail(b"landlock restrict_self failed", Some(e)));
+    if let Some(rs) = rs {
+        // SAFETY: a ruleset descriptor and no flags.
+        if let Err(e) = unsafe { sys::call(sys::LANDLOCK_RESTRICT_SELF, &[rs as usize]) } {
+            return Err(fail(b"landlock restrict_self failed", Some(e)));
+        }
+        sys::close(rs);
     }
-    sys::close(rs);
     #[repr(C)]
     struct Fprog {
         len: u16,

@@ -177,6 +177,16 @@ fn guard_ids(guards: &[Guard]) -> Result<Vec<GuardId>, String> {
     Ok(out)
 }
 
+/// The guards' names that do not exist now: the missing protected names
+/// only a broker keeps uncreatable.
+fn missing_names(guards: &[Guard]) -> Vec<PathBuf> {
+    guards
+        .iter()
+        .map(|g| g.dir.join(&g.name))
+        .filter(|p| std::fs::symlink_metadata(p).is_err())
+        .collect()
+}
+
 /// Each repository worktree's top by inode, marked `ZONE` for the broker.
 /// A worktree that is gone meanwhile is left out, as a guard's directory.
 fn zone_ids(zones: &[PathBuf]) -> Result<Vec<GuardId>, String> {
@@ -237,10 +247,13 @@ pub fn prepare(
     )
     .because(BWRAP, Missing::Rule)?;
     let (mut spec, truncate) = layer_spec(plan).because(BWRAP, Missing::Rule)?;
-    spec.check_supported_with(host)
-        .because(BWRAP, Missing::Host)?;
-    let mut guards = guard_ids(&rendered.guards).because(BWRAP, Missing::Setup)?;
-    guards.extend(zone_ids(&rendered.zones).because(BWRAP, Missing::Setup)?);
+    host.seccomp_available().because(BWRAP, Missing::Host)?;
+    // Without landlock the mounts and namespaces hold what it would, but
+    // for the features `layers` refuses by name.
+    if let Err(why) = spec.check_supported_with(host) {
+        crate::backend::layers::bwrap_without_landlock(plan, &mut spec, &why)
+            .because(BWRAP, Missing::Host)?;
+    }
     // Each writable root is a mount of its own here, and the kernel refuses
     // a hard link across two mounts (EXDEV) although the host holds both
     // on one filesystem: the broker makes such a link through the host's
@@ -251,6 +264,21 @@ pub fn prepare(
     // A zone needs every creation at the broker: any name may be `.git`;
     // so does a link between two roots.
     spec.fs.create = rendered.missing || !rendered.zones.is_empty() || !spec.host_roots.is_empty();
+    let listener = crate::backend::obstacle::listener_missing(host);
+    if let Some(why) = &listener {
+        let brokered = crate::backend::layers::Brokered {
+            missing: if rendered.missing {
+                missing_names(&rendered.guards)
+            } else {
+                Vec::new()
+            },
+            zones: &rendered.zones,
+        };
+        crate::backend::layers::without_listener(&mut spec, Some(brokered), why)
+            .because(BWRAP, Missing::Host)?;
+    }
+    let mut guards = guard_ids(&rendered.guards).because(BWRAP, Missing::Setup)?;
+    guards.extend(zone_ids(&rendered.zones).because(BWRAP, Missing::Setup)?);
     let report = plan.report_fd.filter(|_| spec.brokered());
     let program = program::encode(&spec, &guards, report).because(BWRAP, Missing::Rule)?;
     // Opened through the magic link at launch: no readlink (its path walk
