@@ -390,23 +390,19 @@ fn the_network_and_host_sockets_stay_out_of_reach_without_the_missing_layers() {
                 None,
             );
             assert_eq!(out(&o), "connected\n", "{w}: control: {}", text(&o));
-            let o = jailed(
-                env,
-                nobody,
-                d,
-                &[
-                    "--sandbox-mode",
-                    "workspace-write",
-                    "--no-protect-defaults",
-                    "--",
-                    "python3",
-                    "-c",
-                    py,
-                ],
-                None,
-            );
-            assert_eq!(o.status.code(), Some(0), "{w}: {}", text(&o));
-            assert!(out(&o).starts_with("refused "), "{w}: {py}: {}", text(&o));
+            // Network none, and the allowlist (only its proxy is reachable).
+            for net in [&[][..], &["--allow-domain", "example.com"]] {
+                let mut a = vec!["--sandbox-mode", "workspace-write", "--no-protect-defaults"];
+                a.extend_from_slice(net);
+                a.extend_from_slice(&["--", "python3", "-c", py]);
+                let o = jailed(env, nobody, d, &a, None);
+                assert_eq!(o.status.code(), Some(0), "{w}: {net:?}: {}", text(&o));
+                assert!(
+                    out(&o).starts_with("refused "),
+                    "{w}: {net:?}: {py}: {}",
+                    text(&o)
+                );
+            }
         }
         drop(unix);
         drop(tcp);

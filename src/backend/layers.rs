@@ -256,3 +256,98 @@ pub fn to_json(w: &Without, in_force: &[&str], brokered: bool) -> serde_json::Va
         "narrowed": w.narrowed,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::{NetMode, SandboxMode};
+    use std::path::PathBuf;
+
+    fn plan(mode: SandboxMode, net: NetMode) -> Plan {
+        let mut policy = crate::policy::Policy::default();
+        policy.sandbox.mode = mode;
+        policy.sandbox.network.mode = net;
+        policy.sandbox.filesystem.protect_defaults = false;
+        let facts = crate::plan::Facts {
+            cwd: PathBuf::from("/"),
+            ..Default::default()
+        };
+        crate::plan::build(&policy, vec!["true".into()], &facts).unwrap()
+    }
+
+    fn layer(p: &Plan) -> LayerSpec {
+        crate::backend::landlock::layer_spec_with(
+            p,
+            crate::backend::landlock::WriteSubtraction::ByMounts,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn without_landlock_the_layer_carries_no_landlock_rule_and_network_full_is_refused() {
+        let p = plan(SandboxMode::WorkspaceWrite, NetMode::None);
+        let mut s = layer(&p);
+        bwrap_without_landlock(&p, &mut s, "no landlock here").unwrap();
+        assert_eq!((s.handled_fs, s.scopes, s.restrict_tcp), (0, 0, false));
+        assert!(s.fs_rules.is_empty() && s.tcp_connect_ports.is_empty());
+        assert_eq!(s.without.landlock.as_deref(), Some("no landlock here"));
+        let p = plan(SandboxMode::ReadOnly, NetMode::Full);
+        let e = bwrap_without_landlock(&p, &mut layer(&p), "no landlock here").unwrap_err();
+        assert!(
+            e.starts_with(
+                "network full needs landlock, which is missing here (no landlock here): "
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn without_a_listener_what_only_the_broker_holds_is_refused_and_the_rest_narrowed() {
+        let p = plan(SandboxMode::WorkspaceWrite, NetMode::None);
+        let zones = vec![PathBuf::from("/ws")];
+        let b = || Brokered {
+            missing: Vec::new(),
+            zones: &zones,
+        };
+        let e = without_listener(&mut layer(&p), Some(b()), "none here").unwrap_err();
+        assert_eq!(
+            e,
+            "keeping a new git repository out of the worktree `/ws` (a `.git` made in or below \
+             it would be entered by a later git) needs seccomp user notification, which is \
+             missing here (none here): set protect_defaults = false (--no-protect-defaults), or \
+             use --sandbox-mode read-only"
+        );
+        let missing = Brokered {
+            missing: vec!["/ws/.envrc".into(), "/ws/.bashrc".into()],
+            zones: &zones,
+        };
+        let e = without_listener(&mut layer(&p), Some(missing), "none here").unwrap_err();
+        assert_eq!(
+            e,
+            "the protected path `/ws/.envrc` does not exist (and 1 more missing protected \
+             names), and keeping it uncreatable needs seccomp user notification, which is \
+             missing here (none here): create it, or set protect_defaults = false \
+             (--no-protect-defaults)"
+        );
+        let mut s = layer(&p);
+        s.unix_sockets = vec!["/run/a.sock".into()];
+        let e = without_listener(&mut s, None, "none here").unwrap_err();
+        assert!(e.starts_with("the named unix socket `/run/a.sock` (allow_unix_sockets) needs seccomp user notification"), "{e}");
+        let mut s = layer(&p);
+        s.host_roots = vec!["/ws".into(), "/tmp".into()];
+        s.fs.observe = true;
+        s.fs.create = true;
+        without_listener(&mut s, None, "none here").unwrap();
+        assert!(!s.brokered(), "{s:?}");
+        assert_eq!(s.sockets.unix, Unix::Refuse);
+        assert_eq!(s.fs.meta, Meta::Refuse);
+        assert!(s.host_roots.is_empty());
+        assert_eq!(s.without.narrowed.len(), 4, "{:?}", s.without.narrowed);
+        let j = to_json(&s.without, &["namespaces", "mounts"], s.brokered());
+        assert_eq!(
+            j["in_force"],
+            serde_json::json!(["namespaces", "mounts", "landlock", "seccomp"])
+        );
+        assert_eq!(j["missing"][0]["layer"], "seccomp-notify");
+    }
+}
