@@ -718,3 +718,105 @@ fn doctor_says_which_layer_is_missing_and_what_still_holds() {
         );
     });
 }
+
+/// Opens every other process's memory for writing, as `/proc/PID/mem`,
+/// and says which it could: the way past a missing landlock domain to a
+/// process of the sandbox without the command's seccomp filter.
+const OTHERS_MEM: &str = "import os\n\
+for p in sorted(int(x) for x in os.listdir('/proc') if x.isdigit()):\n    \
+if p == os.getpid():\n        continue\n    \
+try:\n        os.close(os.open('/proc/%d/mem' % p, os.O_RDWR)); print('opened', p)\n    \
+except OSError:\n        pass\n\
+print('done')";
+
+#[test]
+fn without_landlock_no_other_process_of_the_sandbox_is_reachable_through_proc() {
+    if !scratch::need("python3") {
+        return;
+    }
+    each("without-landlock-no-other", |env, nobody, d| {
+        let w = who(env, nobody);
+        // Control: in a plain bwrap sandbox its init is the command's, same
+        // user, and dumpable: its memory opens for writing.
+        let mut c = scratch::user_command(nobody, "bwrap");
+        c.args([
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--unshare-user",
+            "--unshare-pid",
+            "--",
+            "python3",
+            "-c",
+            OTHERS_MEM,
+        ])
+        .current_dir(&d.ws)
+        .stdin(Stdio::null());
+        let o = scratch::output_within(c, 60);
+        assert!(
+            out(&o).starts_with("opened 1\n"),
+            "{w}: control: {}",
+            text(&o)
+        );
+        for mode in [
+            &["--sandbox-mode", "read-only"][..],
+            &["--sandbox-mode", "workspace-write", "--no-protect-defaults"],
+        ] {
+            let mut a = mode.to_vec();
+            a.extend_from_slice(&["--", "python3", "-c", OTHERS_MEM]);
+            let o = jailed(env, nobody, d, &a, None);
+            assert_eq!(out(&o), "done\n", "{w}: {mode:?}: {}", text(&o));
+        }
+    });
+}
+
+/// The pids of processes whose command line is exactly `argv`.
+fn pids_running(argv: &[&str]) -> Vec<i32> {
+    let want = argv.join("\0") + "\0";
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|p| std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| c == want.as_bytes()))
+        .collect()
+}
+
+#[test]
+fn without_the_missing_layers_nothing_the_command_started_outlives_dcjail() {
+    each("without-the-missing-layers-nothing", |env, nobody, d| {
+        let w = who(env, nobody);
+        // A number no other test sleeps for, so the search finds only ours.
+        let nap = format!("{}", 86_000 + env as u32 * 10 + nobody as u32);
+        let daemon = |nap: &str| format!("setsid sleep {nap} >/dev/null 2>&1 & echo started");
+        // Control: started without dcjail, the daemon outlives its shell
+        // (another number, so that its end cannot be confused with ours).
+        let other = format!("{nap}5");
+        let o = scratch::run_as(&d.ws, nobody, &["sh", "-c", &daemon(&other)]);
+        assert_eq!(out(&o), "started\n", "{w}: control");
+        let mut left = Vec::new();
+        for _ in 0..100 {
+            left = pids_running(&["sleep", &other]);
+            if !left.is_empty() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        for p in &left {
+            // SAFETY: a process this test started.
+            unsafe { libc::kill(*p, libc::SIGKILL) };
+        }
+        assert_eq!(left.len(), 1, "{w}: control: the daemon did not run");
+        let o = jailed(env, nobody, d, &["--", "sh", "-c", &daemon(&nap)], None);
+        assert_eq!(out(&o), "started\n", "{w}: {}", text(&o));
+        let left = pids_running(&["sleep", &nap]);
+        for p in &left {
+            // SAFETY: a process this test started.
+            unsafe { libc::kill(*p, libc::SIGKILL) };
+        }
+        assert!(left.is_empty(), "{w}: left running: {left:?}");
+    });
+}

@@ -239,7 +239,7 @@ pub fn prepare(
     if let Some(o) = crate::backend::obstacle::userns_obstacle(host, &bwrap) {
         return Err(Unavailable::new(BWRAP, Missing::Host(o.to_string())));
     }
-    let rendered = render(
+    let mut rendered = render(
         plan,
         &RealHost {
             euid: plan.facts.euid,
@@ -253,6 +253,11 @@ pub fn prepare(
     if let Err(why) = spec.check_supported_with(host) {
         crate::backend::layers::bwrap_without_landlock(plan, &mut spec, &why)
             .because(BWRAP, Missing::Host)?;
+        // No bwrap init beside the command: landlock's domain kept the
+        // command from it, and with the same user it could otherwise write
+        // to its memory through /proc/1/mem. The second stage is the init,
+        // undumpable (`inside::stage2::run`).
+        rendered.args.push("--as-pid-1".into());
     }
     // Each writable root is a mount of its own here, and the kernel refuses
     // a hard link across two mounts (EXDEV) although the host holds both
