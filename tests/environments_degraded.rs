@@ -343,6 +343,25 @@ fn deny_read_holds_without_the_missing_layers() {
             assert_eq!(o.status.code(), Some(0), "{w}: {mode}: {}", text(&o));
             assert_eq!(out(&o), "done\n", "{w}: {mode}: {}", text(&o));
         }
+        // A denied name absent at launch has no mount: said without landlock.
+        let absent = d.outside.join("absent.txt");
+        let a = [
+            "explain",
+            "--deny-read",
+            absent.to_str().unwrap(),
+            "--",
+            "true",
+        ];
+        let v = json(&jailed(env, nobody, d, &a, None));
+        let said = v["layers"]["narrowed"].to_string();
+        assert_eq!(
+            said.contains(&format!(
+                "deny_read `{}` does not exist at launch",
+                absent.display()
+            )),
+            env.refuse().landlock,
+            "{w}: {v}"
+        );
     });
 }
 

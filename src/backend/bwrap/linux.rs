@@ -177,6 +177,31 @@ fn guard_ids(guards: &[Guard]) -> Result<Vec<GuardId>, String> {
     Ok(out)
 }
 
+/// A `deny_read` path outside the writable roots that does not exist at
+/// launch has no mount to mask it: a file the host makes there during the
+/// run is readable, where landlock's complement would have kept it
+/// unreadable. Said, for `explain` and the report.
+fn denied_but_absent(plan: &Plan) -> Option<String> {
+    let absent: Vec<String> = plan
+        .fs
+        .deny_read
+        .iter()
+        .filter_map(crate::plan::PathRule::literal)
+        .filter(|p| !plan.fs.writable.iter().any(|w| p.starts_with(w)))
+        .filter(|p| std::fs::symlink_metadata(p).is_err())
+        .map(|p| format!("`{}`", p.display()))
+        .collect();
+    if absent.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "deny_read {} does not exist at launch, so no mount masks it: a file another process \
+         makes there during the run would be readable (landlock's complement kept such a name \
+         unreadable)",
+        absent.join(", ")
+    ))
+}
+
 /// The guards' names that do not exist now: the missing protected names
 /// only a broker keeps uncreatable.
 fn missing_names(guards: &[Guard]) -> Vec<PathBuf> {
@@ -258,6 +283,9 @@ pub fn prepare(
         // to its memory through /proc/1/mem. The second stage is the init,
         // undumpable (`inside::stage2::run`).
         rendered.args.push("--as-pid-1".into());
+        if let Some(note) = denied_but_absent(plan) {
+            spec.without.narrowed.push(note);
+        }
     }
     // Each writable root is a mount of its own here, and the kernel refuses
     // a hard link across two mounts (EXDEV) although the host holds both
