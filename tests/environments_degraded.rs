@@ -839,3 +839,36 @@ fn without_the_missing_layers_nothing_the_command_started_outlives_dcjail() {
         assert!(left.is_empty(), "{w}: left running: {left:?}");
     });
 }
+
+#[test]
+fn without_landlock_a_signal_to_dcjail_reaches_the_command() {
+    use std::io::{BufRead, BufReader};
+    each("without-landlock-a-signal", |env, nobody, d| {
+        if env == Env::NoListener {
+            return;
+        }
+        let w = who(env, nobody);
+        let mut c = scratch::user_command(nobody, bin());
+        with_filter(&mut c, refusing(env.refuse()));
+        c.args([
+            "--",
+            "sh",
+            "-c",
+            "trap 'echo got-term; exit 3' TERM; echo ready; i=0; \
+             while [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; echo timed-out",
+        ])
+        .current_dir(&d.ws)
+        .env_remove("DCJAIL_POLICY")
+        .env("HOME", &d.root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        assert_eq!(lines.next().unwrap().unwrap(), "ready", "{w}");
+        // SAFETY: a signal to the dcjail this test started.
+        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        assert_eq!(lines.next().unwrap().unwrap(), "got-term", "{w}");
+        let st = child.wait().unwrap();
+        assert_eq!(st.code(), Some(3), "{w}");
+    });
+}
