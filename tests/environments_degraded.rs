@@ -230,6 +230,20 @@ fn each_environment_runs_bwrap_with_the_layers_it_has_and_says_which() {
             assert_eq!(l["narrowed"], serde_json::json!([]), "{w}: {l}");
         }
         if env.refuse().landlock {
+            let notes = v["launch"]["notes"].to_string();
+            assert!(
+                notes.contains("without landlock (see `layers`)")
+                    && !notes.contains("landlock layer inside"),
+                "{w}: {notes}"
+            );
+            assert!(
+                v["launch"]["argv"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|a| a == "--as-pid-1"),
+                "{w}"
+            );
             let ll = &v["launch"]["stage2"]["layer"]["landlock_abi"];
             assert!(
                 ll["not_applied"]

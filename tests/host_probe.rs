@@ -710,3 +710,47 @@ fn an_ordinary_machine_has_no_obstacle() {
         }
     }
 }
+
+#[test]
+fn without_seccomp_user_notification_both_backends_run_without_a_broker_and_say_so() {
+    // Under a filter that lets namespaces and landlock through but holds
+    // the listener (this fake answers EBUSY under any filter): a dcjail
+    // inside another sandbox that brokers its calls.
+    let mut p = Fake::linux();
+    p.filtered = true;
+    p.ns = NsCalls::Filtered {
+        unshare: Sys::Err(libc::EINVAL),
+        clone: Sys::Err(libc::EINVAL),
+    };
+    let why = obstacle::listener_missing(&p).unwrap();
+    assert!(
+        why.starts_with("seccomp user notification is taken"),
+        "{why}"
+    );
+    let r = dcjail::backend::doctor_report_with(&p);
+    let c = check(&r, "seccomp-notify");
+    assert_eq!(c.status, Status::Fail);
+    assert_eq!(c.backends, vec![Kind::Bwrap, Kind::Landlock]);
+    assert!(c
+        .fix
+        .as_deref()
+        .unwrap()
+        .contains("SECCOMP_FILTER_FLAG_NEW_LISTENER"));
+    assert_eq!(r.overall(), Overall::Degraded);
+    assert_eq!(r.auto(), Some(Kind::Bwrap));
+    assert_eq!(dcjail::doctor::exit_status(&r), 0);
+    for k in [Kind::Bwrap, Kind::Landlock] {
+        let b = r.backends.iter().find(|b| b.kind == k).unwrap();
+        assert!(b.works, "{k:?}");
+        assert!(
+            b.details
+                .iter()
+                .any(|d| d.starts_with("without seccomp user notification (")
+                    && d.contains("a missing protected name kept uncreatable")),
+            "{k:?}: {:?}",
+            b.details
+        );
+    }
+    // Unfiltered, nothing is tried and nothing is missing.
+    assert_eq!(obstacle::listener_missing(&Fake::linux()), None);
+}

@@ -336,6 +336,27 @@ pub fn describe(_plan: &Plan, choice: &Choice) -> serde_json::Value {
         Launch::Unsandboxed => serde_json::json!({ "kind": "exec" }),
         Launch::Bwrap(l) => {
             let mut v = bwrap::describe(l, _plan.facts.euid);
+            #[cfg(target_os = "linux")]
+            if l.layer.without.landlock.is_some() {
+                // The renderer's notes that speak of the landlock layer
+                // inside do not hold here.
+                let mut notes: Vec<serde_json::Value> = l
+                    .rendered
+                    .notes
+                    .iter()
+                    .filter(|n| !n.contains("landlock"))
+                    .map(|n| n.as_str().into())
+                    .collect();
+                notes.push(
+                    "without landlock (see `layers`): the mounts and namespaces alone hold the \
+                     filesystem, the terminals and the network; the seccomp filter, no_new_privs \
+                     and the empty capability sets stay; bwrap runs with --as-pid-1 and the \
+                     second stage, undumpable, is the sandbox's init"
+                        .into(),
+                );
+                v["notes"] = notes.into();
+                return v;
+            }
             if !_plan.fs.deny_read.is_empty() {
                 if let Some(notes) = v["notes"].as_array_mut() {
                     notes.push(
