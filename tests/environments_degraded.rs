@@ -541,6 +541,24 @@ fn without_landlock_what_only_landlock_holds_is_refused_by_name() {
             "{w}: {err}"
         );
         assert!(err.contains("/proc/self/fd"), "{w}: {err}");
+        // A socket on stdin: a descriptor sent over it would be reopened
+        // past the mounts (tests/fs_escapes.rs sends one).
+        let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+        let mut a = vec!["--sandbox-mode", "read-only", "--", "sh", "-c", ESCAPE];
+        let mut c = scratch::user_command(nobody, bin());
+        with_filter(&mut c, refusing(env.refuse()));
+        c.args(a.drain(..))
+            .current_dir(&d.ws)
+            .env_remove("DCJAIL_POLICY")
+            .env("HOME", &d.root)
+            .stdin(Stdio::from(std::os::fd::OwnedFd::from(theirs)));
+        let err = refused_122(&scratch::output_within(c, 60), d, &w);
+        drop(ours);
+        assert!(
+            err.contains(&format!("bwrap: stdin as a socket {NO_LANDLOCK}")),
+            "{w}: {err}"
+        );
+        assert!(err.contains("give the command pipes instead"), "{w}: {err}");
         // From inside the workspace it is no host file past the mounts.
         let o = run(&[], Some(&d.ws.join("secret.txt")));
         assert_eq!(out(&o), "ran-bwrap\n", "{w}: {}", text(&o));
