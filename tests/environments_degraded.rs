@@ -904,3 +904,52 @@ fn without_landlock_a_signal_to_dcjail_reaches_the_command() {
         assert_eq!(st.code(), Some(3), "{w}");
     });
 }
+
+/// `dcjail hook codex` for a shell call `command` in the workspace, inside
+/// `env`: the answer's reason. The hook reads the call on its stdin, a
+/// file: that descriptor is the hook's, not the command's, and decides
+/// nothing.
+fn hook_reason(env: Env, nobody: bool, d: &Dir, command: &str) -> String {
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hooks/codex-bash.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+    v["cwd"] = d.ws.to_str().unwrap().into();
+    v["tool_input"]["command"] = command.into();
+    let input = d.outside.join("hook-input.json");
+    std::fs::write(&input, v.to_string()).unwrap();
+    let o = jailed(env, nobody, d, &["hook", "codex"], Some(&input));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let v = json(&o);
+    v["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{v}"))
+        .to_string()
+}
+
+#[test]
+fn the_hooks_answer_names_the_layers_in_force_and_the_refusal() {
+    each("the-hooks-answer-names", |env, nobody, d| {
+        let w = who(env, nobody);
+        let why = hook_reason(env, nobody, d, "ls");
+        if env == Env::NoLandlock {
+            assert!(
+                why.starts_with("dcjail: runs sandboxed (bwrap backend"),
+                "{w}: {why}"
+            );
+            assert!(
+                why.ends_with(
+                    "; layers namespaces, mounts, seccomp, seccomp-notify; without landlock)"
+                ),
+                "{w}: {why}"
+            );
+        } else {
+            // Codex's calls are workspace-write with the protected paths:
+            // without a broker, refused with the run's own reason.
+            assert!(
+                why.starts_with("dcjail: sandbox-unavailable: ") && why.contains(NO_LISTENER),
+                "{w}: {why}"
+            );
+        }
+    });
+}

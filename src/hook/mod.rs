@@ -375,7 +375,11 @@ fn shell_decision(
         OsString::from("-c"),
         OsString::from(command),
     ];
-    let plan = crate::run::decide_and_plan(&o, argv)?;
+    let mut plan = crate::run::decide_and_plan(&o, argv)?;
+    // The hook's own descriptors (the agent's JSON in, the answer out) are
+    // not the command's: the run checks its own. Pipes stand in, as
+    // nothing a launch decides may hang on the hook's.
+    plan.facts.stdio = [const { crate::plan::StdFd::Other }; 3];
     let choice = crate::run::select(&plan)?;
     Ok((o, plan.sandboxed, how(&plan, &choice)))
 }
