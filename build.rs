@@ -17,6 +17,10 @@ fn main() {
     }
     println!("cargo:rerun-if-changed=src/inside/broker");
     println!("cargo:rerun-if-changed=build.rs");
+    // `dcjail_stub` is set only where the stub is compiled: the files it
+    // shares with dcjail gate dcjail's half of a format with it (the stub
+    // writes denial records and reads programs, dcjail the other way round).
+    println!("cargo::rustc-check-cfg=cfg(dcjail_stub)");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").unwrap_or_default()).join("stage2-stub");
     let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
@@ -56,6 +60,8 @@ fn main() {
         "debuginfo=0",
         "-D",
         "warnings",
+        "--cfg",
+        "dcjail_stub",
         "-o",
     ])
     .arg(&out)

@@ -30,7 +30,7 @@ fn main() {
             std::process::exit(1);
         }
     };
-    let env = dcjail::protected::HostEnv::current();
+    let env = facts.host_env();
     let build = || dcjail::plan::build_with(&policy, vec!["true".into()], &facts, &env);
     let plan = match build() {
         Ok(p) => p,

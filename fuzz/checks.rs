@@ -426,47 +426,107 @@ fn consumed<T: PartialEq + std::fmt::Debug>(
 /// dcjail before launch and by the stub inside the sandbox. Whatever it
 /// accepts is canonical: re-encoding what the iterators yield gives back
 /// the very input, every path is absolute, NUL-free and short enough for
-/// the stub's buffer, every right is handled, every filter is whole.
+/// the stub's buffer, every right is handled, every filter is whole, every
+/// guarded name is a file name (or the zone mark), only known flags are
+/// set, and a broker has a filter to serve and a denial report a broker.
 pub fn stub_program(data: &[u8]) {
-    use dcjail::inside::stub_format::{Program, INSN, MAGIC, MAX_INSNS, MAX_PATH};
+    use dcjail::inside::stub_format::{
+        Program, BROKER, INSN, MAGIC, MAX_INSNS, MAX_NAME, MAX_PATH, NO_LANDLOCK, OWN_NETWORK, ZONE,
+    };
     let Ok(p) = Program::parse(data) else {
         return;
     };
     let mut out = MAGIC.to_vec();
+    let put_u32 = |out: &mut Vec<u8>, n: usize| out.extend_from_slice(&(n as u32).to_le_bytes());
+    let path_ok = |path: &[u8]| {
+        assert!(path.first() == Some(&b'/'), "relative path accepted");
+        assert!(!path.contains(&0), "NUL in a path accepted");
+        assert!(path.len() <= MAX_PATH, "path longer than the stub's buffer");
+    };
     out.extend_from_slice(&p.handled_fs.to_le_bytes());
     out.extend_from_slice(&p.handled_net.to_le_bytes());
     out.extend_from_slice(&p.scoped.to_le_bytes());
     let rules: Vec<(&[u8], u64)> = p.fs_rules().collect();
-    out.extend_from_slice(&(rules.len() as u32).to_le_bytes());
+    put_u32(&mut out, rules.len());
     for (path, access) in &rules {
-        assert!(path.first() == Some(&b'/'), "relative path accepted");
-        assert!(!path.contains(&0), "NUL in a path accepted");
-        assert!(path.len() <= MAX_PATH, "path longer than the stub's buffer");
+        path_ok(path);
         assert_eq!(access & !p.handled_fs, 0, "unhandled right accepted");
-        out.extend_from_slice(&(path.len() as u32).to_le_bytes());
+        put_u32(&mut out, path.len());
         out.extend_from_slice(path);
         out.extend_from_slice(&access.to_le_bytes());
     }
     let ports: Vec<u16> = p.ports().collect();
-    out.extend_from_slice(&(ports.len() as u32).to_le_bytes());
+    put_u32(&mut out, ports.len());
     for port in &ports {
         out.extend_from_slice(&port.to_le_bytes());
     }
     let keep: Vec<i32> = p.keep_fds().collect();
-    out.extend_from_slice(&(keep.len() as u32).to_le_bytes());
+    put_u32(&mut out, keep.len());
     for fd in &keep {
         assert!(*fd >= 0, "negative descriptor accepted");
         out.extend_from_slice(&fd.to_le_bytes());
     }
     let filters: Vec<(u16, &[u8])> = p.filters().collect();
-    out.extend_from_slice(&(filters.len() as u32).to_le_bytes());
+    put_u32(&mut out, filters.len());
     for (n, insns) in &filters {
         let n = usize::from(*n);
         assert!((1..=MAX_INSNS).contains(&n), "filter of {n} instructions");
         assert_eq!(insns.len(), n * INSN, "filter cut short");
-        out.extend_from_slice(&(n as u32).to_le_bytes());
+        put_u32(&mut out, n);
         out.extend_from_slice(insns);
     }
+    assert_eq!(
+        p.flags & !(BROKER | OWN_NETWORK | NO_LANDLOCK),
+        0,
+        "unknown flag accepted"
+    );
+    assert!(
+        !p.no_landlock()
+            || (p.handled_fs | p.handled_net | p.scoped == 0
+                && rules.is_empty()
+                && ports.is_empty()),
+        "a program without landlock carries a landlock rule"
+    );
+    assert!(
+        !p.broker() || !filters.is_empty(),
+        "a broker without a filter"
+    );
+    out.extend_from_slice(&p.flags.to_le_bytes());
+    let guards: Vec<(u64, u64, &[u8])> = p.guards().collect();
+    put_u32(&mut out, guards.len());
+    for (dev, ino, name) in &guards {
+        assert!((1..=MAX_NAME).contains(&name.len()), "guarded name length");
+        assert!(
+            *name == ZONE
+                || !(name.contains(&0) || name.contains(&b'/') || *name == b"." || *name == b".."),
+            "a guarded name that is no file name accepted"
+        );
+        out.extend_from_slice(&dev.to_le_bytes());
+        out.extend_from_slice(&ino.to_le_bytes());
+        put_u32(&mut out, name.len());
+        out.extend_from_slice(name);
+    }
+    let sockets: Vec<&[u8]> = p.sockets().collect();
+    put_u32(&mut out, sockets.len());
+    for s in &sockets {
+        path_ok(s);
+        put_u32(&mut out, s.len());
+        out.extend_from_slice(s);
+    }
+    let hosts: Vec<(i32, &[u8])> = p.hosts().collect();
+    put_u32(&mut out, hosts.len());
+    for (fd, path) in &hosts {
+        assert!(*fd >= -1, "negative host root descriptor accepted");
+        path_ok(path);
+        out.extend_from_slice(&fd.to_le_bytes());
+        put_u32(&mut out, path.len());
+        out.extend_from_slice(path);
+    }
+    assert!(
+        p.report_fd == -1 || (p.report_fd >= 0 && p.broker()),
+        "a denial report without a broker accepted"
+    );
+    out.extend_from_slice(&p.report_fd.to_le_bytes());
     assert_eq!(out, data, "accepted input is not canonical");
 }
 

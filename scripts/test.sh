@@ -155,7 +155,7 @@ rustfmt --edition 2021 --check stub/main.rs
 stub_out="$(mktemp -d)"
 clippy-driver --edition 2021 --crate-type bin --crate-name dcjail_stage2 \
   -C panic=abort -C relocation-model=static -C target-feature=+crt-static \
-  -C link-arg=-nostartfiles -C link-arg=-nostdlib -D warnings \
+  -C link-arg=-nostartfiles -C link-arg=-nostdlib -D warnings --cfg dcjail_stub \
   -o "$stub_out/stub" stub/main.rs
 rm -rf "$stub_out"
 

@@ -16,9 +16,21 @@ pub struct PolicyArgs {
     #[command(flatten)]
     pub overrides: Overrides,
     /// Write the run's JSON report to FILE
+    ///
+    /// For a refusal it holds the keys of `explain` (decision, reason, gate,
+    /// message, backend, refusal_status, plan); for a run that completed also
+    /// `exit_status` (the command's status), `network_denied` (the destinations
+    /// the allowlist proxy refused, each as *host:port (why)*), and `denials`
+    /// with `denials_total`, `denials_unlisted` and `denials_dropped` (see
+    /// `DENIALS`). A report that cannot be written is a warning, never a failure
+    /// of the run.
     #[arg(long, value_name = "FILE", display_order = crate::policy::NEXT_DISPLAY_ORDER)]
     pub report: Option<PathBuf>,
     /// Stream each denial as one JSON line to descriptor FD while the command runs
+    ///
+    /// Each denial is written as it happens: one JSON object per line, with the
+    /// fields of `DENIALS` (`count` 1). *FD* must be open for writing, else a
+    /// usage-error (125).
     #[arg(long, value_name = "FD", display_order = crate::policy::NEXT_DISPLAY_ORDER + 1)]
     pub events: Option<i32>,
 }
@@ -60,6 +72,8 @@ pub struct ExplainCli {
     #[command(flatten)]
     pub policy: PolicyArgs,
     /// Print the smallest policy change that would have let the run of REPORT (a --report file) through
+    ///
+    /// See `explain` under `SUBCOMMANDS`; no *COMMAND* is needed.
     #[arg(long, value_name = "REPORT", value_hint = clap::ValueHint::FilePath, display_order = crate::policy::NEXT_DISPLAY_ORDER + 2)]
     pub denials: Option<PathBuf>,
     #[arg(

@@ -186,7 +186,10 @@ fn node(cmd: &Command, id: &str, word: &str, about: String) -> Node {
 /// `setup` and `help` are chosen by hand in `cli::main` (as the first word
 /// only), so they are joined here.
 fn tree() -> Node {
-    let built = |mut c: Command| {
+    // As `--help` prints them (`usage::help_only`): the paragraphs after
+    // an option's first are the man page's.
+    let built = |c: Command| {
+        let mut c = crate::usage::help_only(c);
         c.build();
         c
     };

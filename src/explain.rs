@@ -103,7 +103,7 @@ pub fn run_json(plan: &Plan, choice: &Choice) -> Value {
         "message": if plan.sandboxed { format!("runs under the {} backend", choice.backend_name()) } else { "runs unsandboxed (sandbox.enabled = false)".to_string() },
         "refusal_status": Value::Null,
         "backend": choice.kind.map(|k| k.name()),
-        "passed_over": choice.passed_over.iter().map(|(k, why)| json!({"backend": k.name(), "why": why})).collect::<Vec<_>>(),
+        "passed_over": choice.passed_over.iter().map(|u| json!({"backend": u.backend.name(), "why": u.message()})).collect::<Vec<_>>(),
         "plan": plan_json(plan),
         "launch": backend::describe(plan, choice),
         "layers": backend::layers(choice),
@@ -168,9 +168,9 @@ pub fn plan_json(plan: &Plan) -> Value {
             "held_read_only": paths(&plan.fs.held),
             "own_caches": plan.fs.caches.as_ref().filter(|c| crate::exec::caches::would_work(c)).map(|c| json!({
                 "directory": s(&c.root),
-                "variables": crate::exec::caches::env_here(c)
+                "variables": crate::exec::caches::env_here(c, |k| plan.env.removes(k).is_some())
                     .into_iter()
-                    .map(|(k, v)| (k.to_string(), Value::from(s(&v))))
+                    .map(|(k, v)| (k.to_string(), Value::from(without_userinfo(&v.to_string_lossy()))))
                     .collect::<serde_json::Map<String, Value>>(),
             })),
         },
@@ -183,6 +183,27 @@ pub fn plan_json(plan: &Plan) -> Value {
         "timeout": plan.timeout.map(secs),
         "environment": { "removed": removed_env(plan) },
     })
+}
+
+/// A variable's value as explain shows it: a URL's `user:password@` (a
+/// `GOPROXY` may carry one) becomes `***@`.
+fn without_userinfo(v: &str) -> String {
+    let mut out = String::new();
+    let mut rest = v;
+    while let Some(i) = rest.find("://") {
+        let (head, tail) = rest.split_at(i + 3);
+        out.push_str(head);
+        let end = tail.find(['/', ',', '|']).unwrap_or(tail.len());
+        match tail[..end].rfind('@') {
+            Some(at) => {
+                out.push_str("***");
+                rest = &tail[at..];
+            }
+            None => rest = tail,
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The variables of dcjail's environment the command does not get, by name
@@ -215,6 +236,18 @@ pub fn write_report(path: &Path, v: &Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_urls_password_is_not_shown() {
+        assert_eq!(
+            without_userinfo(
+                "file:///h/go/pkg/mod/cache/download,https://u:t@corp.example/p|direct"
+            ),
+            "file:///h/go/pkg/mod/cache/download,https://***@corp.example/p|direct"
+        );
+        assert_eq!(without_userinfo("/h/.cache/x"), "/h/.cache/x");
+        assert_eq!(without_userinfo("https://a@b@c,x"), "https://***@c,x");
+    }
 
     #[test]
     fn ordered_output_puts_the_decision_first_and_reads_back_the_same() {

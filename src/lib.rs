@@ -19,6 +19,7 @@ pub mod gitfiles;
 pub mod hook;
 pub mod import;
 pub mod inside;
+pub mod manpage;
 pub mod net;
 pub mod paths;
 pub mod plan;

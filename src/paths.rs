@@ -23,26 +23,6 @@ pub struct HostEnv {
     pub walk_limit: Option<usize>,
 }
 
-impl HostEnv {
-    pub fn current() -> HostEnv {
-        let var = |k: &str| {
-            std::env::var_os(k)
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-        };
-        HostEnv {
-            path: std::env::var_os("PATH"),
-            xdg_config_home: var("XDG_CONFIG_HOME"),
-            git_config_global: var("GIT_CONFIG_GLOBAL"),
-            git_config_system: var("GIT_CONFIG_SYSTEM"),
-            walk_limit: std::env::var("DCJAIL_WALK_LIMIT")
-                .ok()
-                .and_then(|v| v.parse::<usize>().ok())
-                .filter(|n| *n > 0),
-        }
-    }
-}
-
 /// An ordered set of paths. Keyed by the bytes: hashing a `Path` goes
 /// component by component and cost more than the syscalls around it.
 #[derive(Default)]

@@ -5,13 +5,19 @@
 //! `setup`), so none of them reaches back up to `cli`.
 
 use crate::error::Refusal;
-use clap::Parser;
+use clap::{Command, Parser};
 use std::ffi::OsString;
 
 /// Parses with clap; help/version print and exit 0, errors are one line
 /// naming what is wrong and ending with the usage, 125.
 pub fn parse<T: Parser>(args: impl IntoIterator<Item = OsString>) -> Result<T, i32> {
-    match T::try_parse_from(args) {
+    // `--help` prints each option's first paragraph; the rest of its doc
+    // comment is the man page's (`manpage`).
+    let cmd = help_only(T::command());
+    let parsed = cmd
+        .try_get_matches_from(args)
+        .and_then(|mut m| T::from_arg_matches_mut(&mut m).map_err(|e| e.format(&mut T::command())));
+    match parsed {
         Ok(v) => Ok(v),
         Err(e) => {
             use clap::error::ErrorKind;
@@ -28,6 +34,14 @@ pub fn parse<T: Parser>(args: impl IntoIterator<Item = OsString>) -> Result<T, i
             }
         }
     }
+}
+
+/// A command as `--help` prints it: each option's first paragraph only,
+/// here and in its subcommands (the paragraphs after it are the man
+/// page's OPTIONS text, which `manpage` writes).
+pub fn help_only(cmd: Command) -> Command {
+    cmd.mut_args(|a| a.long_help(None::<&str>))
+        .mut_subcommands(help_only)
 }
 
 /// A clap error as one line: what is missing or wrong (clap's own words,

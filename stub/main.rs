@@ -25,8 +25,9 @@ mod stub_format;
 use core::arch::global_asm;
 use stage2::c_path;
 use stub_format::{
-    Program, MEMFD_NAME, NOT_EXECUTABLE_STATUS, NOT_FOUND_STATUS, PROXY_FD_VAR, PROXY_PORT,
-    SHIELDED, STAGE2, STARTED, UNAVAILABLE_STATUS, USAGE_STATUS,
+    parse_fd, Program, Prologue, PrologueError, COMMAND_AT, MEMFD_NAME, NOT_EXECUTABLE_STATUS,
+    NOT_FOUND_STATUS, PROXY_FD_VAR, PROXY_PORT, SHIELDED, STARTED, UNAVAILABLE_STATUS,
+    USAGE_STATUS,
 };
 use sys::digits;
 
@@ -306,20 +307,6 @@ unsafe fn cstr<'a>(p: *const u8) -> &'a [u8] {
     }
 }
 
-fn parse_u32(s: &[u8]) -> Option<u32> {
-    if s.is_empty() || s.len() > 10 {
-        return None;
-    }
-    let mut v: u64 = 0;
-    for &c in s {
-        if !c.is_ascii_digit() {
-            return None;
-        }
-        v = v * 10 + u64::from(c - b'0');
-    }
-    u32::try_from(v).ok()
-}
-
 /// Reads the program from descriptor `fd`, which must be the sealed memfd
 /// the first stage made: nothing a caller passes through argv or stdin
 /// qualifies. The pages are never unmapped (this process execs soon).
@@ -561,7 +548,7 @@ unsafe fn exec_command(argv: *mut *const u8, envp: *const *const u8, path_var: &
 }
 
 /// Closes fd N for each bit N of `closed` (exec.rs stdfds).
-fn close_standard(closed: u32) {
+fn close_standard(closed: u8) {
     for fd in 0..3 {
         if closed & (1 << fd) != 0 {
             sys::close(fd);
@@ -578,35 +565,27 @@ unsafe extern "C" fn stub_main(sp: *const usize) -> ! {
         let argv = sp.add(1) as *mut *const u8;
         (argc, argv, argv.add(argc + 1))
     };
-    // SAFETY: argv has argc valid C strings.
+    // SAFETY: argv has argc valid C strings, and Prologue::parse asks only
+    // for i < argc.
     let arg = |i: usize| unsafe { cstr(*argv.add(i)) };
-    if argc < 8 || arg(1) != STAGE2.as_bytes() || arg(6) != b"--" {
-        Line::new()
-            .push(b"dcjail: usage-error: `__stage2` is internal to dcjail")
-            .print();
-        sys::exit(USAGE_STATUS);
-    }
-    let (Some(fd), Some(ign), Some(err), Some(closed @ 0..=7)) = (
-        parse_u32(arg(2)),
-        parse_u32(arg(3)),
-        parse_u32(arg(4)),
-        parse_u32(arg(5)),
-    ) else {
-        Line::new()
-            .push(b"dcjail: usage-error: `__stage2` is internal to dcjail")
-            .print();
-        sys::exit(USAGE_STATUS)
+    let p = match Prologue::parse(argc, arg) {
+        Ok(p) => p,
+        Err(PrologueError::Usage) => {
+            Line::new()
+                .push(b"dcjail: usage-error: ")
+                .push(PrologueError::Usage.text().as_bytes())
+                .print();
+            sys::exit(USAGE_STATUS)
+        }
+        Err(e) => refuse(e.text().as_bytes(), None),
     };
-    if fd > i32::MAX as u32 || err > i32::MAX as u32 {
-        refuse(b"bad descriptor", None);
-    }
-    let bytes = read_program(fd as i32);
+    let bytes = read_program(p.fd);
     let program = match Program::parse(bytes) {
         Ok(p) => p,
         Err(e) => refuse(e.as_bytes(), None),
     };
     for (i, s) in SHIELDED.iter().enumerate() {
-        if ign & (1 << i) == 0 {
+        if p.ignored & (1 << i) == 0 {
             default_signal(*s as usize);
         }
     }
@@ -617,8 +596,8 @@ unsafe extern "C" fn stub_main(sp: *const usize) -> ! {
     // only that we started.
     sys::write_all(2, STARTED);
     // SAFETY: dup3 on descriptor numbers given by the first stage.
-    if err > 2 && unsafe { sys::call(sys::nr::DUP3, &[err as usize, 2]) } == Ok(2) {
-        sys::close(err as i32);
+    if p.err > 2 && unsafe { sys::call(sys::nr::DUP3, &[p.err as usize, 2]) } == Ok(2) {
+        sys::close(p.err);
     }
     // The environment: the proxy channel's variable is taken out (in
     // place: the array is ours), PATH is looked up.
@@ -647,17 +626,17 @@ unsafe extern "C" fn stub_main(sp: *const usize) -> ! {
         *w = core::ptr::null();
     }
     if let Some(v) = proxy {
-        match parse_u32(v) {
-            Some(fd) if fd <= i32::MAX as u32 => send_listener(fd as i32),
-            _ => refuse(b"bad proxy channel", None),
+        match parse_fd(v) {
+            Some(fd) => send_listener(fd),
+            None => refuse(b"bad proxy channel", None),
         }
     }
-    // SAFETY: argv[7..] is the command, NULL-terminated, with argv[6]
-    // ("--") free to borrow. The standard descriptors the caller left
+    // SAFETY: argv[COMMAND_AT..] is the command, NULL-terminated, with
+    // the "--" before it free to borrow. The standard descriptors the caller left
     // closed are closed last, after everything the layer opened.
     let mut exec = || unsafe {
-        close_standard(closed);
-        exec_command(argv.add(7), envp, path_var)
+        close_standard(p.closed);
+        exec_command(argv.add(COMMAND_AT), envp, path_var)
     };
     match stage2::run(&program, &mut exec) {
         Ok(code) => sys::exit(code),

@@ -786,6 +786,45 @@ fn man_synopsis(man: &str, head: &str) -> String {
 }
 
 #[test]
+fn the_man_page_prints_the_flag_definitions() {
+    // The OPTIONS entries are written from the clap definitions (`cargo run
+    // --example man_tables`): the page holds exactly what that writes,
+    // between its marks, and the marks are in OPTIONS.
+    let man =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/man/dcjail.1")).unwrap();
+    let section = man
+        .find(".SH OPTIONS\n")
+        .expect("man page has an OPTIONS section");
+    let b = man
+        .find(dcjail::manpage::OPTIONS_BEGIN)
+        .expect("the entries' first mark");
+    let e = man
+        .find(dcjail::manpage::OPTIONS_END)
+        .expect("the entries' last mark");
+    let next = man[section + 1..]
+        .find("\n.SH ")
+        .map_or(man.len(), |i| i + section + 1);
+    assert!(section < b && b < e && e < next, "the marks are in OPTIONS");
+    assert!(
+        man[b + dcjail::manpage::OPTIONS_BEGIN.len()..e] == dcjail::manpage::options(),
+        "man/dcjail.1 does not hold the options the flag definitions print: run `cargo run --example man_tables`"
+    );
+}
+
+#[test]
+fn help_prints_only_the_first_paragraph_of_an_option() {
+    // The paragraphs after an option's first are the man page's: `--help`
+    // stays a screenful.
+    for args in [&["--help"][..], &["explain", "--help"], &["hook", "--help"]] {
+        let o = Command::new(bin()).args(args).output().unwrap();
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(text.contains("--policy"), "{text}");
+        assert!(!text.contains("is read to its end"), "{text}");
+        assert!(!text.contains("Other settings are kept"), "{text}");
+    }
+}
+
+#[test]
 fn every_help_option_is_in_the_man_page() {
     let man =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/man/dcjail.1")).unwrap();

@@ -6,6 +6,8 @@
 
 #[path = "../fuzz/checks.rs"]
 mod checks;
+#[path = "../fuzz/seeds.rs"]
+mod seeds;
 
 use std::path::PathBuf;
 
@@ -176,6 +178,50 @@ fn socks_mutations_keep_invariants() {
 #[test]
 fn stub_program_corpus_replays_clean() {
     replay("stub_program");
+}
+
+#[test]
+fn stub_program_seeds_are_in_the_format_the_stub_reads() {
+    use dcjail::inside::stub_format::Program;
+    // Each committed seed is accepted (reject-*: refused) by the parser the
+    // stub runs, so the replay above checks real programs, not inputs
+    // refused at their first bytes.
+    let files = corpus("stub_program");
+    let (mut accepted, mut refused) = (0, 0);
+    for (path, bytes) in &files {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if name.starts_with("seed-") {
+            assert!(
+                Program::parse(bytes).is_ok(),
+                "{name} is not a program the stub reads; run `cargo run --example stub_corpus`"
+            );
+            accepted += 1;
+        } else if name.starts_with("reject-") {
+            assert!(Program::parse(bytes).is_err(), "{name} is accepted");
+            refused += 1;
+        }
+    }
+    assert!(
+        accepted >= 8 && refused >= 3,
+        "{accepted} seeds, {refused} rejects"
+    );
+    // And they are exactly what the encoder writes today (the filters are
+    // compiled for x86_64, where they were written).
+    if cfg!(target_arch = "x86_64") {
+        let want = seeds::stub_program().unwrap();
+        for s in &want {
+            let got = files
+                .iter()
+                .find(|(p, _)| p.file_name().is_some_and(|n| *n == *s.name));
+            assert!(
+                got.is_some_and(|(_, b)| *b == s.bytes),
+                "fuzz/corpus/stub_program/{} is not what the encoder writes; run `cargo run --example stub_corpus`",
+                s.name
+            );
+            assert_eq!(Program::parse(&s.bytes).is_ok(), s.accepted, "{}", s.name);
+        }
+        assert_eq!(accepted + refused, want.len(), "stale seed files");
+    }
 }
 
 #[test]

@@ -247,6 +247,92 @@ fn a_kept_file_gets_no_writable_name_in_another_root() {
     }
 }
 
+/// The same attack with `--report`: every link dcjail did not make is in
+/// the report (`linkat`, `EXDEV`, rule `link between roots`) and in the
+/// terminal's summary line, though each call only failed as the kernel
+/// fails a link across filesystems. Control: the links made between roots (the
+/// real-work test's) leave no record.
+#[test]
+fn a_refused_link_between_roots_is_in_the_report() {
+    for &nobody in scratch::users() {
+        let tag = u8::from(nobody);
+        let r = Roots::new(&format!("links-report-{tag}"), nobody);
+        let rep = r.top.join("report.json");
+        let rep_s = rep.to_str().unwrap().to_string();
+        let before = r.kept();
+        let argv = r.dcjail(
+            "bwrap",
+            &["--report", &rep_s],
+            &["sh", "-c", KEPT, "sh", r.aw()],
+        );
+        let _ = jailed(
+            &r,
+            nobody,
+            "bwrap",
+            &argv,
+            "refused .git/config\nrefused .bashrc\nrefused .git/hooks/pre-commit\nrefused py 18\n",
+        );
+        assert_eq!(r.kept(), before);
+        let report: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&rep).unwrap()).unwrap();
+        let links: Vec<&serde_json::Value> = report["denials"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["rule"] == "link between roots")
+            .collect();
+        let named: Vec<String> = links
+            .iter()
+            .map(|d| {
+                assert_eq!(d["errno"], "EXDEV", "{d}");
+                assert!(matches!(d["op"].as_str(), Some("link" | "linkat")), "{d}");
+                assert!(d["fix"].is_null() && d["why_not"].is_string(), "{d}");
+                d["resolved"].as_str().unwrap_or_default().to_string()
+            })
+            .collect();
+        // `.bashrc` is a protected name in the other root too: that link
+        // is refused for its name (EROFS, rule `protected`), the three
+        // others for where they come from.
+        let mut want: Vec<String> = [".git_config", ".git_hooks_pre-commit", "py"]
+            .iter()
+            .map(|n| r.aw.join(n).display().to_string())
+            .collect();
+        let mut named = named;
+        named.sort();
+        want.sort();
+        assert_eq!(named, want, "{}", report["denials"]);
+        scratch::remove(&r.top);
+
+        // Control: links dcjail makes between roots leave no record.
+        let ok = Roots::new(&format!("links-report-ok-{tag}"), nobody);
+        std::fs::write(ok.ws.join("f"), "hello\n").unwrap();
+        if nobody {
+            let _ = std::process::Command::new("chown")
+                .args(["65534:65534"])
+                .arg(ok.ws.join("f"))
+                .status();
+        }
+        let rep = ok.top.join("report.json");
+        let rep_s = rep.to_str().unwrap().to_string();
+        let argv = ok.dcjail(
+            "bwrap",
+            &["--report", &rep_s],
+            &[
+                "sh",
+                "-c",
+                "ln f \"$1/g\" && echo linked; echo \"under=${DCJAIL_BACKEND:-none}\" >&2",
+                "sh",
+                ok.aw(),
+            ],
+        );
+        jailed(&ok, nobody, "bwrap", &argv, "linked\n");
+        let report: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&rep).unwrap()).unwrap();
+        assert_eq!(report["denials"], serde_json::json!([]), "{report}");
+        scratch::remove(&ok.top);
+    }
+}
+
 /// A denied file linked into the other root and read there; a file
 /// outside every root linked in and written.
 const DENIED_AND_OUTSIDE: &str = r#"if ln secret "$1/s" 2>/dev/null; then cat "$1/s"; else echo "refused secret"; fi

@@ -586,8 +586,8 @@ venv/bin/python -c 'import rwpkg; print(rwpkg.VALUE)'
 
 #[test]
 fn cargo_build_with_the_home_as_workspace_works_as_without_dcjail_with_a_home_of_its_own() {
-    let tc = realwork::toolchain();
     for user in realwork::cargo_users() {
+        let tc = realwork::toolchain_for(user);
         let t = Tree::new("home-cargo", user);
         let mut env = t.env();
         env.set(

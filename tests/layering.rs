@@ -55,6 +55,8 @@ const RANKS: &[(&str, u32)] = &[
     ("cli", 9),
     // Generated from the flags `cli` defines: above it.
     ("completions", 10),
+    // The man page's OPTIONS entries, from the same definitions.
+    ("manpage", 10),
     ("main", 11),
 ];
 

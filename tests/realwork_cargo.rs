@@ -10,6 +10,10 @@
 //! dependencies are all unpacked in `registry/src` works; one that must
 //! unpack a `.crate` fails ("failed to unpack package"): that needs a
 //! writable home (in the workspace, or `--allow-write` on the real one).
+//!
+//! Adding a crate the user's warm registry lacks fails in the sandbox (the
+//! download cannot be stored); the workaround docs/filesystem.md gives (a
+//! cargo home of the workspace's own) is run against a registry on loopback.
 
 #[path = "support/realwork.rs"]
 mod realwork;
@@ -18,6 +22,7 @@ mod scratch;
 
 use realwork::*;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 /// A dependency the machine has fetched and unpacked (CI builds dcjail
 /// first, so its own dependencies are there): name, version, the
@@ -219,7 +224,7 @@ step git status --porcelain
 
 fn compare(workload: &str, user: User, workspace_home: bool, script: &str) -> Vec<String> {
     let mut failures = Vec::new();
-    let tc = toolchain();
+    let tc = toolchain_for(user);
     let dep = find_dep(&tc.cargo_home);
     let t = Tree::new(workload, user);
     let mut want: Option<(String, String)> = None;
@@ -320,11 +325,10 @@ fn cargo_test_with_a_cargo_home_in_the_workspace_unpacks_and_builds_as_without_d
 /// path.
 #[test]
 fn the_readme_agent_policy_with_deny_read_leaves_new_files_mktemp_and_cargo_working() {
-    let tc = toolchain();
-    let dep = find_dep(&tc.cargo_home);
     let mut failures = Vec::new();
     for user in users() {
-        let cargo = can_run(user, &[&tc.cargo, &tc.bin_dir.join("rustc")]);
+        let tc = toolchain_for(user);
+        let dep = find_dep(&tc.cargo_home);
         let mut script = String::from(
             "step sh -c 'echo ok > new.txt && cat new.txt'\n\
              step sh -c 'mkdir -p made/deeper && echo x > made/deeper/f && cat made/deeper/f'\n\
@@ -332,16 +336,9 @@ fn the_readme_agent_policy_with_deny_read_leaves_new_files_mktemp_and_cargo_work
              step sh -c 't=$(mktemp) && echo tmp > \"$t\" && cat \"$t\" && rm \"$t\"'\n\
              step sh -c 'd=$(mktemp -d) && echo in > \"$d/f\" && cat \"$d/f\" && rm -r \"$d\"'\n",
         );
-        if cargo {
-            script.push_str(
-                "step cargo test --offline\nstep sh -c 'test -s Cargo.lock && echo LOCK-WRITTEN'\n",
-            );
-        } else {
-            eprintln!(
-                "NOTE: {} cannot run cargo here: its deny_read run leaves cargo out",
-                user.label()
-            );
-        }
+        script.push_str(
+            "step cargo test --offline\nstep sh -c 'test -s Cargo.lock && echo LOCK-WRITTEN'\n",
+        );
         script.push_str("step git status --porcelain\n");
         let t = Tree::new("deny-read", user);
         let mut want: Option<String> = None;
@@ -453,5 +450,218 @@ fn the_readme_agent_policy_with_deny_read_leaves_new_files_mktemp_and_cargo_work
         }
     }
     print_timings("deny-read");
+    check(failures);
+}
+
+/// A sparse cargo registry (`config.json`, index files, `.crate` files at
+/// the `dl` address) with `rwbase` and `rwadd` at 1.0.0, for a loopback
+/// server on `port`. The tarballs are made the same every time.
+const MAKE_SPARSE_REGISTRY: &str = r##"
+import gzip, hashlib, io, json, os, sys, tarfile
+root, port = sys.argv[1], sys.argv[2]
+with open(os.path.join(root, "config.json"), "w") as f:
+    json.dump({"dl": "http://127.0.0.1:%s/crates" % port}, f)
+def crate(name, body):
+    files = {
+        "Cargo.toml": '[package]\nname = "%s"\nversion = "1.0.0"\nedition = "2021"\n' % name,
+        "src/lib.rs": body,
+    }
+    tar = io.BytesIO()
+    with tarfile.open(fileobj=tar, mode="w") as t:
+        for p in sorted(files):
+            b = files[p].encode()
+            i = tarfile.TarInfo("%s-1.0.0/%s" % (name, p))
+            i.size, i.mtime, i.mode = len(b), 1577836800, 0o644
+            t.addfile(i, io.BytesIO(b))
+    gz = io.BytesIO()
+    with gzip.GzipFile(fileobj=gz, mode="wb", mtime=0) as g:
+        g.write(tar.getvalue())
+    data = gz.getvalue()
+    d = os.path.join(root, "crates", name, "1.0.0")
+    os.makedirs(d)
+    with open(os.path.join(d, "download"), "wb") as f:
+        f.write(data)
+    line = {"name": name, "vers": "1.0.0", "deps": [], "features": {},
+            "cksum": hashlib.sha256(data).hexdigest(), "yanked": False}
+    d = os.path.join(root, name[:2], name[2:4])
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "w") as f:
+        f.write(json.dumps(line) + "\n")
+crate("rwbase", "pub const BASE: u32 = 40;\n")
+crate("rwadd", "pub fn add(a: u32) -> u32 { a + 2 }\n")
+"##;
+
+/// A crate using `rwbase` from the loopback registry (crates.io replaced by
+/// it in the project's `.cargo/config.toml`), committed in `dir`.
+fn sparse_project(dir: &Path, env: &Env, url: &str) {
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::create_dir_all(dir.join(".cargo")).unwrap();
+    for (p, text) in [
+        (
+            "Cargo.toml",
+            "[package]\nname = \"rwnew\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+             [dependencies]\nrwbase = \"=1.0.0\"\n"
+                .to_string(),
+        ),
+        (
+            ".cargo/config.toml",
+            format!(
+                "[source.crates-io]\nreplace-with = \"rw\"\n\n[source.rw]\nregistry = \"sparse+{url}/\"\n"
+            ),
+        ),
+        (
+            "src/main.rs",
+            "fn main() {\n    println!(\"{}\", rwbase::BASE);\n}\n".to_string(),
+        ),
+        (".gitignore", "/target\n".to_string()),
+    ] {
+        std::fs::write(dir.join(p), text).unwrap();
+    }
+    git(dir, env, &["init", "-q", "-b", "main"]);
+    git(dir, env, &["add", "-A"]);
+    git(dir, env, &["commit", "-q", "-m", "crate"]);
+}
+
+/// Adds `rwadd` to the crate and builds it.
+const ADD_A_CRATE: &str = "\
+step cargo build --offline
+printf 'rwadd = \"=1.0.0\"\\n' >> Cargo.toml
+printf 'fn main() {\\n    println!(\"{}\", rwadd::add(rwbase::BASE));\\n}\\n' > src/main.rs
+step cargo build
+step cargo run -q
+step git status --porcelain
+";
+
+/// The workaround docs/filesystem.md gives: cargo's home of the workspace's
+/// own (where dcjail puts it when the host has no registry) for every
+/// cargo call in that workspace.
+const OWN_CARGO_HOME: &str =
+    "export CARGO_HOME=\"$(dirname \"$GOCACHE\")/cargo\"\nstep cargo fetch\n";
+
+/// With the user's `~/.cargo/registry` warm (dcjail then leaves
+/// `CARGO_HOME` unset and the registry read-only), a build of what it holds
+/// works offline, and adding a crate it lacks fails in the sandbox where it
+/// works without dcjail: cargo cannot write the `.crate` it downloads. The
+/// workaround docs/filesystem.md names (`CARGO_HOME` of the workspace's own)
+/// then builds it as without dcjail, downloading again what the user's
+/// registry holds; the user's `~/.cargo` is left byte for byte as it was.
+#[test]
+fn adding_a_crate_with_a_warm_host_registry_needs_the_documented_own_cargo_home() {
+    let reg = scratch::Dir::new("cargo-sparse-registry");
+    let server = StaticServer::start(&reg.0);
+    let o = Command::new("python3")
+        .args(["-c", MAKE_SPARSE_REGISTRY])
+        .arg(&reg.0)
+        .arg(server.port.to_string())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut failures = Vec::new();
+    for user in cargo_users() {
+        let tc = toolchain_for(user);
+        let t = Tree::new("cargo-add", user);
+        let mut want: Option<String> = None;
+        for (mode, workaround) in modes()
+            .into_iter()
+            .flat_map(|m| match m {
+                Mode::Direct => vec![(m, false)],
+                Mode::Jail(_) => vec![(m, false), (m, true)],
+            })
+            .collect::<Vec<_>>()
+        {
+            t.reset(user);
+            let mut env = t.env();
+            env.set("PATH", format!("{}:{SYS_PATH}", tc.bin_dir.display()))
+                .set("CARGO_TERM_COLOR", "never")
+                .set("CARGO_TERM_PROGRESS_WHEN", "never");
+            let dir = t.work.join("rwnew");
+            sparse_project(&dir, &env, &server.url());
+            give(user, &t.root);
+            // The user's registry, warm with `rwbase` (cargo's default home).
+            let warm = sh(
+                Mode::Direct,
+                user,
+                &dir,
+                &dir,
+                &[],
+                &env,
+                "cargo build -q && git add Cargo.lock && git commit -qm lock && git clean -qfdx",
+            );
+            assert_eq!(warm.code, Some(0), "warming ~/.cargo:\n{}", warm.all());
+            assert!(t.home.join(".cargo/registry/cache").is_dir());
+            let home_before = tree_state(&t.home.join(".cargo"));
+            let opts: Vec<String> = match mode {
+                Mode::Jail(Backend::Bwrap) => vec![
+                    "--net".into(),
+                    "allowlist".into(),
+                    "--allow-domain".into(),
+                    format!("127.0.0.1:{}", server.port),
+                ],
+                Mode::Jail(Backend::Landlock) => vec!["--net".into(), "full".into()],
+                Mode::Direct => vec![],
+            };
+            let script = if workaround {
+                format!("{STEP}{OWN_CARGO_HOME}{ADD_A_CRATE}")
+            } else {
+                format!("{STEP}{ADD_A_CRATE}")
+            };
+            let r = sh(mode, user, &dir, &dir, &opts, &env, &script);
+            let what = format!(
+                "{} as {} under {}",
+                if workaround {
+                    "adding a crate with the workspace's own CARGO_HOME"
+                } else {
+                    "adding a crate"
+                },
+                user.label(),
+                mode.label()
+            );
+            let printed = format!(
+                "{}exit={:?}\n",
+                normalize_cargo(&r.all().replace(&t.home.display().to_string(), "~")),
+                r.code
+            );
+            println!("{what}:\n{printed}");
+            let Mode::Jail(_) = mode else {
+                if !printed.contains("== cargo run -q\n42\nrc=0\n") {
+                    failures.push(format!("{what}: the control failed, the test is broken"));
+                }
+                want.get_or_insert(printed);
+                continue;
+            };
+            if let Some(d) = diff(
+                &format!("{what}: ~/.cargo, every file's mode, size, time and bytes"),
+                &home_before,
+                &tree_state(&t.home.join(".cargo")),
+            ) {
+                failures.push(d);
+            }
+            if !workaround {
+                // What the user's registry holds builds offline; the new
+                // crate's download cannot be stored.
+                let fails = printed.lines().find(|l| l.starts_with("rc=")) == Some("rc=0")
+                    && printed.contains("  failed to open `~/.cargo/registry/cache/")
+                    && printed.contains("/rwadd-1.0.0.crate`");
+                if !fails {
+                    failures.push(format!("{what}: not the failure docs/filesystem.md names"));
+                }
+                continue;
+            }
+            // A cold home of its own: `cargo fetch` downloads again what
+            // the user's registry holds; from there on, as without dcjail.
+            if !printed.contains("  Downloaded rwbase v1.0.0 (registry `rw`)\n") {
+                failures.push(format!("{what}: rwbase was not downloaded again"));
+            }
+            let want = want.as_deref().unwrap_or("");
+            let cut = |s: &str| s[s.find("== cargo build --offline\n").unwrap_or(0)..].to_string();
+            if let Some(d) = diff(
+                &format!("{what}: what it printed after cargo fetch"),
+                &cut(want),
+                &cut(&printed),
+            ) {
+                failures.push(d);
+            }
+        }
+    }
     check(failures);
 }

@@ -13,6 +13,13 @@
 //! as it found it but for dcjail's own `~/.cache/dcjail`, and its tool's
 //! cache there must hold what it fetched.
 //!
+//! go (Debian's, from a `file://` proxy the test writes) runs the same way
+//! with no go caches in the home, with warm ones (go's module store of the
+//! workspace's own, fed from the host's download cache, which a jailed run
+//! leaves byte for byte as it was), a `go get` of a module the host's store
+//! lacks, and `GOPROXY=off` or `GOPRIVATE` (the host's store read); an
+//! attack writes the host's store through every name the command has.
+//!
 //! pnpm, yarn 1 and uv are installed at pinned versions by
 //! `scripts/test.sh` in `target/pkgtools` (or `DCJAIL_TEST_PKGTOOLS`).
 
@@ -111,6 +118,9 @@ enum When {
     /// The sandbox has its own network namespace (bwrap with `--net
     /// allowlist`): no interface but loopback.
     OwnNetns,
+    /// go's module store is the workspace's own, fed from the host's: go
+    /// says it downloads what it copies from the host's download cache.
+    OwnGoStore,
     /// yarn 1 looks for a global folder it can write when it runs a
     /// script: `/usr/local` as root, else `~/.yarn`. Both are read-only in
     /// the sandbox; landlock does not answer `access(2)`, so as root under
@@ -129,6 +139,11 @@ struct Workload<'a> {
     /// Fills the home's own caches before each run (run as the user,
     /// without dcjail, once the tree is the user's).
     warm: Option<&'a Warm<'a>>,
+    /// Variables the caller sets (the command inherits them).
+    vars: &'a [(&'a str, String)],
+    /// Directories of the home a jailed run must leave byte for byte as
+    /// they were (`tree_state`): the host's stores it reads.
+    kept: &'a [&'a str],
 }
 
 /// Fills a home's caches before a run: the tree, its user, the run's
@@ -165,6 +180,32 @@ const TMP_PREFIXES: &[&str] = &[
 ];
 
 static ONE_RUN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// One workload at a time across processes too: what the tools leave in
+/// `/tmp` is compared before and after, and another checkout's test run
+/// (a second suite on the machine) writes the same names there. The lock
+/// is a file in `/tmp` itself, held (flock) for the workload's run.
+struct OneRun {
+    _in_process: std::sync::MutexGuard<'static, ()>,
+    _file: nix::fcntl::Flock<std::fs::File>,
+}
+
+fn one_run() -> OneRun {
+    let guard = ONE_RUN.lock().unwrap_or_else(|e| e.into_inner());
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open("/tmp/.dcjail-tests-pkg-managers.lock")
+        .expect("open the lock file in /tmp");
+    let file = nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusive)
+        .map_err(|(_, e)| e)
+        .expect("flock the lock file in /tmp");
+    OneRun {
+        _in_process: guard,
+        _file: file,
+    }
+}
 
 /// The tools' entries in `/tmp` (by `TMP_PREFIXES`) with their owner and
 /// inode, and for a directory the names in it (pnpm keeps lock files,
@@ -372,6 +413,9 @@ fn prepare(w: &Workload, t: &Tree, user: User, path: &str) -> Env {
         "XDG_CACHE_HOME",
         t.home.join(".cache").display().to_string(),
     );
+    for (k, v) in w.vars {
+        env.set(k, v.clone());
+    }
     git(&t.work, &env, &["init", "-q", "-b", "main"]);
     git(&t.work, &env, &["add", "-A"]);
     git(&t.work, &env, &["commit", "-q", "-m", "project"]);
@@ -423,6 +467,7 @@ fn jailed_checks(
     let holds = |c: When| match c {
         When::NoCrossLink => no_link,
         When::OwnNetns => b == Backend::Bwrap,
+        When::OwnGoStore => true,
         When::YarnGlobalFolder => b == Backend::Bwrap || !(user == User::Invoker && is_root()),
     };
     let mut failures = apply_known(what, printed, w.known, &holds);
@@ -472,9 +517,11 @@ fn run_workload(w: &Workload, server: Option<&StaticServer>, tools: &[PathBuf]) 
             // One run at a time in this binary, its preparation included
             // (go's warm-up build keeps its work in /tmp): each reads, and
             // removes, what the tools leave in /tmp.
-            let _one = ONE_RUN.lock().unwrap_or_else(|e| e.into_inner());
+            let _one = one_run();
             let env = prepare(w, &t, user, &path);
             let home_before = listing(&t.home, &[]);
+            let kept_before: Vec<String> =
+                w.kept.iter().map(|d| tree_state(&t.home.join(d))).collect();
             let opts = net_opts(mode, server);
             let before_tmp = tmp_state();
             let before_req = server.map(|s| s.count());
@@ -487,6 +534,15 @@ fn run_workload(w: &Workload, server: Option<&StaticServer>, tools: &[PathBuf]) 
                 failures.push(format!("{what}: the index saw no request:\n{printed}"));
             }
             if let Mode::Jail(b) = mode {
+                for (d, before) in w.kept.iter().zip(&kept_before) {
+                    if let Some(d) = diff(
+                        &format!("{what}: ~/{d}, every file's mode, size, time and bytes"),
+                        before,
+                        &tree_state(&t.home.join(d)),
+                    ) {
+                        failures.push(d);
+                    }
+                }
                 failures.extend(jailed_checks(
                     w,
                     &t,
@@ -613,6 +669,8 @@ fn pip_builds_a_local_sdist_with_a_c_extension_as_root_with_an_existing_cache() 
             known: &[],
             cache_sub: &["pip"],
             warm: None,
+            vars: &[],
+            kept: &[],
         },
         Some(&server),
         &tools,
@@ -664,6 +722,8 @@ fn uv_sync_from_a_loopback_index_as_without_dcjail() {
             known: &known,
             cache_sub: &["uv"],
             warm: None,
+            vars: &[],
+            kept: &[],
         },
         Some(&server),
         &tools,
@@ -719,6 +779,8 @@ fn pnpm_install_from_a_loopback_registry_keeps_its_store_out_of_the_project() {
             known: &known,
             cache_sub: &["pnpm-store"],
             warm: None,
+            vars: &[],
+            kept: &[],
         },
         Some(&server),
         &tools,
@@ -754,6 +816,8 @@ fn yarn_install_from_a_loopback_registry_keeps_its_cache_out_of_tmp() {
             known: &known,
             cache_sub: &["yarn"],
             warm: None,
+            vars: &[],
+            kept: &[],
         },
         Some(&server),
         &tools,
@@ -820,26 +884,50 @@ fn go_project(w: &Path) {
 
 /// go's settings for the test's proxy, nothing about its caches: the
 /// proxy, no checksum database (it is not on this machine), `go.sum`
-/// written as needed, and the installed go whatever `go.mod` says.
-fn go_vars(proxy: &Path) -> String {
-    format!(
-        "export GOPROXY=file://{} GOSUMDB=off GOFLAGS=-mod=mod GOTOOLCHAIN=local\n",
-        proxy.display()
-    )
+/// written as needed, and the installed go whatever `go.mod` says; as the
+/// caller sets them (dcjail sees them).
+fn go_vars(proxy: &Path) -> Vec<(&'static str, String)> {
+    vec![
+        ("GOPROXY", format!("file://{}", proxy.display())),
+        ("GOSUMDB", "off".into()),
+        ("GOFLAGS", "-mod=mod".into()),
+        ("GOTOOLCHAIN", "local".into()),
+    ]
+}
+
+/// The same as `export` lines of a script.
+fn go_exports(proxy: &Path) -> String {
+    go_vars(proxy)
+        .into_iter()
+        .map(|(k, v)| format!("export {k}={v}\n"))
+        .collect()
 }
 
 /// Fills the home's `~/go/pkg/mod` (with `example.com/dep`) and
 /// `~/.cache/go-build` as the user, without dcjail: a build of the project
-/// in a copy under the tree's `tmpdir`.
-fn go_warm(t: &Tree, user: User, env: &Env, proxy: &Path) {
+/// in a copy under the tree's `tmpdir`. With `env_file`, the proxy settings
+/// then go to go's env file (`go env -w`, as a user keeps them), where
+/// dcjail reads the proxy list it feeds the own store ahead of.
+fn go_warm(t: &Tree, user: User, env: &Env, proxy: &Path, env_file: bool) {
     let copy = t.tmpdir.join("warm");
     std::fs::create_dir_all(&copy).unwrap();
     go_project(&copy);
+    // Its work directory out of `/tmp`, which other runs clean; the
+    // modules fetched as the caller's private ones were (from the proxy).
+    let work = t.tmpdir.join("warm-work");
+    std::fs::create_dir_all(&work).unwrap();
     give(user, &t.tmpdir);
-    let script = format!(
-        "{}go build -buildvcs=false -o /dev/null . && go env GOMODCACHE GOCACHE",
-        go_vars(proxy)
+    let mut script = format!(
+        "{}export GOTMPDIR={}\nunset GOPRIVATE\ngo build -buildvcs=false -o /dev/null . && go env GOMODCACHE GOCACHE",
+        go_exports(proxy),
+        work.display()
     );
+    if env_file {
+        script.push_str(&format!(
+            " && go env -w GOPROXY=file://{} GOSUMDB=off GOFLAGS=-mod=mod",
+            proxy.display()
+        ));
+    }
     let r = sh(Mode::Direct, user, &copy, &copy, &[], env, &script);
     assert_eq!(r.code, Some(0), "warming go's caches:\n{}", r.all());
     let home = t.home.display().to_string();
@@ -851,9 +939,36 @@ fn go_warm(t: &Tree, user: User, env: &Env, proxy: &Path) {
         "go's default caches"
     );
     scratch::remove(&copy);
-    for c in ["go/pkg/mod/example.com/dep@v1.0.0", ".cache/go-build"] {
+    scratch::remove(&work);
+    for c in [
+        "go/pkg/mod/example.com/dep@v1.0.0",
+        "go/pkg/mod/cache/download/example.com/dep/@v",
+        ".cache/go-build",
+    ] {
         assert!(!names_in(&t.home.join(c)).is_empty(), "{c} was not filled");
     }
+    if env_file {
+        assert!(
+            t.home.join(".config/go/env").is_file(),
+            "go env -w wrote no ~/.config/go/env"
+        );
+    }
+}
+
+/// The go workloads run here: the tree's project is the same, the home
+/// holds no go caches (`Cold`) or the user's warm ones (`Warm`: the proxy
+/// list in go's env file; `NewModule`: the proxy list in the caller's
+/// `GOPROXY`, the script adding a module the host's store lacks).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum GoCase {
+    Cold,
+    Warm,
+    NewModule,
+    /// Warm, with the caller's `GOPROXY=off`, or `GOPRIVATE` naming the
+    /// modules: no proxy can feed an own store, so the host's is read,
+    /// read-only, as before.
+    Off,
+    Private,
 }
 
 /// `go build`, the program, `go test` (never a cached result: the home's
@@ -861,124 +976,228 @@ fn go_warm(t: &Tree, user: User, env: &Env, proxy: &Path) {
 const GO_SCRIPT: &str = "step go list -m all\nstep go build -o app .\nstep ./app\n\
      step go test -count=1 ./...\nstep cat go.sum\n";
 
-/// The go workload with the host's caches absent (`warm` false: both of
-/// go's caches are the workspace's own) or filled (the host's module store
-/// is read, read-only; the build cache is the workspace's own).
-fn go_workload(name: &str, warm: bool) -> Vec<String> {
+/// `go get` of `example.com/extra`, which the host's store lacks, then a
+/// build and what the module files became.
+const GO_GET_SCRIPT: &str = "step go get example.com/extra@v1.0.0\nstep go build -o app .\n\
+     step ./app\nstep cat go.mod\nstep cat go.sum\n";
+
+/// A go workload (`GoCase`). With a warm host store, the jailed run's go
+/// fills its own store from the host's download cache and says
+/// `go: downloading example.com/dep v1.0.0`, which the run without dcjail
+/// (reading the host's store) does not; the host's `~/go` must be left
+/// byte for byte as it was.
+fn go_workload(name: &str, case: GoCase) -> Vec<String> {
     if !scratch::need("go") {
         return vec![];
     }
     let proxy = go_proxy(&format!("pm-{name}-proxy"));
     let project = |w: &Path| go_project(w);
-    let warm_fn = |t: &Tree, user: User, env: &Env| go_warm(t, user, env, &proxy.0);
+    let env_file = case == GoCase::Warm;
+    let warm_fn = |t: &Tree, user: User, env: &Env| go_warm(t, user, env, &proxy.0, env_file);
+    let mut vars = match case {
+        GoCase::Warm => vec![("GOTOOLCHAIN", "local".to_string())],
+        _ => go_vars(&proxy.0),
+    };
+    match case {
+        GoCase::Off => vars[0].1 = "off".into(),
+        GoCase::Private => vars.push(("GOPRIVATE", "example.com".into())),
+        _ => {}
+    }
+    let hosts_store = matches!(case, GoCase::Off | GoCase::Private);
+    let known = [Known {
+        when: When::OwnGoStore,
+        jailed: "go: downloading example.com/dep v1.0.0",
+        direct: None,
+    }];
     let w = Workload {
         name,
         project: &project,
-        script: format!("{STEP}{}{GO_SCRIPT}", go_vars(&proxy.0)),
-        known: &[],
-        cache_sub: if warm {
+        script: format!(
+            "{STEP}{}",
+            if case == GoCase::NewModule {
+                GO_GET_SCRIPT
+            } else {
+                GO_SCRIPT
+            }
+        ),
+        known: if case == GoCase::Cold || hosts_store {
+            &[]
+        } else {
+            &known
+        },
+        cache_sub: if hosts_store {
             &["go-build"]
         } else {
             &["go-build", "go-mod"]
         },
-        warm: if warm { Some(&warm_fn) } else { None },
+        warm: if case == GoCase::Cold {
+            None
+        } else {
+            Some(&warm_fn)
+        },
+        vars: &vars,
+        kept: if case == GoCase::Cold { &[] } else { &["go"] },
     };
     run_workload(&w, None, &[])
 }
 
 #[test]
 fn go_build_and_test_with_caches_of_the_workspaces_own() {
-    check(go_workload("go-cold", false));
+    check(go_workload("go-cold", GoCase::Cold));
 }
 
 #[test]
-fn go_build_and_test_read_the_hosts_warm_module_store_and_never_write_it() {
-    let mut failures = go_workload("go-warm", true);
-    failures.extend(go_new_module_with_a_warm_host_store());
+fn go_build_and_test_with_a_warm_host_store_fill_their_own_from_it_and_never_write_it() {
+    check(go_workload("go-warm", GoCase::Warm));
+}
+
+#[test]
+fn go_get_of_a_module_the_warm_host_store_lacks_works_as_without_dcjail() {
+    check(go_workload("go-new-module", GoCase::NewModule));
+}
+
+#[test]
+fn go_with_downloads_off_or_private_modules_reads_the_warm_host_store() {
+    let mut failures = go_workload("go-off", GoCase::Off);
+    failures.extend(go_workload("go-private", GoCase::Private));
     check(failures);
 }
 
-/// With the host's `~/go/pkg/mod` there, a module it lacks cannot be
-/// downloaded in the sandbox (the store is read-only) and can without
-/// dcjail; the workaround README gives (the workspace's own store for that
-/// call) works and leaves nothing in the project.
-fn go_new_module_with_a_warm_host_store() -> Vec<String> {
+/// `dcjail explain` of a workspace-write call shows the variables the
+/// command gets: go's own store and the proxy list fed from the host's
+/// download cache (a password in the caller's list shown as `***`), and
+/// neither when the caller turned go's downloads off.
+#[test]
+fn explain_shows_gos_own_store_and_the_proxy_list_it_gets() {
+    let t = Tree::new("pm-go-explain", User::Invoker);
+    std::fs::create_dir_all(t.home.join("go/pkg/mod/cache/download")).unwrap();
+    let home = t.home.canonicalize().unwrap();
+    let explain = |goproxy: &str| -> serde_json::Value {
+        let mut env = t.env();
+        env.set("GOPROXY", goproxy);
+        let mut c = Command::new(bin());
+        env.apply(&mut c);
+        let o = c
+            .args([
+                "explain",
+                "--sandbox-mode",
+                "workspace-write",
+                "--workspace",
+            ])
+            .arg(&t.work)
+            .args(["--", "go", "build"])
+            .current_dir(&t.work)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["plan"]["filesystem"]["own_caches"]["variables"].clone()
+    };
+    let v = explain("https://u:secret@corp.example/go,direct");
+    let own = names_in(&home.join(".cache/dcjail"));
+    assert_eq!(own.len(), 0, "explain makes nothing");
+    assert!(
+        v["GOMODCACHE"]
+            .as_str()
+            .is_some_and(|m| m.ends_with("/go-mod")
+                && m.starts_with(&home.join(".cache/dcjail").display().to_string())),
+        "{v}"
+    );
+    assert_eq!(
+        v["GOPROXY"],
+        serde_json::json!(format!(
+            "file://{}/go/pkg/mod/cache/download,https://***@corp.example/go,direct",
+            home.display()
+        )),
+        "{v}"
+    );
+    let v = explain("off");
+    assert!(v["GOMODCACHE"].is_null() && v["GOPROXY"].is_null(), "{v}");
+    assert!(v["GOCACHE"].is_string(), "{v}");
+}
+
+/// What the attack tries on the host's store, through every name the
+/// command has for it: `~/go/pkg/mod`, the path in the `file://` proxy
+/// dcjail puts first in `GOPROXY`, a path relative to the project, and
+/// `/proc/self/root`: add a version to the list go reads, replace a zip
+/// and a `.mod`, change an unpacked source (made writable first, as its
+/// owner can), add a module and a symlink, then `go clean -modcache`.
+const GO_STORE_ATTACK: &str = r#"feed=${GOPROXY%%,*}; feed=${feed#file://}; feed=${feed%/cache/download}
+case "$feed" in /*) ;; *) feed=$HOME/go/pkg/mod ;; esac
+echo "feed=$feed"
+for s in "$HOME/go/pkg/mod" "$feed" ../home/go/pkg/mod "/proc/self/root$HOME/go/pkg/mod"; do
+  d=$s/cache/download/example.com/dep/@v
+  echo v9.9.9 >> "$d/list"
+  printf 'not a zip' > "$d/v1.0.0.zip"
+  mv "$d/v1.0.0.mod" "$d/v1.0.0.mod.moved"
+  chmod -R u+w "$s/example.com/dep@v1.0.0"
+  printf 'package dep\n\nfunc Add(a, b int) int { return 0 }\n' > "$s/example.com/dep@v1.0.0/dep.go"
+  mkdir -p "$s/cache/download/example.com/evil/@v"
+  ln -s / "$s/evil-link"
+done 2>/dev/null
+GOMODCACHE=$feed go clean -modcache 2>/dev/null
+echo ran
+"#;
+
+#[test]
+fn the_hosts_go_store_fed_to_the_command_cannot_be_written_through_any_name() {
     if !scratch::need("go") {
-        return vec![];
+        return;
     }
-    let proxy = go_proxy("pm-go-new-proxy");
+    let proxy = go_proxy("pm-go-attack-proxy");
     let project = |w: &Path| go_project(w);
-    let warm_fn = |t: &Tree, user: User, env: &Env| go_warm(t, user, env, &proxy.0);
-    let get = "go get example.com/extra@v1.0.0; echo rc=$?; git status --porcelain\n";
-    let own = "GOMODCACHE=\"$(dirname \"$GOCACHE\")/go-mod\" go get example.com/extra@v1.0.0; \
-               echo rc=$?; go build -o app . && echo built; git status --porcelain\n";
+    let warm_fn = |t: &Tree, user: User, env: &Env| go_warm(t, user, env, &proxy.0, true);
     let w = Workload {
-        name: "go-new-module",
+        name: "go-store-attack",
         project: &project,
         script: String::new(),
         known: &[],
         cache_sub: &[],
         warm: Some(&warm_fn),
+        vars: &[],
+        kept: &[],
     };
     let mut failures = Vec::new();
-    let vars = go_vars(&proxy.0);
     for user in users() {
-        let t = Tree::new("pm-go-new", user);
-        for mode in modes() {
+        let t = Tree::new("pm-go-attack", user);
+        for mode in modes().into_iter().take(modes().len() - 1) {
+            let _one = one_run();
             let env = prepare(&w, &t, user, SYS_PATH);
-            let home_before = listing(&t.home, &[".cache/dcjail"]);
-            let r = sh(
-                mode,
-                user,
-                &t.work,
-                &t.work,
-                &[],
-                &env,
-                &format!("{vars}{get}"),
-            );
-            let out = r.all().replace(&t.home.display().to_string(), "~");
+            let before = tree_state(&t.home.join("go"));
+            let r = sh(mode, user, &t.work, &t.work, &[], &env, GO_STORE_ATTACK);
+            let after = tree_state(&t.home.join("go"));
             let what = format!(
-                "go get of a new module as {} under {}",
+                "the go store attack as {} under {}",
                 user.label(),
                 mode.label()
             );
-            println!("{what}:\n{out}");
-            let Mode::Jail(_) = mode else {
-                if !out.contains("go: added example.com/extra v1.0.0\nrc=0\n") {
-                    failures.push(format!(
-                        "{what}: the control failed, the test is broken:\n{out}"
-                    ));
+            println!("{what}:\n{}", r.all());
+            if r.code != Some(0) || !r.stdout.ends_with("ran\n") {
+                failures.push(format!("{what}: the command did not run:\n{}", r.all()));
+            }
+            match mode {
+                Mode::Direct => {
+                    if before == after {
+                        failures.push(format!(
+                            "{what}: the control changed nothing, the test is broken"
+                        ));
+                    }
                 }
-                continue;
-            };
-            let want = "go: example.com/extra@v1.0.0: mkdir \
-                        ~/go/pkg/mod/cache/download/example.com/extra: permission denied\nrc=1\n";
-            if !out.contains(want) {
-                failures.push(format!("{what}: not the failure README names:\n{out}"));
-            }
-            if listing(&t.home, &[".cache/dcjail"]) != home_before {
-                failures.push(format!("{what}: the host's home changed"));
-            }
-            let r = sh(
-                mode,
-                user,
-                &t.work,
-                &t.work,
-                &[],
-                &env,
-                &format!("{vars}{own}"),
-            );
-            let out = r.all();
-            println!("{what}, with the workspace's own store:\n{out}");
-            if !out.ends_with(
-                "go: added example.com/extra v1.0.0\nrc=0\nbuilt\n M go.mod\n?? go.sum\n",
-            ) {
-                failures.push(format!("{what}: README's workaround fails:\n{out}"));
-            }
-            if listing(&t.home, &[".cache/dcjail"]) != home_before {
-                failures.push(format!("{what}: the host's home changed"));
+                Mode::Jail(_) => {
+                    let feed = t.home.canonicalize().unwrap().join("go/pkg/mod");
+                    if !r.stdout.starts_with(&format!("feed={}\n", feed.display())) {
+                        failures.push(format!(
+                            "{what}: GOPROXY does not name the host's store:\n{}",
+                            r.all()
+                        ));
+                    }
+                    if let Some(d) = diff(&format!("{what}: the host's ~/go"), &before, &after) {
+                        failures.push(d);
+                    }
+                }
             }
         }
     }
-    failures
+    check(failures);
 }

@@ -1,9 +1,6 @@
 #![no_main]
-//! libFuzzer entry point; the checks live in ../checks.rs, shared with
-//! tests/fuzz_props.rs so every corpus file is replayed by `cargo test`.
-
-#[allow(dead_code)] // each target uses one of the checks
-#[path = "../checks.rs"]
-mod checks;
+//! libFuzzer entry point; the checks live in ../checks.rs (the fuzz
+//! crate's library), shared with tests/fuzz_props.rs so every corpus file
+//! is replayed by `cargo test`.
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| checks::http_request(data));

@@ -428,24 +428,28 @@ impl LayerSpec {
     /// Probes the kernel: landlock ABI, seccomp, architecture.
     pub fn check_supported(&self) -> Result<(), String> {
         self.check_supported_with(&super::host::Real)
+            .map_err(|m| m.to_string())
     }
 
     /// `check_supported` with the machine's answers given.
-    pub fn check_supported_with(&self, host: &dyn super::host::Probe) -> Result<(), String> {
-        host.seccomp_available()?;
-        let have = super::obstacle::landlock_abi(host).map_err(|o| o.to_string())?;
-        if have < self.abi.max(MIN_ABI) {
-            let missing: Vec<String> = self
-                .needs()
-                .into_iter()
-                .filter(|(a, _)| *a > have)
-                .map(|(a, what)| format!("{what} (ABI {a})"))
-                .collect();
-            return Err(format!(
-                "landlock ABI {} needed for {}; this kernel has {have}",
-                self.abi.max(MIN_ABI),
-                missing.join(", ")
-            ));
+    pub fn check_supported_with(
+        &self,
+        host: &dyn super::host::Probe,
+    ) -> Result<(), super::Missing> {
+        use super::Missing;
+        host.seccomp_available().map_err(Missing::Host)?;
+        let have = super::obstacle::landlock_abi(host).map_err(Missing::Obstacle)?;
+        let needed = self.abi.max(MIN_ABI);
+        if have < needed {
+            return Err(Missing::LandlockAbi {
+                needed,
+                have,
+                needs: self
+                    .needs()
+                    .into_iter()
+                    .filter(|(a, _)| *a > have)
+                    .collect(),
+            });
         }
         Ok(())
     }

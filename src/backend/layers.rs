@@ -12,6 +12,7 @@
 
 use super::landlock::LayerSpec;
 use super::seccomp::{Meta, Unix};
+use super::{Layer, Missing};
 use crate::plan::{Plan, StdFd, STD_NAMES};
 use crate::policy::NetMode;
 
@@ -26,14 +27,18 @@ pub struct Without {
     pub narrowed: Vec<String>,
 }
 
-/// The words of the one missing layer, for messages.
-pub const LANDLOCK: &str = "landlock";
-pub const LISTENER: &str = "seccomp user notification";
+const LANDLOCK: Layer = Layer::Landlock;
+const LISTENER: Layer = Layer::SeccompNotify;
 
 /// The refusal of one feature: what it is, the layer it needs, why that
 /// layer is missing here, and what the user can change.
-fn needs(feature: &str, layer: &str, why: &str, fix: &str) -> String {
-    format!("{feature} needs {layer}, which is missing here ({why}): {fix}")
+fn needs(feature: &str, layer: Layer, why: &str, fix: &'static str) -> Missing {
+    Missing::NeedsLayer {
+        feature: feature.to_string(),
+        layer,
+        why: why.to_string(),
+        fix,
+    }
 }
 
 /// bwrap without its inner landlock layer. The mounts and namespaces hold
@@ -45,7 +50,7 @@ fn needs(feature: &str, layer: &str, why: &str, fix: &str) -> String {
 /// caller's mount (which the read-only mounts do not cover: reopened
 /// through /proc/self/fd it is writable), and the host's abstract sockets
 /// under `full`.
-pub fn bwrap_without_landlock(plan: &Plan, spec: &mut LayerSpec, why: &str) -> Result<(), String> {
+pub fn bwrap_without_landlock(plan: &Plan, spec: &mut LayerSpec, why: &str) -> Result<(), Missing> {
     if plan.effective_net() == NetMode::Full {
         return Err(needs(
             "network full",
@@ -150,7 +155,7 @@ pub fn without_listener(
     spec: &mut LayerSpec,
     brokered: Option<Brokered<'_>>,
     why: &str,
-) -> Result<(), String> {
+) -> Result<(), Missing> {
     if let Some(s) = spec.unix_sockets.first() {
         return Err(needs(
             &format!(
@@ -291,7 +296,9 @@ mod tests {
         assert!(s.fs_rules.is_empty() && s.tcp_connect_ports.is_empty());
         assert_eq!(s.without.landlock.as_deref(), Some("no landlock here"));
         let p = plan(SandboxMode::ReadOnly, NetMode::Full);
-        let e = bwrap_without_landlock(&p, &mut layer(&p), "no landlock here").unwrap_err();
+        let e = bwrap_without_landlock(&p, &mut layer(&p), "no landlock here")
+            .unwrap_err()
+            .to_string();
         assert!(
             e.starts_with(
                 "network full needs landlock, which is missing here (no landlock here): "
@@ -308,7 +315,9 @@ mod tests {
             missing: Vec::new(),
             zones: &zones,
         };
-        let e = without_listener(&mut layer(&p), Some(b()), "none here").unwrap_err();
+        let e = without_listener(&mut layer(&p), Some(b()), "none here")
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             e,
             "keeping a new git repository out of the worktree `/ws` (a `.git` made in or below \
@@ -320,7 +329,9 @@ mod tests {
             missing: vec!["/ws/.envrc".into(), "/ws/.bashrc".into()],
             zones: &zones,
         };
-        let e = without_listener(&mut layer(&p), Some(missing), "none here").unwrap_err();
+        let e = without_listener(&mut layer(&p), Some(missing), "none here")
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             e,
             "the protected path `/ws/.envrc` does not exist (and 1 more missing protected \
@@ -330,7 +341,9 @@ mod tests {
         );
         let mut s = layer(&p);
         s.unix_sockets = vec!["/run/a.sock".into()];
-        let e = without_listener(&mut s, None, "none here").unwrap_err();
+        let e = without_listener(&mut s, None, "none here")
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("the named unix socket `/run/a.sock` (allow_unix_sockets) needs seccomp user notification"), "{e}");
         let mut s = layer(&p);
         s.host_roots = vec!["/ws".into(), "/tmp".into()];

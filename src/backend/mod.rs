@@ -25,7 +25,7 @@ pub mod seatbelt;
 #[cfg(target_os = "linux")]
 pub mod seccomp;
 mod unavailable;
-pub use unavailable::{Missing, Unavailable};
+pub use unavailable::{Layer, Missing, Setup, Unavailable};
 
 /// A sandbox backend.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,7 +82,7 @@ impl Launch {
 pub struct Choice {
     pub kind: Option<Kind>,
     pub launch: Launch,
-    pub passed_over: Vec<(Kind, String)>,
+    pub passed_over: Vec<Unavailable>,
     /// What the launch-time glob walk found; `None` when nothing was walked.
     pub globs: Option<crate::walk::Cover>,
     /// The other names of denied files (hard links) found at launch;
@@ -165,12 +165,12 @@ pub fn select_with(plan: &Plan, host: &dyn host::Probe) -> Result<Choice> {
                     links,
                 })
             }
-            Err(why) => passed_over.push((kind, why.message())),
+            Err(why) => passed_over.push(why),
         }
     }
     let why: Vec<String> = passed_over
         .iter()
-        .map(|(k, w)| format!("{}: {}", k.name(), w))
+        .map(|u| format!("{}: {}", u.backend.name(), u.message()))
         .collect();
     Err(Refusal::unavailable(format!(
         "cannot enforce this policy here; {}",
@@ -241,10 +241,10 @@ fn literal_plan(
 pub fn fallback(
     plan: &Plan,
     globs: Option<crate::walk::Cover>,
-    failed: Kind,
-    why: impl Into<String>,
+    why: Unavailable,
 ) -> Result<Choice> {
-    let mut passed_over = vec![(failed, why.into())];
+    let failed = why.backend;
+    let mut passed_over = vec![why];
     if plan.backend == BackendChoice::Auto {
         let list = candidates(plan.backend);
         let (literal, links) = literal_plan(plan, globs.as_ref(), &list)?;
@@ -260,13 +260,13 @@ pub fn fallback(
                         links,
                     })
                 }
-                Err(why) => passed_over.push((*kind, why.message())),
+                Err(why) => passed_over.push(why),
             }
         }
     }
     let why: Vec<String> = passed_over
         .iter()
-        .map(|(k, w)| format!("{}: {}", k.name(), w))
+        .map(|u| format!("{}: {}", u.backend.name(), u.message()))
         .collect();
     Err(Refusal::unavailable(format!(
         "cannot enforce this policy here; {}",
@@ -313,7 +313,7 @@ fn prepare_landlock(
     // to another host on the proxy's port would get through, and the
     // allowlist promises that a direct connection fails.
     if plan.effective_net() == crate::policy::NetMode::Allowlist {
-        return Err(Unavailable::new(kind, Missing::Rule("landlock filters TCP connect by port, not by address, so a direct connection to another host on the proxy's port would not fail; the network allowlist needs the bwrap backend".into())));
+        return Err(Unavailable::new(kind, Missing::AllowlistNeedsBwrap));
     }
     // A deny_write glob is refused for what it could match inside a
     // writable root, not only for what it matches now.
@@ -321,11 +321,12 @@ fn prepare_landlock(
     let mut spec =
         self::landlock::layer_spec(literal.unwrap_or(plan)).because(kind, Missing::Rule)?;
     spec.check_supported_with(host)
-        .because(kind, Missing::Host)?;
+        .map_err(|m| Unavailable::new(kind, m))?;
     // Without seccomp user notification there is no broker: what only it
     // holds is refused by name, the rest runs narrower, and says so.
     if let Some(why) = self::obstacle::listener_missing(host) {
-        self::layers::without_listener(&mut spec, None, &why).because(kind, Missing::Host)?;
+        self::layers::without_listener(&mut spec, None, &why)
+            .map_err(|m| Unavailable::new(kind, m))?;
     }
     Ok(spec)
 }

@@ -133,6 +133,17 @@ pub fn classify(plan: &Plan, f: &Fact<'_>, home: Option<&Path>) -> Denial {
         );
         return d;
     }
+    if f.errno == libc::EXDEV && matches!(op, "link" | "linkat") {
+        d.rule = "link between roots";
+        d.why_not = Some(
+            "each writable root is its own mount in the sandbox: a hard link from one into \
+             another is made only for a regular file no protected path or mask covers, that the \
+             command could open for writing, and only when the command has not restricted \
+             itself; tools that get EXDEV copy the file instead"
+                .into(),
+        );
+        return d;
+    }
     let Some(p) = resolved else {
         return d;
     };
@@ -442,6 +453,7 @@ fn errno_name(e: i32) -> &'static str {
         libc::EACCES => "EACCES",
         libc::EROFS => "EROFS",
         libc::EBUSY => "EBUSY",
+        libc::EXDEV => "EXDEV",
         libc::ENETUNREACH => "ENETUNREACH",
         libc::EHOSTUNREACH => "EHOSTUNREACH",
         libc::ECONNREFUSED => "ECONNREFUSED",

@@ -104,6 +104,7 @@ fn group_name(d: &Denial) -> String {
         "network" => "(network sockets)".into(),
         "setuid" => "(setuid or setgid bits)".into(),
         "device" => "(device metadata)".into(),
+        "link between roots" => "(hard links between writable roots)".into(),
         other => format!("({other})"),
     }
 }

@@ -9,7 +9,7 @@
 
 use crate::backend::bwrap::{BwrapLaunch, STAGE2};
 use crate::backend::program::STUB;
-use crate::backend::{Kind, Missing, Unavailable};
+use crate::backend::{Kind, Missing, Setup, Unavailable};
 use crate::inside::stub_format::{MEMFD_NAME, SHIELDED, STARTED};
 use crate::plan::Plan;
 use std::os::unix::ffi::OsStrExt;
@@ -171,7 +171,7 @@ pub fn launch(
     side: Option<super::Side<'_>>,
 ) -> Result<i32, Unavailable> {
     launch_or_why(plan, l, argv, envp, side)
-        .map_err(|m| Unavailable::new(Kind::Bwrap, Missing::Setup(m)))
+        .map_err(|s| Unavailable::new(Kind::Bwrap, Missing::Setup(s)))
 }
 
 fn launch_or_why(
@@ -180,7 +180,7 @@ fn launch_or_why(
     argv: &[std::ffi::CString],
     envp: &[std::ffi::CString],
     side: Option<super::Side<'_>>,
-) -> Result<i32, String> {
+) -> Result<i32, Setup> {
     use std::os::fd::AsRawFd;
     check_stdio(&l.rendered.held)?;
     let fds = Fds::open(l)?;
@@ -206,7 +206,9 @@ fn launch_or_why(
     // The teardown kills bwrap alone and counts on its children dying with
     // it: never without the option that makes them.
     if !l.rendered.args.iter().any(|a| a == "--die-with-parent") {
-        return Err("the bwrap command line lacks --die-with-parent".into());
+        return Err(Setup::Step(
+            "the bwrap command line lacks --die-with-parent".into(),
+        ));
     }
     let teardown = super::Teardown::PidNamespace;
     let status = super::supervise_with(
@@ -466,7 +468,7 @@ fn exec_bwrap(
 /// command's status (and bwrap's words are passed on); otherwise bwrap
 /// could not build the sandbox, unless the run was interrupted or timed
 /// out first.
-fn outcome(said: &[u8], status: i32, interrupted: Option<i32>) -> Result<i32, String> {
+fn outcome(said: &[u8], status: i32, interrupted: Option<i32>) -> Result<i32, Setup> {
     if let Some(i) = said.windows(STARTED.len()).position(|w| w == STARTED) {
         use std::io::Write;
         let mut e = std::io::stderr();
@@ -484,15 +486,9 @@ fn outcome(said: &[u8], status: i32, interrupted: Option<i32>) -> Result<i32, St
         return Ok(status);
     }
     let text = String::from_utf8_lossy(said);
-    let text = text.trim().trim_start_matches("bwrap: ");
-    Err(format!(
-        "bubblewrap could not build the sandbox: {}",
-        if text.is_empty() {
-            "it exited before the second stage"
-        } else {
-            text
-        }
-    ))
+    Err(Setup::Bwrap {
+        said: text.trim().trim_start_matches("bwrap: ").to_string(),
+    })
 }
 
 /// Reads bwrap's `--json-status-fd` reports: one JSON object per line, first

@@ -9,7 +9,7 @@
 //! a guarantee (the host's caches stay read-only whatever happens here), so
 //! a failure runs the command without them rather than refusing it.
 
-use crate::plan::caches::Private;
+use crate::plan::caches::{env_file, parse_env_file, Go, Private};
 use crate::plan::Plan;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -28,12 +28,36 @@ pub fn prepare(plan: &mut Plan) {
 
 /// `Private::env` for this process: what exists on the host, what the
 /// caller set (the environment the command inherits, read here, where the
-/// command's environment is built, and never by `plan`).
-pub fn env_here(c: &Private) -> Vec<(&'static str, std::path::PathBuf)> {
+/// command's environment is built, and never by `plan`). `removed` names
+/// the variables the policy takes out of the command's environment: go's
+/// settings count as unset then, as the command's go would see them.
+pub fn env_here(
+    c: &Private,
+    removed: impl Fn(&str) -> bool,
+) -> Vec<(&'static str, std::ffi::OsString)> {
     c.env(
         |p| std::fs::symlink_metadata(p).is_ok(),
         |k| std::env::var_os(k).is_some_and(|v| !v.is_empty()),
+        &go_here(&c.home, removed),
     )
+}
+
+/// What go would use outside dcjail: the caller's variables, then go's env
+/// file (read as the invoking user; an unreadable one counts as none).
+fn go_here(home: &Path, removed: impl Fn(&str) -> bool) -> Go {
+    let var = |k: &str| {
+        if removed(k) {
+            return None;
+        }
+        std::env::var(k).ok()
+    };
+    let file = env_file(home, var)
+        .and_then(|f| std::fs::read_to_string(f).ok())
+        .map(|t| parse_env_file(&t))
+        .unwrap_or_default();
+    Go::read(home, var, &file, |p| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_dir())
+    })
 }
 
 /// An open directory descriptor, closed on drop.

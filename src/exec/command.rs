@@ -25,10 +25,10 @@ pub fn environment(plan: &Plan, backend: &str, extra: &[(OsString, OsString)]) -
                 .is_some_and(|v| v.is_absolute() && plan.writable(&v))
         };
         set.extend(
-            crate::exec::caches::env_here(c)
+            crate::exec::caches::env_here(c, |k| plan.env.removes(k).is_some())
                 .into_iter()
                 .filter(|(k, _)| !kept(k))
-                .map(|(k, v)| (k.into(), v.into_os_string())),
+                .map(|(k, v)| (k.into(), v)),
         );
     }
     set.extend(extra.iter().cloned());

@@ -3,7 +3,7 @@
 //! program read from the same sealed memfd and applied by the same sequence
 //! (`inside::stage2`) as the stub does.
 
-use crate::inside::stub_format::{MEMFD_NAME, PROXY_FD_VAR, SHIELDED, STAGE2, STARTED};
+use crate::inside::stub_format::{MEMFD_NAME, PROXY_FD_VAR, SHIELDED, STARTED};
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
 
@@ -66,36 +66,27 @@ fn read_sealed(fd: i32) -> Result<Vec<u8>, String> {
 /// caller.
 pub fn main(args: &[OsString]) -> i32 {
     use crate::error::Refusal;
-    if args.len() < 8 || args[6] != "--" {
-        let r = Refusal::usage(format!("`{STAGE2}` is internal to dcjail"));
-        eprintln!("{}", r.line());
-        return r.exit_code();
-    }
-    let parse = |a: &OsString| a.to_str().and_then(|s| s.parse::<u32>().ok());
-    let (Some(fd), Some(ign), Some(err), Some(closed @ 0..=7)) = (
-        parse(&args[2]),
-        parse(&args[3]),
-        parse(&args[4]),
-        parse(&args[5]),
-    ) else {
-        let r = Refusal::usage(format!("`{STAGE2}` is internal to dcjail"));
-        eprintln!("{}", r.line());
-        return r.exit_code();
-    };
+    use crate::inside::stub_format::{parse_fd, Prologue, PrologueError, COMMAND_AT};
     let fail = |m: String| {
         let r = Refusal::unavailable(format!("second stage: {m}"));
         eprintln!("{}", r.line());
         r.exit_code()
     };
-    let bytes = match i32::try_from(fd)
-        .map_err(|e| e.to_string())
-        .and_then(read_sealed)
-    {
+    let p = match Prologue::parse(args.len(), |i| args[i].as_bytes()) {
+        Ok(p) => p,
+        Err(PrologueError::Usage) => {
+            let r = Refusal::usage(PrologueError::Usage.text());
+            eprintln!("{}", r.line());
+            return r.exit_code();
+        }
+        Err(e) => return fail(e.text().to_string()),
+    };
+    let bytes = match read_sealed(p.fd) {
         Ok(b) => b,
         Err(e) => return fail(e),
     };
     for (i, s) in SHIELDED.iter().enumerate() {
-        if ign & (1 << i) == 0 {
+        if p.ignored & (1 << i) == 0 {
             // SAFETY: restoring the default disposition.
             unsafe { libc::signal(*s, libc::SIG_DFL) };
         }
@@ -105,13 +96,13 @@ pub fn main(args: &[OsString]) -> i32 {
     // SAFETY: plain writes and dup2 on fd numbers given by the first stage.
     unsafe {
         libc::write(2, STARTED.as_ptr().cast(), STARTED.len());
-        if err > 2 && libc::dup2(err as i32, 2) == 2 {
-            libc::close(err as i32);
+        if p.err > 2 && libc::dup2(p.err, 2) == 2 {
+            libc::close(p.err);
         }
     }
     // exec_command closes them right before the command's execve.
-    super::stdfds::note_closed(closed as u8);
-    let argv = match super::c_argv(&args[7..]) {
+    super::stdfds::note_closed(p.closed);
+    let argv = match super::c_argv(&args[COMMAND_AT..]) {
         Ok(a) => a,
         Err(e) => return fail(e),
     };
@@ -129,8 +120,7 @@ pub fn main(args: &[OsString]) -> i32 {
     if let Some(v) = proxy_fd {
         // Network allowlist: the proxy outside accepts on a socket bound
         // in this namespace; it must exist before the command starts.
-        let fd = v.to_str().and_then(|s| s.parse::<i32>().ok());
-        let sent = fd
+        let sent = parse_fd(v.as_bytes())
             .ok_or_else(|| "bad proxy channel".to_string())
             .and_then(|fd| {
                 crate::net::session::send_listener(fd, crate::backend::bwrap::SANDBOX_PROXY_PORT)

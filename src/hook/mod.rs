@@ -69,12 +69,23 @@ pub struct HookCli {
     #[arg(long)]
     pub ask: bool,
     /// Check the agent's settings (the hook is there, and trusted for Codex), then run a sample call through dcjail
+    ///
+    /// It says plainly when the agent would not run dcjail (no shell prefix, no
+    /// hook, a Codex hook that is not trusted or whose trust entry no longer
+    /// matches), prints the agent's version and whether dcjail was verified with
+    /// it, then runs a sample shell call as the agent would and says whether it
+    /// ran under dcjail (exit 0) or not (exit 1).
     #[arg(long, conflicts_with = "install")]
     pub check: bool,
     /// Write the integration into the agent's settings: Claude Code's shell prefix and hook, Codex's hook and its trust entry
+    ///
+    /// Other settings are kept (see `hook` under `SUBCOMMANDS`).
     #[arg(long)]
     pub install: bool,
     /// The settings file for --install and --check. Default: ~/.claude/settings.json ($CLAUDE_CONFIG_DIR), ~/.codex/config.toml ($CODEX_HOME)
+    ///
+    /// Claude Code's is found in `CLAUDE_CONFIG_DIR` when that is set, Codex's
+    /// in `CODEX_HOME` when that is set.
     #[arg(long, visible_alias = "config", value_name = "FILE", value_hint = clap::ValueHint::FilePath)]
     pub settings: Option<PathBuf>,
 }

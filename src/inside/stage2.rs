@@ -5,7 +5,6 @@
 //! notifications while its child becomes the command. Run by the embedded
 //! stub inside bubblewrap and by dcjail itself where memfds cannot be
 //! executed, so both apply the very same layer. `core` only.
-#![allow(dead_code)]
 
 use super::stub_format::{Program, MAX_PATH};
 use super::sys::{self, nr};

@@ -78,6 +78,98 @@ pub const MAX_NAME: usize = 255;
 /// STD: bit N set when the caller left fd N closed).
 pub const STAGE2: &str = "__stage2";
 
+/// Where the command starts in stage 2's argv (`argv[0]` is the program
+/// itself, `argv[1]` is `STAGE2`).
+pub const COMMAND_AT: usize = 7;
+
+/// Stage 2's command line before the command, parsed: the one parser the
+/// stub and dcjail's own second stage (`exec::stage2`) both use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Prologue {
+    /// The sealed memfd holding the program.
+    pub fd: i32,
+    /// Bit N set when `SHIELDED[N]` was ignored before the launch.
+    pub ignored: u32,
+    /// The caller's stderr.
+    pub err: i32,
+    /// Bit N set when the caller left standard descriptor N closed.
+    pub closed: u8,
+}
+
+/// Why a command line is not `STAGE2 FD IGN ERR STD -- COMMAND...`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PrologueError {
+    /// Not that shape, or a field that is not a number in its range: a
+    /// usage-error (`USAGE_STATUS`), as for anyone who typed it by hand.
+    Usage,
+    /// FD or ERR beyond any descriptor number: sandbox-unavailable.
+    BadDescriptor,
+}
+
+impl PrologueError {
+    /// The words after `dcjail: usage-error: ` or after
+    /// `dcjail: sandbox-unavailable: second stage: `.
+    pub fn text(self) -> &'static str {
+        match self {
+            PrologueError::Usage => "`__stage2` is internal to dcjail",
+            PrologueError::BadDescriptor => "bad descriptor",
+        }
+    }
+}
+
+impl Prologue {
+    /// Parses argv, given as its length and the bytes of argument `i`
+    /// (the stub reads them from its initial stack, dcjail from std).
+    /// `arg` is called only with `i < argc`.
+    pub fn parse<'a>(
+        argc: usize,
+        arg: impl Fn(usize) -> &'a [u8],
+    ) -> Result<Prologue, PrologueError> {
+        if argc <= COMMAND_AT || arg(1) != STAGE2.as_bytes() || arg(6) != b"--" {
+            return Err(PrologueError::Usage);
+        }
+        let (Some(fd), Some(ignored), Some(err), Some(closed @ 0..=7)) = (
+            parse_u32(arg(2)),
+            parse_u32(arg(3)),
+            parse_u32(arg(4)),
+            parse_u32(arg(5)),
+        ) else {
+            return Err(PrologueError::Usage);
+        };
+        let (Ok(fd), Ok(err)) = (i32::try_from(fd), i32::try_from(err)) else {
+            return Err(PrologueError::BadDescriptor);
+        };
+        Ok(Prologue {
+            fd,
+            ignored,
+            err,
+            closed: closed as u8,
+        })
+    }
+}
+
+/// A decimal number as the first stage writes one: 1 to 10 ASCII digits
+/// and nothing else (no sign, no blank), that fits in a u32.
+pub fn parse_u32(s: &[u8]) -> Option<u32> {
+    if s.is_empty() || s.len() > 10 {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &c in s {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v * 10 + u64::from(c - b'0');
+    }
+    u32::try_from(v).ok()
+}
+
+/// A descriptor number as the first stage writes one (`PROXY_FD_VAR`'s
+/// value): `parse_u32` within `i32`.
+pub fn parse_fd(s: &[u8]) -> Option<i32> {
+    parse_u32(s).and_then(|v| i32::try_from(v).ok())
+}
+
 /// The name of the sealed memfd that carries the program into stage 2;
 /// stage 2 refuses any other descriptor, so a caller who controls only
 /// dcjail's argv (and stdin) cannot feed it a layer of their own.
@@ -119,9 +211,9 @@ pub const SIGNAL_STATUS_BASE: i32 = 128;
 /// Sets the descriptors of the program's host roots, in their order
 /// (`Program::hosts`): the launch opens them just before it starts bwrap.
 /// A program that does not parse, or a count that differs, is left as is
-/// (its roots stay -1: no link is made through them).
-// The stub only reads programs.
-#[allow(dead_code)]
+/// (its roots stay -1: no link is made through them). The launch's half:
+/// the stub only reads programs.
+#[cfg(not(dcjail_stub))]
 pub fn set_host_fds(program: &mut [u8], fds: &[i32]) {
     let (at, count) = match Program::parse(program) {
         Ok(p) => (
@@ -148,7 +240,6 @@ pub fn set_host_fds(program: &mut [u8], fds: &[i32]) {
 
 /// Landlock filesystem rights (the uapi bits), as the program's rules carry
 /// them: one list for dcjail, the stub and the broker they share.
-#[allow(dead_code)]
 pub mod access {
     pub const EXECUTE: u64 = 1 << 0;
     pub const WRITE_FILE: u64 = 1 << 1;
@@ -443,5 +534,72 @@ impl<'a> Program<'a> {
             let n = r.u32().ok()? as usize;
             Some((n as u16, r.take(n * INSN).ok()?))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Prologue, PrologueError> {
+        Prologue::parse(args.len(), |i| args[i].as_bytes())
+    }
+
+    #[test]
+    fn the_prologue_is_read_field_by_field() {
+        let p = parse(&["dcjail", STAGE2, "5", "9", "7", "3", "--", "true"]);
+        assert_eq!(
+            p,
+            Ok(Prologue {
+                fd: 5,
+                ignored: 9,
+                err: 7,
+                closed: 3
+            })
+        );
+        // The command may itself hold "--" and numbers.
+        let p = parse(&["x", STAGE2, "0", "0", "2", "7", "--", "--", "1"]);
+        assert_eq!(p.map(|p| p.closed), Ok(7));
+    }
+
+    #[test]
+    fn anything_else_is_a_usage_error() {
+        let usage = Err(PrologueError::Usage);
+        for args in [
+            &["dcjail", STAGE2, "5", "9", "7", "3", "--"][..],
+            &["dcjail", STAGE2, "0", "0", "--", "sh"],
+            &["dcjail", "__stage3", "5", "9", "7", "3", "--", "true"],
+            &["dcjail", STAGE2, "5", "9", "7", "3", "-", "true"],
+            &["dcjail", STAGE2, "5", "9", "7", "8", "--", "true"],
+            &["dcjail", STAGE2, "+5", "9", "7", "3", "--", "true"],
+            &["dcjail", STAGE2, "-1", "9", "7", "3", "--", "true"],
+            &["dcjail", STAGE2, "5", " 9", "7", "3", "--", "true"],
+            &["dcjail", STAGE2, "5", "", "7", "3", "--", "true"],
+            &["dcjail", STAGE2, "5", "9", "4294967296", "3", "--", "true"],
+            &["dcjail", STAGE2, "5", "9", "07x", "3", "--", "true"],
+        ] {
+            assert_eq!(parse(args), usage, "{args:?}");
+        }
+        assert_eq!(
+            PrologueError::Usage.text(),
+            "`__stage2` is internal to dcjail"
+        );
+    }
+
+    #[test]
+    fn a_number_no_descriptor_can_have_is_refused_as_such() {
+        for args in [
+            &["d", STAGE2, "2147483648", "0", "2", "0", "--", "true"][..],
+            &["d", STAGE2, "3", "0", "4294967295", "0", "--", "true"],
+        ] {
+            assert_eq!(parse(args), Err(PrologueError::BadDescriptor), "{args:?}");
+        }
+        assert_eq!(parse_fd(b"2147483647"), Some(i32::MAX));
+        assert_eq!(parse_fd(b"2147483648"), None);
+        assert_eq!(parse_fd(b"12"), Some(12));
+        assert_eq!(parse_fd(b"+12"), None);
+        assert_eq!(parse_fd(b"-1"), None);
+        assert_eq!(parse_u32(b"0000000001"), Some(1));
+        assert_eq!(parse_u32(b"00000000001"), None);
     }
 }

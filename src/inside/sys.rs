@@ -2,7 +2,6 @@
 //! into the embedded second stage (`stub/main.rs`, which has no libc at
 //! all) and into dcjail, so that the code both run — the layer's apply
 //! sequence and the broker — is one source. `core` only.
-#![allow(dead_code)]
 
 #[cfg(target_arch = "x86_64")]
 pub mod nr {
@@ -10,7 +9,6 @@ pub mod nr {
     pub const WRITE: usize = 1;
     pub const OPEN: usize = 2;
     pub const CLOSE: usize = 3;
-    pub const FSTAT: usize = 5;
     pub const MMAP: usize = 9;
     pub const RT_SIGACTION: usize = 13;
     pub const RT_SIGPROCMASK: usize = 14;
@@ -62,7 +60,6 @@ pub mod nr {
     pub const MKNODAT: usize = 259;
     pub const FCHOWNAT: usize = 260;
     pub const FUTIMESAT: usize = 261;
-    pub const NEWFSTATAT: usize = 262;
     pub const UNLINKAT: usize = 263;
     pub const RENAMEAT: usize = 264;
     pub const LINKAT: usize = 265;
@@ -84,7 +81,6 @@ pub mod nr {
     pub const READ: usize = 63;
     pub const WRITE: usize = 64;
     pub const CLOSE: usize = 57;
-    pub const FSTAT: usize = 80;
     pub const MMAP: usize = 222;
     pub const RT_SIGACTION: usize = 134;
     pub const RT_SIGPROCMASK: usize = 135;
@@ -124,7 +120,6 @@ pub mod nr {
     pub const MKDIRAT: usize = 34;
     pub const MKNODAT: usize = 33;
     pub const FCHOWNAT: usize = 54;
-    pub const NEWFSTATAT: usize = 79;
     pub const UNLINKAT: usize = 35;
     pub const LINKAT: usize = 37;
     pub const SYMLINKAT: usize = 36;
@@ -150,10 +145,6 @@ pub const LANDLOCK_CREATE_RULESET: usize = 444;
 pub const LANDLOCK_ADD_RULE: usize = 445;
 pub const LANDLOCK_RESTRICT_SELF: usize = 446;
 pub const FCHMODAT2: usize = 452;
-pub const SETXATTRAT: usize = 463;
-pub const REMOVEXATTRAT: usize = 466;
-pub const OPEN_TREE_ATTR: usize = 467;
-pub const FILE_SETATTR: usize = 469;
 
 /// One system call; `Err(errno)` on failure.
 ///
@@ -253,12 +244,6 @@ pub struct Fd(pub i32);
 impl Fd {
     pub fn raw(&self) -> usize {
         self.0 as usize
-    }
-    /// Gives the descriptor up without closing it.
-    pub fn into_raw(self) -> i32 {
-        let fd = self.0;
-        core::mem::forget(self);
-        fd
     }
 }
 

@@ -9,7 +9,24 @@
 //! never: create anything (`exec::caches` makes the directory at launch,
 //! without following a symlink) or touch the host's caches.
 
+use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+
+/// When a variable is set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum When {
+    /// Always (a cache the tool fills again as it needs).
+    Always,
+    /// Only when the host has no such store: cargo's registry of unpacked
+    /// sources, which builds read offline, where a cold one of its own
+    /// would break `cargo build --offline`. The host's stays read-only
+    /// then (the protected table).
+    HostHasNone,
+    /// go's module store: decided by `Go` (its own store, fed from the
+    /// host's download cache through `GOPROXY`).
+    GoModules,
+}
 
 /// One tool's variable and the subdirectory of the private root it names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,11 +36,7 @@ pub struct Var {
     pub sub: &'static str,
     /// The host's cache it replaces, relative to `$HOME`.
     pub replaces: &'static str,
-    /// Set only when the host has no such cache: a store of unpacked
-    /// sources (cargo's registry, go's modules) that builds read offline,
-    /// where a cold one of its own would break `cargo build --offline`.
-    /// The host's stays read-only then (the protected table).
-    pub only_if_absent: bool,
+    pub when: When,
 }
 
 const fn v(
@@ -37,19 +50,7 @@ const fn v(
         name,
         sub,
         replaces,
-        only_if_absent: false,
-    }
-}
-
-const fn store(
-    tool: &'static str,
-    name: &'static str,
-    sub: &'static str,
-    replaces: &'static str,
-) -> Var {
-    Var {
-        only_if_absent: true,
-        ..v(tool, name, sub, replaces)
+        when: When::Always,
     }
 }
 
@@ -60,7 +61,10 @@ const fn store(
 pub const VARS: &[Var] = &[
     v("pip", "PIP_CACHE_DIR", "pip", ".cache/pip"),
     v("npm", "npm_config_cache", "npm", ".npm"),
-    store("cargo", "CARGO_HOME", "cargo", ".cargo/registry"),
+    Var {
+        when: When::HostHasNone,
+        ..v("cargo", "CARGO_HOME", "cargo", ".cargo/registry")
+    },
     v("uv", "UV_CACHE_DIR", "uv", ".cache/uv"),
     v("yarn", "YARN_CACHE_FOLDER", "yarn", ".cache/yarn"),
     // pnpm 11 and later read `pnpm_config_*` (pnpm 10 reads
@@ -75,11 +79,152 @@ pub const VARS: &[Var] = &[
     ),
     v("pnpm", "pnpm_config_cache_dir", "pnpm", ".cache/pnpm"),
     v("go", "GOCACHE", "go-build", ".cache/go-build"),
-    store("go", "GOMODCACHE", "go-mod", "go/pkg/mod"),
+    Var {
+        when: When::GoModules,
+        ..v("go", "GOMODCACHE", "go-mod", "go/pkg/mod")
+    },
     // Python's user site (`pip install --user`, its `.pth` files): a base
-    // of its own, which the command's python loads and the host's never.
+    // of its own, which later calls in the workspace load and the host's
+    // python never.
     v("python", "PYTHONUSERBASE", "python-user", ".local"),
 ];
+
+/// go's proxy list when neither `GOPROXY` nor go's env file names one.
+pub const GO_DEFAULT_PROXY: &str = "https://proxy.golang.org,direct";
+
+/// What go would use outside dcjail, as the launcher read it (the caller's
+/// environment first, then go's env file, as go reads them).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Go {
+    /// The host's module store: `GOMODCACHE` from go's env file, else the
+    /// first `GOPATH` entry's `pkg/mod`, else `~/go/pkg/mod`.
+    pub store: PathBuf,
+    /// Whether that store exists.
+    pub has_store: bool,
+    /// Whether its `cache/download` is a directory (a proxy go can read).
+    pub has_download: bool,
+    /// `GOPROXY` as the caller or go's env file set it; `None`: go's default.
+    pub proxy: Option<String>,
+    /// `GONOPROXY` or `GOPRIVATE` is set: modules go fetches from their
+    /// origin, never through a proxy, so no proxy can feed them.
+    pub private: bool,
+}
+
+impl Go {
+    /// Reads go's settings: `var` gives the caller's variable (empty is
+    /// unset, as go takes it), `file` go's env file (`parse_env_file`),
+    /// `is_dir` what exists.
+    pub fn read(
+        home: &Path,
+        var: impl Fn(&str) -> Option<String>,
+        file: &BTreeMap<String, String>,
+        is_dir: impl Fn(&Path) -> bool,
+    ) -> Go {
+        let get = |k: &str| {
+            var(k)
+                .filter(|v| !v.is_empty())
+                .or_else(|| file.get(k).filter(|v| !v.is_empty()).cloned())
+        };
+        let gopath = get("GOPATH")
+            .and_then(|p| p.split(':').next().map(PathBuf::from))
+            .filter(|p| p.is_absolute())
+            .unwrap_or_else(|| home.join("go"));
+        let store = file
+            .get("GOMODCACHE")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+            .unwrap_or_else(|| gopath.join("pkg").join("mod"));
+        Go {
+            has_store: is_dir(&store),
+            has_download: is_dir(&store.join("cache").join("download")),
+            store,
+            proxy: get("GOPROXY"),
+            private: get("GONOPROXY").is_some() || get("GOPRIVATE").is_some(),
+        }
+    }
+
+    /// The host's store when none is given: `~/go/pkg/mod`, absent.
+    pub fn absent(home: &Path) -> Go {
+        Go::read(home, |_| None, &BTreeMap::new(), |_| false)
+    }
+
+    /// Whether the proxy list turns downloads off (`GOPROXY=off`).
+    fn off(&self) -> bool {
+        self.proxy.as_deref().is_some_and(|p| {
+            p.split([',', '|'])
+                .next()
+                .is_some_and(|first| first.trim() == "off")
+        })
+    }
+
+    /// Whether go gets the workspace's own module store: not when the host
+    /// has a store that it cannot feed from (downloads off, or private
+    /// modules fetched only from their origin): then the host's is read,
+    /// read-only, so what it holds still builds.
+    fn own_store(&self) -> bool {
+        !self.has_store || !(self.off() || self.private)
+    }
+
+    /// `GOPROXY` for the own store: the host's download cache first, read
+    /// as a `file://` proxy (go goes on to the next on a module it lacks),
+    /// then the list the caller would have had.
+    fn proxy_list(&self) -> Option<String> {
+        if !(self.has_store && self.has_download) || self.off() || self.private {
+            return None;
+        }
+        let rest = self.proxy.as_deref().unwrap_or(GO_DEFAULT_PROXY);
+        Some(format!(
+            "{},{rest}",
+            file_url(&self.store.join("cache").join("download"))
+        ))
+    }
+}
+
+/// go's env file (`GOENV`, `go env -w`): `KEY=VALUE` lines, a key starting
+/// with a capital letter, the last line of a key winning; anything else is
+/// skipped, as go skips it.
+pub fn parse_env_file(text: &str) -> BTreeMap<String, String> {
+    let mut m = BTreeMap::new();
+    for line in text.lines() {
+        let Some((k, val)) = line.split_once('=') else {
+            continue;
+        };
+        if !k.starts_with(|c: char| c.is_ascii_uppercase()) {
+            continue;
+        }
+        m.insert(k.to_string(), val.to_string());
+    }
+    m
+}
+
+/// Where go's env file is: `GOENV` (`off`: none), else
+/// `$XDG_CONFIG_HOME/go/env`, else `~/.config/go/env`.
+pub fn env_file(home: &Path, var: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    let set = |k: &str| var(k).filter(|v| !v.is_empty());
+    if let Some(g) = set("GOENV") {
+        return (g != "off").then(|| PathBuf::from(g));
+    }
+    let config = set("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .unwrap_or_else(|| home.join(".config"));
+    Some(config.join("go").join("env"))
+}
+
+/// A `file://` URL for an absolute path: every byte but letters, digits,
+/// `-._~/` percent-encoded (a `,` or `|` would split go's list).
+fn file_url(p: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut s = String::from("file://");
+    for &b in p.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
+            s.push(char::from(b));
+        } else {
+            s.push_str(&format!("%{b:02X}"));
+        }
+    }
+    s
+}
 
 /// Where the private caches of one workspace live.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -108,21 +253,35 @@ impl Private {
         })
     }
 
-    /// The variables and the directories they name. `host_has` says
-    /// whether the host's cache (a path under the home directory) exists;
-    /// `caller_set` whether the caller set the variable: a store of sources
-    /// the caller named is read as it is, like the default one.
+    /// The variables and their values. `host_has` says whether the host's
+    /// cache (a path under the home directory) exists; `caller_set` whether
+    /// the caller set the variable: a store of sources the caller named is
+    /// read as it is, like the default one; `go` what go would use
+    /// outside dcjail (`GOPROXY` is set with go's own store).
     pub fn env(
         &self,
         host_has: impl Fn(&Path) -> bool,
         caller_set: impl Fn(&str) -> bool,
-    ) -> Vec<(&'static str, PathBuf)> {
-        VARS.iter()
-            .filter(|v| {
-                !v.only_if_absent || !(caller_set(v.name) || host_has(&self.home.join(v.replaces)))
-            })
-            .map(|v| (v.name, self.root.join(v.sub)))
-            .collect()
+        go: &Go,
+    ) -> Vec<(&'static str, OsString)> {
+        let mut out = Vec::new();
+        for v in VARS {
+            let set = match v.when {
+                When::Always => true,
+                When::HostHasNone => !(caller_set(v.name) || host_has(&self.home.join(v.replaces))),
+                When::GoModules => !caller_set(v.name) && go.own_store(),
+            };
+            if !set {
+                continue;
+            }
+            out.push((v.name, self.root.join(v.sub).into_os_string()));
+            if v.when == When::GoModules {
+                if let Some(p) = go.proxy_list() {
+                    out.push(("GOPROXY", p.into()));
+                }
+            }
+        }
+        out
     }
 }
 
@@ -178,16 +337,130 @@ mod tests {
     #[test]
     fn the_variables_point_inside_the_private_root() {
         let p = Private::for_workspace(Path::new("/h"), Path::new("/w")).unwrap();
-        for (name, dir) in p.env(|_| false, |_| false) {
-            assert!(dir.starts_with(&p.root), "{name}");
+        let cold = Go::absent(&p.home);
+        for (name, dir) in p.env(|_| false, |_| false, &cold) {
+            assert!(Path::new(&dir).starts_with(&p.root), "{name}");
         }
         // A warm store of sources on the host is read, not replaced.
-        let names = |v: Vec<(&'static str, PathBuf)>| -> Vec<&'static str> {
+        let names = |v: Vec<(&'static str, OsString)>| -> Vec<&'static str> {
             v.into_iter().map(|(n, _)| n).collect()
         };
-        let warm = names(p.env(|h| h.ends_with(".cargo/registry"), |_| false));
+        let warm = names(p.env(|h| h.ends_with(".cargo/registry"), |_| false, &cold));
         assert!(!warm.contains(&"CARGO_HOME") && warm.contains(&"PIP_CACHE_DIR"));
-        let named = names(p.env(|_| false, |k| k == "CARGO_HOME"));
+        let named = names(p.env(|_| false, |k| k == "CARGO_HOME", &cold));
         assert!(!named.contains(&"CARGO_HOME") && named.contains(&"GOMODCACHE"));
+        assert!(
+            !named.contains(&"GOPROXY"),
+            "no host store: nothing to feed from"
+        );
+    }
+
+    fn go_with(file: &str, vars: &[(&str, &str)], dirs: &[&str]) -> Go {
+        let f = parse_env_file(file);
+        Go::read(
+            Path::new("/h"),
+            |k| {
+                vars.iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            },
+            &f,
+            |p| dirs.iter().any(|d| Path::new(d) == p),
+        )
+    }
+
+    fn val(v: &[(&'static str, OsString)], k: &str) -> Option<String> {
+        v.iter()
+            .find(|(n, _)| *n == k)
+            .map(|(_, x)| x.to_string_lossy().into_owned())
+    }
+
+    #[test]
+    fn go_gets_its_own_store_fed_from_the_hosts_download_cache() {
+        let p = Private::for_workspace(Path::new("/h"), Path::new("/w")).unwrap();
+        let warm = ["/h/go/pkg/mod", "/h/go/pkg/mod/cache/download"];
+        let e = p.env(|_| false, |_| false, &go_with("", &[], &warm));
+        assert_eq!(
+            val(&e, "GOMODCACHE").as_deref(),
+            Some(p.root.join("go-mod").to_str().unwrap())
+        );
+        assert_eq!(
+            val(&e, "GOPROXY").as_deref(),
+            Some("file:///h/go/pkg/mod/cache/download,https://proxy.golang.org,direct")
+        );
+        // The caller's list, else the env file's, follows the host's cache.
+        let g = go_with("GOPROXY=https://file.example\n", &[], &warm);
+        let e = p.env(|_| false, |_| false, &g);
+        assert!(val(&e, "GOPROXY")
+            .unwrap()
+            .ends_with(",https://file.example"));
+        let g = go_with(
+            "GOPROXY=https://file.example\n",
+            &[("GOPROXY", "https://corp.example|direct")],
+            &warm,
+        );
+        let e = p.env(|_| false, |_| false, &g);
+        assert!(val(&e, "GOPROXY")
+            .unwrap()
+            .ends_with(",https://corp.example|direct"));
+        // A store without a download cache: the own store, no proxy set.
+        let e = p.env(|_| false, |_| false, &go_with("", &[], &warm[..1]));
+        assert!(val(&e, "GOMODCACHE").is_some() && val(&e, "GOPROXY").is_none());
+        // No host store: the own store, nothing to feed from.
+        let e = p.env(|_| false, |_| false, &go_with("", &[], &[]));
+        assert!(val(&e, "GOMODCACHE").is_some() && val(&e, "GOPROXY").is_none());
+        // A store the caller named is read as it is.
+        let e = p.env(|_| false, |k| k == "GOMODCACHE", &go_with("", &[], &warm));
+        assert!(val(&e, "GOMODCACHE").is_none() && val(&e, "GOPROXY").is_none());
+    }
+
+    #[test]
+    fn go_reads_the_hosts_store_where_no_proxy_can_feed_it() {
+        let p = Private::for_workspace(Path::new("/h"), Path::new("/w")).unwrap();
+        let warm = ["/h/go/pkg/mod", "/h/go/pkg/mod/cache/download"];
+        for g in [
+            go_with("", &[("GOPROXY", "off")], &warm),
+            go_with("GOPROXY=off\n", &[], &warm),
+            go_with("", &[("GOPRIVATE", "corp.example")], &warm),
+            go_with("GONOPROXY=corp.example\n", &[], &warm),
+        ] {
+            let e = p.env(|_| false, |_| false, &g);
+            assert!(val(&e, "GOMODCACHE").is_none(), "{g:?}");
+            assert!(val(&e, "GOPROXY").is_none(), "{g:?}");
+            assert!(val(&e, "GOCACHE").is_some());
+        }
+        // Without a host store, the own one even then (as before).
+        let g = go_with("", &[("GOPROXY", "off")], &[]);
+        assert!(val(&p.env(|_| false, |_| false, &g), "GOMODCACHE").is_some());
+    }
+
+    #[test]
+    fn go_finds_the_hosts_store_and_env_file_as_go_does() {
+        let g = go_with("GOPATH=/g\n", &[], &["/g/pkg/mod"]);
+        assert_eq!(g.store, Path::new("/g/pkg/mod"));
+        assert!(g.has_store);
+        let g = go_with("GOPATH=/g\n", &[("GOPATH", "/c:/d")], &[]);
+        assert_eq!(g.store, Path::new("/c/pkg/mod"));
+        let g = go_with("GOMODCACHE=/m\nGOPATH=/g\n", &[], &[]);
+        assert_eq!(g.store, Path::new("/m"));
+        let f = parse_env_file("# c\nlower=x\nGOPROXY=a\nnoequals\nGOPROXY=b,c\n");
+        assert_eq!(f.len(), 1);
+        assert_eq!(f.get("GOPROXY").map(String::as_str), Some("b,c"));
+        let none = |_: &str| None;
+        assert_eq!(
+            env_file(Path::new("/h"), none),
+            Some(PathBuf::from("/h/.config/go/env"))
+        );
+        let xdg = |k: &str| (k == "XDG_CONFIG_HOME").then(|| "/x".to_string());
+        assert_eq!(
+            env_file(Path::new("/h"), xdg),
+            Some(PathBuf::from("/x/go/env"))
+        );
+        let off = |k: &str| (k == "GOENV").then(|| "off".to_string());
+        assert_eq!(env_file(Path::new("/h"), off), None);
+        assert_eq!(
+            file_url(Path::new("/a b/c,d|e/%")),
+            "file:///a%20b/c%2Cd%7Ce/%25"
+        );
     }
 }

@@ -31,6 +31,12 @@ pub struct Facts {
     /// `DCJAIL_WALK_LIMIT` as set (`walk::limit_of` reads it): kept raw, so
     /// that a bad value refuses only a run that walks, as before.
     pub walk_limit: Option<OsString>,
+    /// Where git and the shells look for what they run, as the host's
+    /// programs see it: `XDG_CONFIG_HOME`, `GIT_CONFIG_GLOBAL`,
+    /// `GIT_CONFIG_SYSTEM` (each `None` when unset or empty).
+    pub xdg_config_home: Option<PathBuf>,
+    pub git_config_global: Option<PathBuf>,
+    pub git_config_system: Option<PathBuf>,
 }
 
 /// What a standard descriptor held when dcjail started.
@@ -139,7 +145,28 @@ impl Facts {
             euid: unsafe { libc::geteuid() },
             stdio: [0, 1, 2].map(std_fd),
             walk_limit: std::env::var_os(WALK_LIMIT_ENV),
+            xdg_config_home: nonempty("XDG_CONFIG_HOME"),
+            git_config_global: nonempty("GIT_CONFIG_GLOBAL"),
+            git_config_system: nonempty("GIT_CONFIG_SYSTEM"),
         })
+    }
+
+    /// The host environment the protected-path audit reads, from these
+    /// facts (a walk limit that is not a positive number counts as unset
+    /// here; the glob walk refuses it where it reads it).
+    pub fn host_env(&self) -> crate::paths::HostEnv {
+        crate::paths::HostEnv {
+            path: self.path.clone(),
+            xdg_config_home: self.xdg_config_home.clone(),
+            git_config_global: self.git_config_global.clone(),
+            git_config_system: self.git_config_system.clone(),
+            walk_limit: self
+                .walk_limit
+                .as_ref()
+                .and_then(|v| v.to_str())
+                .and_then(|v| v.parse::<usize>().ok())
+                .filter(|n| *n > 0),
+        }
     }
 }
 

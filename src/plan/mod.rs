@@ -166,7 +166,7 @@ impl Plan {
 /// Builds the plan: worktree gate (5), path resolution, and the `paths`
 /// pre-check of the sandbox gate (6). Backend choice comes after.
 pub fn build(policy: &Policy, argv: Vec<OsString>, facts: &Facts) -> Result<Plan> {
-    build_with(policy, argv, facts, &HostEnv::current())
+    build_with(policy, argv, facts, &facts.host_env())
 }
 
 /// `build`, with the environment the host's programs see given (what

@@ -4,7 +4,7 @@
 //! loop tries it; a candidate that cannot enforce the whole plan ends the
 //! loop with a refusal, never a weaker launch.
 
-use crate::backend::{self, Choice, Kind, Launch};
+use crate::backend::{self, Choice, Launch};
 use crate::error::{Error, Refusal};
 use crate::plan::Plan;
 use std::ffi::CString;
@@ -16,7 +16,7 @@ enum Attempt {
     /// This backend could not start the command; the next candidate may.
     // Only bwrap (Linux) hands over to a next candidate.
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-    Failed(Kind, String),
+    Failed(crate::backend::Unavailable),
 }
 
 /// Starts the command as the chosen backend says; returns only on failure
@@ -57,7 +57,7 @@ pub(super) fn launch(
         denied.append(&mut net.finish());
         match attempt {
             Attempt::Done(status) => return (status, denied),
-            Attempt::Failed(kind, why) => match backend::fallback(plan, globs, kind, why) {
+            Attempt::Failed(why) => match backend::fallback(plan, globs, why) {
                 Ok(next) => choice = next,
                 Err(r) => return (say(&r), denied),
             },
@@ -105,7 +105,7 @@ fn attempt(
                     // under /tmp): nothing of the command ran, and the next
                     // try skips what is gone (`--bind-try`).
                     Err(e) if tries < 3 && vanished_while_mounting(&e) => tries += 1,
-                    Err(e) => return Attempt::Failed(Kind::Bwrap, e.into()),
+                    Err(e) => return Attempt::Failed(e),
                 }
             }
         }
@@ -128,7 +128,7 @@ fn attempt(
 /// again on the last try, and that refusal is the one shown.
 #[cfg(target_os = "linux")]
 fn vanished_while_mounting(e: &crate::backend::Unavailable) -> bool {
-    matches!(&e.missing, crate::backend::Missing::Setup(m) if m.contains("Can't bind mount"))
+    matches!(&e.missing, crate::backend::Missing::Setup(s) if s.at_bind_mount())
 }
 
 /// The landlock launch: the layer encoded as the second stage's program

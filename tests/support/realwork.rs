@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::{Mutex, OnceLock};
@@ -526,6 +526,48 @@ pub fn listing(dir: &Path, skip: &[&str]) -> String {
     s
 }
 
+/// Every entry under `dir` with its type, mode, size, modification time
+/// and (for a file) an FNV-1a hash of its bytes; a symlink with its
+/// target. Never follows symlinks.
+pub fn tree_state(dir: &Path) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            let Ok(m) = std::fs::symlink_metadata(&p) else {
+                continue;
+            };
+            let rel = p.strip_prefix(dir).unwrap().display().to_string();
+            let what = if m.file_type().is_symlink() {
+                format!("l -> {}", std::fs::read_link(&p).unwrap().display())
+            } else if m.is_dir() {
+                todo.push(p.clone());
+                "d".to_string()
+            } else {
+                let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+                for b in std::fs::read(&p).unwrap() {
+                    h ^= u64::from(b);
+                    h = h.wrapping_mul(0x0000_0100_0000_01b3);
+                }
+                format!("f {} {h:016x}", m.len())
+            };
+            out.push(format!(
+                "{rel} {what} mode={:o} mtime={}.{}",
+                m.permissions().mode(),
+                m.mtime(),
+                m.mtime_nsec()
+            ));
+        }
+    }
+    out.sort();
+    out.join("\n") + "\n"
+}
+
 /// `diff -u` of two texts, or None when equal.
 pub fn diff(label: &str, want: &str, got: &str) -> Option<String> {
     if want == got {
@@ -672,6 +714,7 @@ pub fn names_in(dir: &Path) -> Vec<String> {
 
 /// The real cargo and its toolchain, found from the environment the tests
 /// were started with (cargo sets CARGO), so no rustup proxy is involved.
+#[derive(Clone)]
 pub struct Toolchain {
     pub cargo: PathBuf,
     pub bin_dir: PathBuf,
@@ -698,24 +741,131 @@ pub fn toolchain() -> Toolchain {
     }
 }
 
-/// The users who can run the toolchain's cargo and rustc (uid 65534
-/// cannot when they live in a mode-0700 home: said, and skipped).
+/// Every user the suite runs as: each gets a toolchain it can run
+/// (`toolchain_for`), so no user's cargo runs are left out.
 pub fn cargo_users() -> Vec<User> {
-    let tc = toolchain();
     users()
-        .into_iter()
-        .filter(|&u| {
-            let ok = can_run(u, &[&tc.cargo, &tc.bin_dir.join("rustc")]);
-            if !ok {
-                eprintln!(
-                    "NOTE: {} cannot run {} (it lives in a private home): its cargo runs are skipped",
-                    u.label(),
-                    tc.cargo.display()
-                );
-            }
-            ok
-        })
-        .collect()
+}
+
+/// The toolchain `user` runs: the one running the tests when the user can
+/// run it and read its cargo home's registry; otherwise (uid 65534, with
+/// the toolchain in root's mode-0700 home) a copy of it under the scratch
+/// base — `bin` and `lib` of its sysroot and the cargo home's `registry`,
+/// hard links where the filesystem allows (a copy otherwise) in
+/// directories that user can enter and not write — so its runs use the
+/// same cargo and rustc and the same registry, read-only.
+pub fn toolchain_for(user: User) -> Toolchain {
+    let tc = toolchain();
+    if can_run(user, &[&tc.cargo, &tc.bin_dir.join("rustc")])
+        && can_read(user, &tc.cargo_home.join("registry"))
+    {
+        return tc;
+    }
+    static COPY: OnceLock<Toolchain> = OnceLock::new();
+    let copy = COPY.get_or_init(|| copy_toolchain(&tc)).clone();
+    assert!(
+        can_run(user, &[&copy.cargo, &copy.bin_dir.join("rustc")]),
+        "{} cannot run the copy of the toolchain at {}",
+        user.label(),
+        copy.bin_dir.display()
+    );
+    copy
+}
+
+fn copy_toolchain(tc: &Toolchain) -> Toolchain {
+    let sysroot = tc.bin_dir.parent().expect("the toolchain's sysroot");
+    assert!(
+        sysroot != Path::new("/usr") && sysroot != Path::new("/"),
+        "a toolchain in {} that uid 65534 cannot run",
+        sysroot.display()
+    );
+    let dst = scratch::base().join(format!("toolchain-{}", scratch::checkout_key()));
+    let cargo_name = tc.cargo.file_name().expect("cargo's file name");
+    let stamp = |p: &Path| {
+        std::fs::metadata(p)
+            .map(|m| (m.len(), m.mtime(), m.mtime_nsec()))
+            .ok()
+    };
+    let made = Toolchain {
+        cargo: dst.join("bin").join(cargo_name),
+        bin_dir: dst.join("bin"),
+        cargo_home: dst.join("cargo-home"),
+    };
+    // Test binaries run in parallel: one makes the copy, the others wait.
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dst.with_extension("lock"))
+        .expect("open the toolchain copy's lock");
+    let _held = nix::fcntl::Flock::lock(lock, nix::fcntl::FlockArg::LockExclusive)
+        .map_err(|(_, e)| e)
+        .expect("lock the toolchain copy");
+    // One copy per checkout, made again when the toolchain changed (a
+    // hard link has the original's size and times; a copy keeps them, -a).
+    if stamp(&made.cargo).is_some() && stamp(&made.cargo) == stamp(&tc.cargo) {
+        return made;
+    }
+    let tmp = dst.with_extension(format!("new{}", std::process::id()));
+    scratch::remove(&tmp);
+    if dst.exists() {
+        scratch::remove(&dst);
+    }
+    std::fs::create_dir_all(tmp.join("cargo-home")).expect("make the toolchain copy's directory");
+    let mut parts: Vec<(PathBuf, PathBuf)> = vec![
+        (sysroot.join("bin"), tmp.join("bin")),
+        (sysroot.join("lib"), tmp.join("lib")),
+    ];
+    let reg = tc.cargo_home.join("registry");
+    if reg.is_dir() {
+        parts.push((reg, tmp.join("cargo-home/registry")));
+    }
+    for (from, to) in parts {
+        let linked = Command::new("cp")
+            .arg("-al")
+            .arg(&from)
+            .arg(&to)
+            .stderr(Stdio::null())
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        if !linked {
+            scratch::remove(&to);
+            let ok = Command::new("cp")
+                .arg("-a")
+                .arg(&from)
+                .arg(&to)
+                .status()
+                .map(|s| s.success())
+                .unwrap_or(false);
+            assert!(ok, "copy {} to {}", from.display(), to.display());
+        }
+    }
+    for d in [&tmp, &tmp.join("cargo-home")] {
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    std::fs::rename(&tmp, &dst).expect("put the toolchain copy in place");
+    made
+}
+
+/// Whether `user` can list and enter `dir`.
+pub fn can_read(user: User, dir: &Path) -> bool {
+    let mut words = prefix(Mode::Direct, user, Path::new("/"), &[]);
+    words.extend([
+        "sh".into(),
+        "-c".into(),
+        "test -r \"$0\" && test -x \"$0\"".into(),
+    ]);
+    words.push(dir.into());
+    Command::new(&words[0])
+        .args(&words[1..])
+        .current_dir("/")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
 }
 
 /// Whether `user` can run each of `programs` as a shell would (uid 65534

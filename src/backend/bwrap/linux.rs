@@ -157,7 +157,7 @@ fn layer(
     host: &dyn crate::backend::host::Probe,
 ) -> Result<crate::backend::landlock::LayerSpec, String> {
     let (spec, _) = layer_spec(plan)?;
-    spec.check_supported_with(host)?;
+    spec.check_supported_with(host).map_err(|m| m.to_string())?;
     Ok(spec)
 }
 
@@ -262,7 +262,7 @@ pub fn prepare(
 ) -> Result<BwrapLaunch, Unavailable> {
     let bwrap = find(&plan.facts, Some(plan)).because(BWRAP, Missing::Program)?;
     if let Some(o) = crate::backend::obstacle::userns_obstacle(host, &bwrap) {
-        return Err(Unavailable::new(BWRAP, Missing::Host(o.to_string())));
+        return Err(Unavailable::new(BWRAP, Missing::Obstacle(o)));
     }
     let mut rendered = render(
         plan,
@@ -276,8 +276,8 @@ pub fn prepare(
     // Without landlock the mounts and namespaces hold what it would, but
     // for the features `layers` refuses by name.
     if let Err(why) = spec.check_supported_with(host) {
-        crate::backend::layers::bwrap_without_landlock(plan, &mut spec, &why)
-            .because(BWRAP, Missing::Host)?;
+        crate::backend::layers::bwrap_without_landlock(plan, &mut spec, &why.to_string())
+            .map_err(|m| Unavailable::new(BWRAP, m))?;
         // No bwrap init beside the command: landlock's domain kept the
         // command from it, and with the same user it could otherwise write
         // to its memory through /proc/1/mem. The second stage is the init,
@@ -308,10 +308,10 @@ pub fn prepare(
             zones: &rendered.zones,
         };
         crate::backend::layers::without_listener(&mut spec, Some(brokered), why)
-            .because(BWRAP, Missing::Host)?;
+            .map_err(|m| Unavailable::new(BWRAP, m))?;
     }
-    let mut guards = guard_ids(&rendered.guards).because(BWRAP, Missing::Setup)?;
-    guards.extend(zone_ids(&rendered.zones).because(BWRAP, Missing::Setup)?);
+    let mut guards = guard_ids(&rendered.guards).because(BWRAP, Missing::setup)?;
+    guards.extend(zone_ids(&rendered.zones).because(BWRAP, Missing::setup)?);
     let report = plan.report_fd.filter(|_| spec.brokered());
     let program = program::encode(&spec, &guards, report).because(BWRAP, Missing::Rule)?;
     // Opened through the magic link at launch: no readlink (its path walk

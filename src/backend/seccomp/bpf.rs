@@ -108,7 +108,7 @@ pub(super) fn ret(a: Action) -> u32 {
     match a {
         Action::Allow => RET_ALLOW,
         Action::Errno(e) => RET_ERRNO | (e as u32 & 0xffff),
-        Action::Broker => RET_USER_NOTIF,
+        Action::Broker => RET_USER_NOTIF | u32::from(crate::inside::denial_wire::TAG_BROKER),
         Action::Notify(tag) => RET_USER_NOTIF | u32::from(tag),
     }
 }

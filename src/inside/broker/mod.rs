@@ -36,7 +36,6 @@
 //! short-lived child of its own waits for.
 //!
 //! Compiled into the stub and into dcjail: `core` only.
-#![allow(dead_code)]
 
 mod create;
 mod hostlink;
@@ -108,7 +107,6 @@ const EFAULT: i32 = 14;
 const EEXIST: i32 = 17;
 const EXDEV: i32 = 18;
 const EBUSY: i32 = 16;
-const ENOTDIR: i32 = 20;
 const EINVAL: i32 = 22;
 const E2BIG: i32 = 7;
 const EROFS: i32 = 30;
@@ -277,8 +275,8 @@ impl<'p> Ctx<'p> {
         read_str(self.req.pid, self.arg(i), out)
     }
 
-    fn resolver(&self) -> Resolver<'p> {
-        Resolver::new(self.req.pid, self.prog)
+    fn resolver(&self) -> Resolver {
+        Resolver::new(self.req.pid)
     }
 }
 

@@ -20,12 +20,12 @@
 //! the count travels with the next record that does. `core` only.
 
 use super::super::denial_wire::{
-    self as wire, Fact, INET, LEXICAL, SOURCE_BROKER, SOURCE_FILTER, SOURCE_PREDICTED,
+    self as wire, Fact, INET, LEXICAL, SOURCE_BROKER, SOURCE_FILTER, SOURCE_PREDICTED, TAG_BROKER,
     TAG_CONTINUE, TAG_ERRNO,
 };
 use super::{
     answer, dispatch, make_right, path_of, proc_path, right, rights_of, stat_at, sys, Buf, Ctx, Fd,
-    Reply, Resp, SeccompData, AT_FDCWD, EACCES, EBUSY, EPERM, EROFS, IOCTL_SEND, O_ACCMODE,
+    Reply, Resp, SeccompData, AT_FDCWD, EACCES, EBUSY, EPERM, EROFS, EXDEV, IOCTL_SEND, O_ACCMODE,
     O_CLOEXEC, O_CREAT, O_NOFOLLOW, O_PATH, O_RDWR, O_TMPFILE_BIT, O_TRUNC, O_WRONLY, S_IFDIR,
     S_IFMT,
 };
@@ -62,7 +62,7 @@ mod more {
 
 /// Answers one notification of a program that records denials.
 pub(super) fn handle(c: &Ctx<'_>) {
-    let tag = tag_of(c.prog, &c.req.data).unwrap_or(0);
+    let tag = tag_of(c.prog, &c.req.data).unwrap_or(TAG_BROKER);
     if tag & TAG_CONTINUE != 0 {
         if let Some(e) = predict(c) {
             record(c, SOURCE_PREDICTED, e);
@@ -93,13 +93,30 @@ pub(super) fn handle(c: &Ctx<'_>) {
         // EBUSY: a rename or link onto a name a read-only mount keeps (a
         // protected file: `git config` renames its lock file onto
         // .git/config). Inside the sandbox every mount point is dcjail's.
-        if matches!(*e, EACCES | EPERM | EROFS | EBUSY) || unreached(c, *e) {
+        // EXDEV on a link: a hard link between two writable roots (each
+        // its own mount here) that the broker did not make for the
+        // command (a kept file, one from outside, a program restricted by
+        // itself); without dcjail, on one filesystem, the link is made.
+        if matches!(*e, EACCES | EPERM | EROFS | EBUSY)
+            || unreached(c, *e)
+            || (*e == EXDEV && is_link(c))
+        {
             record(c, SOURCE_BROKER, *e);
         } else if *e == EINPROGRESS && refused_at_once(c) {
             record(c, SOURCE_BROKER, ECONNREFUSED);
         }
     }
     answer(c, reply);
+}
+
+/// `link` or `linkat`.
+fn is_link(c: &Ctx<'_>) -> bool {
+    let n = c.req.data.nr as usize;
+    #[cfg(target_arch = "x86_64")]
+    if n == sys::nr::LINK {
+        return true;
+    }
+    n == sys::nr::LINKAT
 }
 
 /// A connect that failed because the command's network is a namespace of

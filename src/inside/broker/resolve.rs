@@ -236,12 +236,11 @@ pub(super) fn in_zone(p: &Program<'_>, dir: &Fd) -> Result<bool, i32> {
 }
 
 /// How a path is resolved for one system call.
-pub(super) struct Resolver<'p> {
+pub(super) struct Resolver {
     pub(super) tid: u32,
     pub(super) tgid: u32,
     /// Symlinks left to follow (the kernel's limit is 40).
     pub(super) budget: u32,
-    pub(super) prog: &'p Program<'p>,
 }
 
 /// A directory and a name in it: where an operation takes place.
@@ -253,13 +252,12 @@ pub(super) struct At {
     pub(super) magic: bool,
 }
 
-impl<'p> Resolver<'p> {
-    pub(super) fn new(tid: u32, prog: &'p Program<'p>) -> Resolver<'p> {
+impl Resolver {
+    pub(super) fn new(tid: u32) -> Resolver {
         Resolver {
             tid,
             tgid: 0,
             budget: 40,
-            prog,
         }
     }
 
