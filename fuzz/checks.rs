@@ -431,7 +431,7 @@ fn consumed<T: PartialEq + std::fmt::Debug>(
 /// set, and a broker has a filter to serve and a denial report a broker.
 pub fn stub_program(data: &[u8]) {
     use dcjail::inside::stub_format::{
-        Program, BROKER, INSN, MAGIC, MAX_INSNS, MAX_NAME, MAX_PATH, OWN_NETWORK, ZONE,
+        Program, BROKER, INSN, MAGIC, MAX_INSNS, MAX_NAME, MAX_PATH, NO_LANDLOCK, OWN_NETWORK, ZONE,
     };
     let Ok(p) = Program::parse(data) else {
         return;
@@ -476,9 +476,16 @@ pub fn stub_program(data: &[u8]) {
         out.extend_from_slice(insns);
     }
     assert_eq!(
-        p.flags & !(BROKER | OWN_NETWORK),
+        p.flags & !(BROKER | OWN_NETWORK | NO_LANDLOCK),
         0,
         "unknown flag accepted"
+    );
+    assert!(
+        !p.no_landlock()
+            || (p.handled_fs | p.handled_net | p.scoped == 0
+                && rules.is_empty()
+                && ports.is_empty()),
+        "a program without landlock carries a landlock rule"
     );
     assert!(
         !p.broker() || !filters.is_empty(),

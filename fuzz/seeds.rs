@@ -41,6 +41,7 @@ fn base(fs: FsRules, inet: Inet, unix: Unix) -> LayerSpec {
         fs,
         keep_fds: Vec::new(),
         host_roots: Vec::new(),
+        without: Default::default(),
     }
 }
 
@@ -100,7 +101,14 @@ fn layers() -> Vec<(LayerSpec, Vec<GuardId>, Option<i32>)> {
         .push(rule("/work/a b\nc", access::READ | access::WRITE));
     odd.host_roots.push("/work/a b\nc".into());
     let long = vec![b'n'; MAX_NAME];
+    // Without landlock (bwrap's mounts alone): no landlock right or rule.
+    let mut no_landlock = base(broker, Inet::OwnNamespace, Unix::Named);
+    no_landlock.abi = 0;
+    no_landlock.handled_fs = 0;
+    no_landlock.fs_rules.clear();
+    no_landlock.without.landlock = Some("no landlock here".into());
     vec![
+        (no_landlock, ww_guards.clone(), None),
         (open, Vec::new(), None),
         (read_only, Vec::new(), None),
         (ww.clone(), ww_guards.clone(), None),

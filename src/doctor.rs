@@ -71,6 +71,15 @@ pub fn summary(r: &Report) -> String {
             "dcjail's first choice of backend works here: `auto` uses {}.",
             k.name()
         ),
+        (Overall::Degraded, Some(k)) if !r.missing_layers(k).is_empty() => format!(
+            "dcjail runs here with {}, without {}: the policies it can hold run, and every feature that needs a missing layer is refused (exit 122) naming the feature and what to change; the details above say which.",
+            k.name(),
+            r.missing_layers(k)
+                .iter()
+                .map(|c| c.id)
+                .collect::<Vec<_>>()
+                .join(" and ")
+        ),
         (Overall::Degraded, Some(k)) => format!(
             "dcjail can enforce the default policy here with {}, but not every policy: what only {} enforces is refused (exit 122) until the obstacles below are fixed.",
             k.name(),

@@ -106,6 +106,7 @@ pub fn run_json(plan: &Plan, choice: &Choice) -> Value {
         "passed_over": choice.passed_over.iter().map(|u| json!({"backend": u.backend.name(), "why": u.message()})).collect::<Vec<_>>(),
         "plan": plan_json(plan),
         "launch": backend::describe(plan, choice),
+        "layers": backend::layers(choice),
     });
     let t = backend::teardown(choice.kind.filter(|_| plan.sandboxed));
     v["launch"]["teardown"] = json!({

@@ -6,8 +6,7 @@
 //!   helper creates it and maps root and 65534 into it);
 //! - a container's seccomp profile: a filter of this test's own, shaped like
 //!   Docker's default, refusing `unshare` and `clone` with namespace flags
-//!   (EPERM) and `clone3` (ENOSYS);
-//! - landlock's system calls refused (ENOSYS) by a filter of this test's own.
+//!   (EPERM) and `clone3` (ENOSYS).
 //!
 //! For each: what `auto` chooses (explain), that a run it can enforce runs
 //! and says where, that a run it cannot enforce is refused with 122 naming
@@ -15,13 +14,18 @@
 //! unsandboxed never appears), `--backend bwrap` likewise, and `doctor`'s
 //! words, status and exit status. The same environments, and the ones this
 //! machine cannot make (AppArmor, WSL), are simulated through the probe
-//! interface in tests/host_probe.rs.
+//! interface in tests/host_probe.rs. Landlock's system calls refused,
+//! seccomp user notification refused, and both, are in
+//! tests/environments_degraded.rs.
 #![cfg(target_os = "linux")]
 
+#[path = "support/filters.rs"]
+mod filters;
 #[path = "support/scratch.rs"]
 mod scratch;
 
-use std::os::unix::process::CommandExt;
+use filters::{docker_like, with_filter};
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -34,97 +38,6 @@ const PY: &str = "/usr/bin/python3";
 enum Sim {
     UsernsLimitZero,
     DockerSeccomp,
-    LandlockRefused,
-}
-
-// ------------------------------------------------------------ seccomp
-
-const BPF_LD_W_ABS: u16 = 0x20;
-const BPF_JEQ_K: u16 = 0x15;
-const BPF_JSET_K: u16 = 0x45;
-const BPF_RET_K: u16 = 0x06;
-const RET_ALLOW: u32 = 0x7fff_0000;
-const RET_ERRNO: u32 = 0x0005_0000;
-#[cfg(target_arch = "x86_64")]
-const AUDIT_ARCH: u32 = 0xC000_003E;
-#[cfg(target_arch = "aarch64")]
-const AUDIT_ARCH: u32 = 0xC000_00B7;
-/// The namespace flags Docker's default profile keeps from `clone`.
-const NS_FLAGS: u32 = 0x7E02_0000;
-
-fn op(code: u16, k: u32) -> libc::sock_filter {
-    libc::sock_filter {
-        code,
-        jt: 0,
-        jf: 0,
-        k,
-    }
-}
-
-fn jump(code: u16, k: u32, jt: u8, jf: u8) -> libc::sock_filter {
-    libc::sock_filter { code, jt, jf, k }
-}
-
-/// Docker's default, in the part that matters here: `unshare` refused,
-/// `clone` refused when it asks for a namespace, `clone3` ENOSYS (so libc
-/// falls back to `clone`).
-fn docker_like() -> Vec<libc::sock_filter> {
-    vec![
-        op(BPF_LD_W_ABS, 4),
-        jump(BPF_JEQ_K, AUDIT_ARCH, 0, 9),
-        op(BPF_LD_W_ABS, 0),
-        jump(BPF_JEQ_K, libc::SYS_unshare as u32, 0, 1),
-        op(BPF_RET_K, RET_ERRNO | libc::EPERM as u32),
-        jump(BPF_JEQ_K, libc::SYS_clone as u32, 0, 3),
-        op(BPF_LD_W_ABS, 16),
-        jump(BPF_JSET_K, NS_FLAGS, 0, 3),
-        op(BPF_RET_K, RET_ERRNO | libc::EPERM as u32),
-        jump(BPF_JEQ_K, libc::SYS_clone3 as u32, 0, 1),
-        op(BPF_RET_K, RET_ERRNO | libc::ENOSYS as u32),
-        op(BPF_RET_K, RET_ALLOW),
-    ]
-}
-
-/// landlock_create_ruleset, landlock_add_rule, landlock_restrict_self: ENOSYS.
-fn no_landlock() -> Vec<libc::sock_filter> {
-    vec![
-        op(BPF_LD_W_ABS, 4),
-        jump(BPF_JEQ_K, AUDIT_ARCH, 0, 6),
-        op(BPF_LD_W_ABS, 0),
-        jump(BPF_JEQ_K, libc::SYS_landlock_create_ruleset as u32, 3, 0),
-        jump(BPF_JEQ_K, libc::SYS_landlock_add_rule as u32, 2, 0),
-        jump(BPF_JEQ_K, libc::SYS_landlock_restrict_self as u32, 1, 0),
-        op(BPF_RET_K, RET_ALLOW),
-        op(BPF_RET_K, RET_ERRNO | libc::ENOSYS as u32),
-        op(BPF_RET_K, RET_ALLOW),
-    ]
-}
-
-/// Installs `prog` in the child before it execs (and so in everything it
-/// starts): what a container runtime does before the container's first
-/// process.
-fn with_filter(c: &mut Command, prog: Vec<libc::sock_filter>) {
-    // SAFETY: between fork and exec the closure makes two system calls on
-    // memory it owns; it allocates nothing.
-    unsafe {
-        c.pre_exec(move || {
-            let fprog = libc::sock_fprog {
-                len: prog.len() as u16,
-                filter: prog.as_ptr() as *mut libc::sock_filter,
-            };
-            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
-                || libc::syscall(
-                    libc::SYS_seccomp,
-                    libc::SECCOMP_SET_MODE_FILTER,
-                    0,
-                    &fprog as *const libc::sock_fprog,
-                ) != 0
-            {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
 }
 
 // ------------------------------------------------------------ userns
@@ -182,7 +95,7 @@ fn dcjail(sim: Sim, nobody: bool, dir: &Path, args: &[&str]) -> Output {
                 .arg(bin());
             c
         }
-        Sim::DockerSeccomp | Sim::LandlockRefused => {
+        Sim::DockerSeccomp => {
             let mut c = if nobody {
                 let mut c = Command::new("setpriv");
                 c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
@@ -191,14 +104,7 @@ fn dcjail(sim: Sim, nobody: bool, dir: &Path, args: &[&str]) -> Output {
             } else {
                 Command::new(bin())
             };
-            with_filter(
-                &mut c,
-                if sim == Sim::DockerSeccomp {
-                    docker_like()
-                } else {
-                    no_landlock()
-                },
-            );
+            with_filter(&mut c, docker_like());
             c
         }
     };
@@ -411,85 +317,6 @@ fn under_a_docker_like_seccomp_profile_auto_uses_landlock_and_refuses_what_needs
         "a seccomp filter refuses namespace creation: unshare with CLONE_NEWUSER failed with EPERM",
         "--security-opt seccomp=",
     );
-}
-
-/// bwrap's second layer is landlock: with landlock refused, neither Linux
-/// backend runs, and every sandboxed run is refused.
-#[test]
-fn with_landlock_refused_every_sandboxed_run_is_refused_and_nothing_starts() {
-    let sim = Sim::LandlockRefused;
-    let words = "landlock_create_ruleset failed with ENOSYS under a seccomp filter";
-    for &nobody in scratch::users() {
-        let who = if nobody { "nobody" } else { "root" };
-        let d = Dir::new("landlock-refused", nobody);
-        let dir = d.ws.as_path();
-
-        let o = dcjail(sim, nobody, dir, &["explain", "--", "true"]);
-        assert_eq!(o.status.code(), Some(122), "{who}: {}", text(&o));
-        let v = json(&o);
-        assert_eq!(v["decision"], "unavailable");
-        assert_eq!(v["reason"], "sandbox-unavailable");
-        let m = v["message"].as_str().unwrap();
-        assert!(
-            m.contains("bwrap: ") && m.contains("landlock: "),
-            "{who}: {m}"
-        );
-        assert!(m.contains(words), "{who}: {m}");
-
-        let o = dcjail(sim, nobody, dir, &["--", "sh", "-c", "echo ran"]);
-        let err = refused_122(&o);
-        assert!(err.contains(words), "{who}: {err}");
-
-        control_writes_the_marker(sim, nobody, dir);
-        for extra in [
-            &["--sandbox-mode", "workspace-write"][..],
-            &["--backend", "bwrap", "--sandbox-mode", "workspace-write"],
-            &["--backend", "landlock", "--policy", &d.unprotected],
-        ] {
-            let mut args = extra.to_vec();
-            args.extend_from_slice(WRITE_MARKER);
-            let err = refused_122(&dcjail(sim, nobody, dir, &args));
-            assert!(err.contains(words), "{who}: {extra:?}: {err}");
-            assert_no_marker(dir, &format!("{extra:?}"));
-        }
-
-        let o = dcjail(sim, nobody, dir, &["doctor", "--json"]);
-        assert_eq!(o.status.code(), Some(122), "{who}: {}", text(&o));
-        let v = json(&o);
-        assert_eq!(v["status"], "unavailable", "{who}: {v}");
-        assert_eq!(v["auto"], serde_json::Value::Null);
-        assert_eq!(v["exit_status"], 122);
-        let c = v["checks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["id"] == "landlock")
-            .unwrap();
-        assert_eq!(c["status"], "fail");
-        assert!(c["message"].as_str().unwrap().contains(words), "{who}: {c}");
-        assert!(
-            c["fix"]
-                .as_str()
-                .unwrap()
-                .contains("landlock_create_ruleset, landlock_add_rule and landlock_restrict_self"),
-            "{who}: {c}"
-        );
-        let bw = v["backends"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|b| b["backend"] == "bwrap")
-            .unwrap();
-        assert_eq!(bw["works"], false);
-        assert!(
-            bw["details"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|d| d.as_str().unwrap().contains("does not run without it")),
-            "{who}: {bw}"
-        );
-    }
 }
 
 /// The same commands outside any simulation: bwrap is chosen, so the

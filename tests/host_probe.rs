@@ -493,7 +493,7 @@ fn a_docker_like_seccomp_filter_refusing_namespace_flags() {
 }
 
 #[test]
-fn kernels_without_usable_landlock_stop_both_linux_backends() {
+fn kernels_without_usable_landlock_leave_bwrap_without_its_inner_layer() {
     // Not built in.
     let mut p = Fake::linux();
     p.kernel = "5.10.0-28-amd64".into();
@@ -504,20 +504,33 @@ fn kernels_without_usable_landlock_stop_both_linux_backends() {
         .contains("not built into this kernel (5.10.0-28-amd64)"));
     assert!(o.fix().contains("CONFIG_SECURITY_LANDLOCK=y"));
     let r = dcjail::backend::doctor_report_with(&p);
-    assert_eq!(r.overall(), Overall::Unavailable);
-    assert_eq!(r.auto(), None);
-    assert_eq!(dcjail::doctor::exit_status(&r), 122);
+    assert_eq!(r.overall(), Overall::Degraded);
+    assert_eq!(r.auto(), Some(Kind::Bwrap));
+    assert_eq!(dcjail::doctor::exit_status(&r), 0);
     assert_eq!(
         failing(&r).iter().map(|f| f.0).collect::<Vec<_>>(),
         vec!["landlock"]
     );
+    assert!(!works(&r, Kind::Landlock));
     let bw = r.backends.iter().find(|b| b.kind == Kind::Bwrap).unwrap();
+    assert!(
+        bw.details.iter().any(|d| d
+            .contains("second stage: without landlock (landlock is not built")
+            && d.contains("runs without its inner layer")
+            && d.contains("refused, naming the feature (exit 122): network full")),
+        "{bw:?}"
+    );
     assert!(bw
-        .details
-        .iter()
-        .any(|d| d.contains("second stage: landlock is not built")
-            && d.contains("does not run without it")));
-    assert_eq!(dcjail::doctor::to_json(&r)["status"], "unavailable");
+        .fix
+        .as_deref()
+        .unwrap()
+        .contains("CONFIG_SECURITY_LANDLOCK=y"));
+    assert_eq!(dcjail::doctor::to_json(&r)["status"], "degraded");
+    assert!(
+        dcjail::doctor::summary(&r).contains("runs here with bwrap, without landlock"),
+        "{}",
+        dcjail::doctor::summary(&r)
+    );
 
     // Built in, not in the LSM list: the fix keeps the list and adds it.
     let mut p = Fake::linux();
@@ -561,7 +574,7 @@ fn kernels_without_usable_landlock_stop_both_linux_backends() {
     );
     assert_eq!(
         dcjail::backend::doctor_report_with(&p).overall(),
-        Overall::Unavailable
+        Overall::Degraded
     );
 }
 
@@ -595,10 +608,12 @@ fn landlock_refused_by_a_seccomp_filter() {
         obstacle::landlock_abi(&p).unwrap_err(),
         Obstacle::LandlockFiltered { sure: true, .. }
     ));
-    assert_eq!(
-        dcjail::backend::doctor_report_with(&p).overall(),
-        Overall::Unavailable
-    );
+    // bwrap runs without its inner layer (and, under a filter this fake
+    // answers as holding the listener, without a broker): degraded.
+    let r = dcjail::backend::doctor_report_with(&p);
+    assert_eq!(r.overall(), Overall::Degraded);
+    assert_eq!(r.auto(), Some(Kind::Bwrap));
+    assert_eq!(check(&r, "seccomp-notify").status, Status::Fail);
 }
 
 #[test]
@@ -633,7 +648,8 @@ fn wsl2_says_what_holds_and_how_to_get_landlock() {
         fix.contains("kernelCommandLine = lsm=") && fix.contains(".wslconfig"),
         "{fix}"
     );
-    assert_eq!(r.overall(), Overall::Unavailable);
+    assert_eq!(r.overall(), Overall::Degraded);
+    assert_eq!(r.auto(), Some(Kind::Bwrap));
     // A WSL2 kernel with landlock: both backends work.
     p.landlock = Sys::Ok(6);
     let r = dcjail::backend::doctor_report_with(&p);
@@ -693,4 +709,48 @@ fn an_ordinary_machine_has_no_obstacle() {
             assert!(c.get(k).is_some(), "check without `{k}`: {c}");
         }
     }
+}
+
+#[test]
+fn without_seccomp_user_notification_both_backends_run_without_a_broker_and_say_so() {
+    // Under a filter that lets namespaces and landlock through but holds
+    // the listener (this fake answers EBUSY under any filter): a dcjail
+    // inside another sandbox that brokers its calls.
+    let mut p = Fake::linux();
+    p.filtered = true;
+    p.ns = NsCalls::Filtered {
+        unshare: Sys::Err(libc::EINVAL),
+        clone: Sys::Err(libc::EINVAL),
+    };
+    let why = obstacle::listener_missing(&p).unwrap();
+    assert!(
+        why.starts_with("seccomp user notification is taken"),
+        "{why}"
+    );
+    let r = dcjail::backend::doctor_report_with(&p);
+    let c = check(&r, "seccomp-notify");
+    assert_eq!(c.status, Status::Fail);
+    assert_eq!(c.backends, vec![Kind::Bwrap, Kind::Landlock]);
+    assert!(c
+        .fix
+        .as_deref()
+        .unwrap()
+        .contains("SECCOMP_FILTER_FLAG_NEW_LISTENER"));
+    assert_eq!(r.overall(), Overall::Degraded);
+    assert_eq!(r.auto(), Some(Kind::Bwrap));
+    assert_eq!(dcjail::doctor::exit_status(&r), 0);
+    for k in [Kind::Bwrap, Kind::Landlock] {
+        let b = r.backends.iter().find(|b| b.kind == k).unwrap();
+        assert!(b.works, "{k:?}");
+        assert!(
+            b.details
+                .iter()
+                .any(|d| d.starts_with("without seccomp user notification (")
+                    && d.contains("a missing protected name kept uncreatable")),
+            "{k:?}: {:?}",
+            b.details
+        );
+    }
+    // Unfiltered, nothing is tried and nothing is missing.
+    assert_eq!(obstacle::listener_missing(&Fake::linux()), None);
 }

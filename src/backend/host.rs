@@ -74,6 +74,11 @@ pub trait Probe {
     fn seccomp_listener(&self) -> bool {
         !self.seccomp_filtered()
     }
+    /// What a filter with a listener got when dcjail tried one (`None`:
+    /// no filter above dcjail, so nothing was tried and one can be had).
+    fn seccomp_listener_answer(&self) -> Option<Sys> {
+        (!self.seccomp_listener()).then_some(Sys::Err(libc::EBUSY))
+    }
     /// landlock_create_ruleset's version query: the ABI, or why not.
     fn landlock_abi(&self) -> Sys;
     fn ns_calls(&self) -> NsCalls;

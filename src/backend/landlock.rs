@@ -147,6 +147,9 @@ pub struct LayerSpec {
     /// Writable roots the broker may link between through the host's own
     /// mount (bwrap mounts each one apart); empty: none.
     pub host_roots: Vec<PathBuf>,
+    /// The layers this launch runs without, and what that narrows
+    /// (`backend::layers`); empty for a full launch.
+    pub without: super::layers::Without,
 }
 
 /// Who keeps protected and `deny_write` paths inside writable roots
@@ -234,6 +237,7 @@ pub fn layer_spec_with(plan: &Plan, subtraction: WriteSubtraction) -> Result<Lay
         },
         keep_fds: Vec::new(),
         host_roots: Vec::new(),
+        without: Default::default(),
     })
 }
 
@@ -502,9 +506,13 @@ impl LayerSpec {
                  the command to a namespace where only the proxy is reachable",
             );
         }
+        let landlock_abi = match &self.without.landlock {
+            None => json!({ "required": self.abi, "kernel": kernel_abi().ok() }),
+            Some(why) => json!({ "required": null, "not_applied": why }),
+        };
         json!({
             "kind": "landlock",
-            "landlock_abi": { "required": self.abi, "kernel": kernel_abi().ok() },
+            "landlock_abi": landlock_abi,
             "filesystem": {
                 "handled": access::names(self.handled_fs),
                 "rules": self.fs_rules.iter().map(|r| json!({

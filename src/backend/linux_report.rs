@@ -61,7 +61,7 @@ pub fn report(p: &dyn Probe) -> Report {
         Some(Wsl::Two { kernel }) => {
             let ll = match landlock_at_least(p, MIN_ABI) {
                 Ok(a) => format!("landlock ABI {a} is on"),
-                Err(o) => format!("landlock is not usable ({}), and both Linux backends need it", o.message()),
+                Err(o) => format!("landlock is not usable ({}): bwrap runs without its inner layer, and the landlock backend not at all", o.message()),
             };
             checks.push(Check::new(
                 "wsl",
@@ -81,7 +81,13 @@ pub fn report(p: &dyn Probe) -> Report {
         ));
     }
     let (landlock_check, landlock) = landlock_checks(p);
-    let bwrap = bwrap_report(p, &mut checks, &landlock);
+    let mut bwrap = bwrap_report(p, &mut checks, &landlock);
+    if let (Some(Wsl::One), true) = (&wsl, bwrap.works) {
+        bwrap.works = false;
+        bwrap
+            .details
+            .push("WSL1 has no namespaces or seccomp for bwrap to use".into());
+    }
     checks.extend(landlock_check);
     let lreport = landlock_backend(p, &landlock);
     Report {
@@ -102,6 +108,21 @@ fn landlock_checks(p: &dyn Probe) -> (Vec<Check>, Result<u32, Obstacle>) {
         ),
         Err(o) => Check::new("landlock", Status::Fail, &both, o.message()).with_fix(Some(o.fix())),
     }];
+    v.push(match super::obstacle::listener_missing(p) {
+        None => Check::new(
+            "seccomp-notify",
+            Status::Ok,
+            &both,
+            "seccomp user notification available (the broker)".into(),
+        ),
+        Some(why) => Check::new("seccomp-notify", Status::Fail, &both, why).with_fix(Some(
+            "run dcjail where a process may install a seccomp filter with \
+             SECCOMP_FILTER_FLAG_NEW_LISTENER (not under gVisor, nor inside a sandbox that holds \
+             the listener already); until then the features that need the broker are refused by \
+             name"
+                .into(),
+        )),
+    });
     v.push(match p.seccomp_available() {
         Ok(()) => Check::new(
             "seccomp",
@@ -143,6 +164,9 @@ fn landlock_backend(p: &dyn Probe, ll: &Result<u32, Obstacle>) -> BackendReport 
                 .into(),
         );
         details.push(super::landlock::capabilities_held(p.euid() == 0).into());
+        if let Some(why) = super::obstacle::listener_missing(p) {
+            details.push(without_listener_words(&why));
+        }
         details.push(
             "refuses: protected paths, deny_write or deny_read inside writable roots, \
              danger-full-access, the network allowlist (connect is filtered by port, not \
@@ -185,12 +209,28 @@ fn bwrap_report(
         details.push(o.message());
         return fail(details, Some(o.fix()));
     }
+    let listener = super::obstacle::listener_missing(p);
+    if let Err(e) = p.seccomp_available() {
+        details.push(format!("second stage: {e}"));
+        return fail(details, None);
+    }
     if let Err(o) = ll {
         details.push(format!(
-            "second stage: {}; the bwrap backend applies landlock inside its namespaces as its second layer and does not run without it",
+            "second stage: without landlock ({}): {BWRAP_WITHOUT_LANDLOCK}",
             o.message()
         ));
-        return fail(details, Some(o.fix()));
+        if let Some(why) = &listener {
+            details.push(without_listener_words(why));
+        }
+        return BackendReport {
+            kind: Kind::Bwrap,
+            works: true,
+            details,
+            fix: Some(o.fix()),
+        };
+    }
+    if let Some(why) = &listener {
+        details.push(without_listener_words(why));
     }
     match p.second_stage() {
         Ok(()) => {
@@ -208,6 +248,29 @@ fn bwrap_report(
             fail(details, None)
         }
     }
+}
+
+/// What bwrap holds and refuses without its inner landlock layer, as
+/// `backend::layers::bwrap_without_landlock` decides it.
+const BWRAP_WITHOUT_LANDLOCK: &str = "runs without its inner layer: the mounts and namespaces \
+    hold read-only, workspace-write, protected and deny_write paths (read-only mounts), deny_read \
+    (masks), only the command's own terminal, signals (a pid namespace), network none and \
+    allowlist (a network namespace of its own), and the seccomp filter still refuses ptrace, \
+    new namespaces, mount, bpf, io_uring and the rest; refused, naming the feature (exit 122): \
+    network full (the host's abstract unix sockets), named unix sockets (allow_unix_sockets), \
+    and a standard descriptor that is a socket or open for reading on a host file outside \
+    the writable roots (reopened through /proc/self/fd a host file would be writable)";
+
+/// What either Linux backend holds and refuses without a broker.
+fn without_listener_words(why: &str) -> String {
+    format!(
+        "without seccomp user notification ({why}): no broker; refused, naming the feature (exit \
+         122): a missing protected name kept uncreatable and no new git repository in a \
+         worktree (workspace-write with protect_defaults: set protect_defaults = false, or \
+         create the names), named unix sockets; narrower, and said in explain and the report: no \
+         unix socket but a socketpair, metadata changes refused everywhere (EROFS), a hard link \
+         between two writable roots fails (EXDEV), denials are not recorded"
+    )
 }
 
 /// The `bubblewrap` check: the bwrap dcjail would run, trusted and new

@@ -13,6 +13,8 @@ use crate::policy::BackendChoice;
 #[cfg(target_os = "linux")]
 pub mod landlock;
 #[cfg(target_os = "linux")]
+pub mod layers;
+#[cfg(target_os = "linux")]
 mod linux_report;
 #[cfg(target_os = "linux")]
 pub mod obstacle;
@@ -23,7 +25,7 @@ pub mod seatbelt;
 #[cfg(target_os = "linux")]
 pub mod seccomp;
 mod unavailable;
-pub use unavailable::{Missing, Setup, Unavailable};
+pub use unavailable::{Layer, Missing, Setup, Unavailable};
 
 /// A sandbox backend.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -320,23 +322,13 @@ fn prepare_landlock(
         self::landlock::layer_spec(literal.unwrap_or(plan)).because(kind, Missing::Rule)?;
     spec.check_supported_with(host)
         .map_err(|m| Unavailable::new(kind, m))?;
-    if !host.seccomp_listener() {
-        without_listener(&mut spec).map_err(|m| Unavailable::new(kind, m))?;
+    // Without seccomp user notification there is no broker: what only it
+    // holds is refused by name, the rest runs narrower, and says so.
+    if let Some(why) = self::obstacle::listener_missing(host) {
+        self::layers::without_listener(&mut spec, None, &why)
+            .map_err(|m| Unavailable::new(kind, m))?;
     }
     Ok(spec)
-}
-
-/// Inside a sandbox whose filter holds the seccomp listener already, no
-/// broker can check a unix socket's `connect`: unix sockets are then
-/// refused (but for a stream or seqpacket `socketpair`), and a policy that
-/// names one is refused here. Everything else the broker does is refused
-/// where the filter is installed, as before.
-fn without_listener(spec: &mut self::landlock::LayerSpec) -> std::result::Result<(), Missing> {
-    if !spec.unix_sockets.is_empty() {
-        return Err(Missing::NamedSocketsNeedBroker);
-    }
-    spec.sockets.unix = self::seccomp::Unix::Refuse;
-    Ok(())
 }
 
 /// The launch as `explain` shows it: the backend's argv, rules, profile.
@@ -345,6 +337,27 @@ pub fn describe(_plan: &Plan, choice: &Choice) -> serde_json::Value {
         Launch::Unsandboxed => serde_json::json!({ "kind": "exec" }),
         Launch::Bwrap(l) => {
             let mut v = bwrap::describe(l, _plan.facts.euid);
+            #[cfg(target_os = "linux")]
+            if l.layer.without.landlock.is_some() {
+                // The renderer's notes that speak of the landlock layer
+                // inside do not hold here.
+                let mut notes: Vec<serde_json::Value> = l
+                    .rendered
+                    .notes
+                    .iter()
+                    .filter(|n| !n.contains("landlock"))
+                    .map(|n| n.as_str().into())
+                    .collect();
+                notes.push(
+                    "without landlock (see `layers`): the mounts and namespaces alone hold the \
+                     filesystem, the terminals and the network; the seccomp filter, no_new_privs \
+                     and the empty capability sets stay; bwrap runs with --as-pid-1 and the \
+                     second stage, undumpable, is the sandbox's init"
+                        .into(),
+                );
+                v["notes"] = notes.into();
+                return v;
+            }
             if !_plan.fs.deny_read.is_empty() {
                 if let Some(notes) = v["notes"].as_array_mut() {
                     notes.push(
@@ -369,6 +382,55 @@ pub fn describe(_plan: &Plan, choice: &Choice) -> serde_json::Value {
             serde_json::json!({ "kind": "seatbelt", "seatbelt": r.to_json(&_plan.argv) })
         }
     }
+}
+
+/// Which layers a launch applies and which it runs without (`layers`):
+/// what `explain`, the report and the hook answers carry, so that a
+/// weaker run can be told from a full one. `null` for an unsandboxed run.
+pub fn layers(choice: &Choice) -> serde_json::Value {
+    match &choice.launch {
+        Launch::Unsandboxed => serde_json::Value::Null,
+        #[cfg(target_os = "linux")]
+        Launch::Bwrap(l) => self::layers::to_json(
+            &l.layer.without,
+            &["namespaces", "mounts"],
+            l.layer.brokered(),
+        ),
+        #[cfg(target_os = "linux")]
+        Launch::Landlock(spec) => self::layers::to_json(&spec.without, &[], spec.brokered()),
+        #[cfg(not(target_os = "linux"))]
+        Launch::Bwrap(_) => serde_json::Value::Null,
+        Launch::Seatbelt(_) => serde_json::json!({
+            "in_force": ["seatbelt"], "missing": [], "narrowed": [],
+        }),
+    }
+}
+
+/// `layers` in words, for the hook's answer: "layers namespaces, mounts,
+/// seccomp; without landlock".
+pub fn layers_words(choice: &Choice) -> String {
+    let v = layers(choice);
+    let names = |key: &str, field: Option<&str>| -> Vec<String> {
+        v[key]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| match field {
+                        Some(f) => x[f].as_str(),
+                        None => x.as_str(),
+                    })
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let on = names("in_force", None);
+    let off = names("missing", Some("layer"));
+    let mut w = format!("layers {}", on.join(", "));
+    if !off.is_empty() {
+        w.push_str(&format!("; without {}", off.join(", ")));
+    }
+    w
 }
 
 /// How a launch ends the command's whole tree when the command exits, at

@@ -80,9 +80,30 @@ fn errno_name(e: i32) -> String {
         libc::EOPNOTSUPP => "EOPNOTSUPP",
         libc::EINVAL => "EINVAL",
         libc::ENOSPC => "ENOSPC",
+        libc::EBUSY => "EBUSY",
         _ => return format!("errno {e}"),
     };
     name.to_string()
+}
+
+/// Why no filter of dcjail's can hand system calls to a broker here
+/// (seccomp user notification), or `None` when one can.
+pub fn listener_missing(host: &dyn Probe) -> Option<String> {
+    match host.seccomp_listener_answer()? {
+        Sys::Ok(_) => None,
+        Sys::Err(libc::EBUSY) => Some(
+            "seccomp user notification is taken: a seccomp filter above dcjail holds the listener \
+             already (dcjail runs inside another sandbox that brokers its system calls, a dcjail \
+             among them)"
+                .into(),
+        ),
+        a => Some(format!(
+            "seccomp user notification is refused here: installing a filter with \
+             SECCOMP_FILTER_FLAG_NEW_LISTENER {} under the seccomp filter dcjail runs in \
+             (gVisor and some container runtimes have no user notification)",
+            answer_words(a)
+        )),
+    }
 }
 
 fn answer_words(a: Sys) -> String {

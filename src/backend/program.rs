@@ -32,6 +32,20 @@ pub fn encode(
     )
 }
 
+/// The program's `flags` for a layer: a broker, no landlock, a network
+/// namespace of its own.
+fn flags_of(spec: &crate::backend::landlock::LayerSpec) -> u32 {
+    use crate::inside::stub_format::{BROKER, NO_LANDLOCK, OWN_NETWORK};
+    let mut flags = if spec.brokered() { BROKER } else { 0 };
+    if spec.without.landlock.is_some() {
+        flags |= NO_LANDLOCK;
+    }
+    if spec.sockets.inet == crate::backend::seccomp::Inet::OwnNamespace {
+        flags |= OWN_NETWORK;
+    }
+    flags
+}
+
 /// `encode` with the layer's filter compiled already (`seccomp::compile` of
 /// `spec.sockets` and `spec.fs`).
 pub fn encode_compiled(
@@ -40,9 +54,7 @@ pub fn encode_compiled(
     compiled: &crate::backend::seccomp::Program,
     report: Option<i32>,
 ) -> Result<Vec<u8>, String> {
-    use crate::inside::stub_format::{
-        Program, BROKER, MAGIC, MAX_INSNS, MAX_NAME, MAX_PATH, OWN_NETWORK,
-    };
+    use crate::inside::stub_format::{Program, MAGIC, MAX_INSNS, MAX_NAME, MAX_PATH};
     let u32_of = |n: usize, what: &str| {
         u32::try_from(n).map_err(|_| format!("the second stage takes no more than 2^32 {what}"))
     };
@@ -86,11 +98,7 @@ pub fn encode_compiled(
         o.extend_from_slice(&u32_of(n, "instructions")?.to_le_bytes());
         o.extend_from_slice(f);
     }
-    let mut flags = if spec.brokered() { BROKER } else { 0 };
-    if spec.sockets.inet == crate::backend::seccomp::Inet::OwnNamespace {
-        flags |= OWN_NETWORK;
-    }
-    o.extend_from_slice(&flags.to_le_bytes());
+    o.extend_from_slice(&flags_of(spec).to_le_bytes());
     o.extend_from_slice(&u32_of(guards.len(), "guards")?.to_le_bytes());
     for (dev, ino, name) in guards {
         if name.len() > MAX_NAME {
@@ -187,7 +195,36 @@ mod tests {
             unix_sockets: vec!["/run/user/0/gnupg/S.gpg-agent".into(), "/r/a b".into()],
             keep_fds: vec![7, 4],
             host_roots: vec!["/work/a b\nc".into(), "/tmp".into()],
+            without: Default::default(),
         }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_program_without_landlock_says_so_and_carries_no_landlock_rule() {
+        use crate::inside::stub_format::Program;
+        let mut spec = spec_for_stub();
+        spec.without.landlock = Some("no landlock here".into());
+        // Still carrying rules: refused when encoded (and by the stub).
+        let e = encode(&spec, &[], None).unwrap_err();
+        assert!(
+            e.contains("without landlock carries a landlock rule"),
+            "{e}"
+        );
+        spec.abi = 0;
+        spec.handled_fs = 0;
+        spec.fs_rules.clear();
+        spec.restrict_tcp = false;
+        spec.tcp_connect_ports.clear();
+        spec.scopes = 0;
+        let bytes = encode(&spec, &[], None).unwrap();
+        let p = Program::parse(&bytes).unwrap();
+        assert!(p.no_landlock());
+        assert!(p.broker());
+        assert_eq!(p.filters().count(), 1);
+        spec.without.landlock = None;
+        let p = encode(&spec, &[], None).unwrap();
+        assert!(!Program::parse(&p).unwrap().no_landlock());
     }
 
     #[cfg(target_os = "linux")]

@@ -108,8 +108,17 @@ impl Report {
             .next();
         match self.auto() {
             None => Overall::Unavailable,
-            Some(k) if Some(k) == first => Overall::Ok,
+            Some(k) if Some(k) == first && self.missing_layers(k).is_empty() => Overall::Ok,
             Some(_) => Overall::Degraded,
         }
+    }
+
+    /// The checks that fail for backend `k` although it works: the layers
+    /// it runs without (landlock, seccomp user notification).
+    pub fn missing_layers(&self, k: Kind) -> Vec<&Check> {
+        self.checks
+            .iter()
+            .filter(|c| c.status == Status::Fail && c.backends.contains(&k))
+            .collect()
     }
 }

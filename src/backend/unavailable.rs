@@ -36,11 +36,35 @@ pub enum Missing {
     /// The network allowlist under landlock, which filters TCP connect by
     /// port only.
     AllowlistNeedsBwrap,
-    /// Named unix sockets where an outer sandbox's filter already holds the
-    /// seccomp listener the broker needs.
-    NamedSocketsNeedBroker,
+    /// A feature of the plan that only a layer missing here holds
+    /// (`backend::layers`): the feature, the layer, why the layer is
+    /// missing, and what the user can change.
+    NeedsLayer {
+        feature: String,
+        layer: Layer,
+        why: String,
+        fix: &'static str,
+    },
     /// Setting the launch up failed before anything of the command ran.
     Setup(Setup),
+}
+
+/// A kernel layer a Linux backend can run without, for some policies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layer {
+    Landlock,
+    /// seccomp user notification: the broker's.
+    SeccompNotify,
+}
+
+impl Layer {
+    /// Its name in refusals.
+    pub fn words(self) -> &'static str {
+        match self {
+            Layer::Landlock => "landlock",
+            Layer::SeccompNotify => "seccomp user notification",
+        }
+    }
 }
 
 /// A launch's setup that failed before anything of the command ran.
@@ -114,7 +138,16 @@ impl std::fmt::Display for Missing {
                 )
             }
             Missing::AllowlistNeedsBwrap => f.write_str("landlock filters TCP connect by port, not by address, so a direct connection to another host on the proxy's port would not fail; the network allowlist needs the bwrap backend"),
-            Missing::NamedSocketsNeedBroker => f.write_str("naming unix sockets (allow_unix_sockets) needs the seccomp broker, and this sandbox runs inside another one that already brokers its system calls"),
+            Missing::NeedsLayer {
+                feature,
+                layer,
+                why,
+                fix,
+            } => write!(
+                f,
+                "{feature} needs {}, which is missing here ({why}): {fix}",
+                layer.words()
+            ),
             Missing::Setup(s) => write!(f, "{s}"),
         }
     }
@@ -223,8 +256,13 @@ mod tests {
             "landlock filters TCP connect by port, not by address, so a direct connection to another host on the proxy's port would not fail; the network allowlist needs the bwrap backend"
         );
         assert_eq!(
-            say(Missing::NamedSocketsNeedBroker),
-            "naming unix sockets (allow_unix_sockets) needs the seccomp broker, and this sandbox runs inside another one that already brokers its system calls"
+            say(Missing::NeedsLayer {
+                feature: "network full".into(),
+                layer: Layer::Landlock,
+                why: "no landlock here".into(),
+                fix: "use --net none",
+            }),
+            "network full needs landlock, which is missing here (no landlock here): use --net none"
         );
         assert_eq!(
             say(Missing::LandlockAbi {

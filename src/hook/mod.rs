@@ -386,7 +386,11 @@ fn shell_decision(
         OsString::from("-c"),
         OsString::from(command),
     ];
-    let plan = crate::run::decide_and_plan(&o, argv)?;
+    let mut plan = crate::run::decide_and_plan(&o, argv)?;
+    // The hook's own descriptors (the agent's JSON in, the answer out) are
+    // not the command's: the run checks its own. Pipes stand in, as
+    // nothing a launch decides may hang on the hook's.
+    plan.facts.stdio = [const { crate::plan::StdFd::Other }; 3];
     let choice = crate::run::select(&plan)?;
     Ok((o, plan.sandboxed, how(&plan, &choice)))
 }
@@ -394,10 +398,11 @@ fn shell_decision(
 fn how(plan: &crate::plan::Plan, choice: &crate::backend::Choice) -> String {
     if plan.sandboxed {
         format!(
-            "runs sandboxed ({} backend, {}, network {})",
+            "runs sandboxed ({} backend, {}, network {}; {})",
             choice.backend_name(),
             plan.fs.access,
-            plan.net.mode
+            plan.net.mode,
+            crate::backend::layers_words(choice)
         )
     } else {
         "runs with the sandbox off (the policy says sandbox.enabled = false)".to_string()

@@ -366,17 +366,25 @@ pub const LISTENER_FLAGS: usize = (1 << 3) | (1 << 5);
 /// is built before the first irreversible step. Descriptors are closed by
 /// `close_fds` afterwards. Returns the broker's listener when `listener`.
 pub fn apply<'a>(p: &Program<'a>, listener: bool) -> Result<Option<i32>, Fail<'a>> {
-    let rs = build_ruleset(p)?;
+    // Without landlock (`NO_LANDLOCK`) the mounts around hold what it
+    // would; the first stage refused every policy that needs it.
+    let rs = if p.no_landlock() {
+        None
+    } else {
+        Some(build_ruleset(p)?)
+    };
     const PR_SET_NO_NEW_PRIVS: usize = 38;
     if let Err(e) = prctl(PR_SET_NO_NEW_PRIVS, 1) {
         return Err(fail(b"cannot set no_new_privs", Some(e)));
     }
     drop_capabilities()?;
-    // SAFETY: a ruleset descriptor and no flags.
-    if let Err(e) = unsafe { sys::call(sys::LANDLOCK_RESTRICT_SELF, &[rs as usize]) } {
-        return Err(fail(b"landlock restrict_self failed", Some(e)));
+    if let Some(rs) = rs {
+        // SAFETY: a ruleset descriptor and no flags.
+        if let Err(e) = unsafe { sys::call(sys::LANDLOCK_RESTRICT_SELF, &[rs as usize]) } {
+            return Err(fail(b"landlock restrict_self failed", Some(e)));
+        }
+        sys::close(rs);
     }
-    sys::close(rs);
     #[repr(C)]
     struct Fprog {
         len: u16,
@@ -579,22 +587,29 @@ pub fn exit_status(ws: i32) -> i32 {
 /// this process serves the notifications until the child exits and
 /// returns its exit status. A `Fail` in the child is returned by the child.
 pub fn run<'a>(p: &Program<'a>, exec: &mut dyn FnMut() -> i32) -> Result<i32, Fail<'a>> {
-    if !p.broker() {
+    if !p.broker() && !p.no_landlock() {
         apply(p, false)?;
         close_fds(p)?;
         return Ok(exec());
     }
     scope_broker(p)?;
-    if p.hosts().any(|(fd, _)| fd >= 0) {
+    if p.hosts().any(|(fd, _)| fd >= 0) || p.no_landlock() {
         // The broker holds the writable roots as the host's mounts hold
         // them, past every read-only mount inside: not dumpable, so that no
         // process of the sandbox (same user, no capability) can take one
         // through /proc/<broker>/fd, whether or not landlock is there. Set
         // before the fork: the command's exec makes it dumpable again.
+        // Without landlock, whose domain keeps the command from every
+        // process outside it, this process is the sandbox's init (bwrap
+        // runs with --as-pid-1) and the only other process there: with no
+        // filter of its own it must not be reachable through /proc/1/mem.
         const PR_SET_DUMPABLE: usize = 4;
         if let Err(e) = prctl(PR_SET_DUMPABLE, 0) {
             return Err(fail(b"cannot make the broker undumpable", Some(e)));
         }
+    }
+    if !p.broker() {
+        return supervise(p, exec);
     }
     let mut pair = [0i32; 2];
     const AF_UNIX: usize = 1;
@@ -654,6 +669,39 @@ pub fn run<'a>(p: &Program<'a>, exec: &mut dyn FnMut() -> i32) -> Result<i32, Fa
     Ok(serve(listener, pid, p))
 }
 
+/// Without landlock and without a broker: this process stays as the
+/// sandbox's init, undumpable, passing signals on and reaping, while its
+/// child applies the layer and becomes the command.
+fn supervise<'a>(p: &Program<'a>, exec: &mut dyn FnMut() -> i32) -> Result<i32, Fail<'a>> {
+    let mask = sigset(&PASSED_ON) | sigset(&[SIGCHLD]);
+    let mut old = 0u64;
+    // SAFETY: SIG_BLOCK with sigsets of 8 bytes.
+    let _ = unsafe {
+        sys::call(
+            nr::RT_SIGPROCMASK,
+            &[
+                0,
+                &mask as *const u64 as usize,
+                &mut old as *mut u64 as usize,
+                8,
+            ],
+        )
+    };
+    // SAFETY: a plain fork (clone with SIGCHLD only).
+    let pid = match unsafe { sys::call(nr::CLONE, &[SIGCHLD, 0, 0, 0, 0]) } {
+        Ok(pid) => pid as i32,
+        Err(e) => return Err(fail(b"cannot fork the supervisor", Some(e))),
+    };
+    if pid == 0 {
+        // SAFETY: SIG_SETMASK with a sigset of 8 bytes.
+        let _ = unsafe { sys::call(nr::RT_SIGPROCMASK, &[2, &old as *const u64 as usize, 0, 8]) };
+        apply(p, false)?;
+        close_fds(p)?;
+        return Ok(exec());
+    }
+    Ok(serve(-1, pid, p))
+}
+
 fn wait_child(pid: i32) -> i32 {
     let mut ws = 0i32;
     loop {
@@ -700,7 +748,7 @@ fn serve(listener: i32, child: i32, p: &Program<'_>) -> i32 {
     if let Some(status) = reap(child) {
         return status;
     }
-    let mut listening = true;
+    let mut listening = listener >= 0;
     let mut shadows = super::broker::Shadows::default();
     loop {
         #[repr(C)]

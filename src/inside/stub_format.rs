@@ -63,6 +63,12 @@ pub const BROKER: u32 = 1;
 /// dcjail's doing, and the broker records it.
 pub const OWN_NETWORK: u32 = 2;
 
+/// `flags`: no landlock layer is applied (this kernel has none, or one too
+/// old): the mounts and namespaces around the stub hold what it would, and
+/// the first stage refused every policy that needs it. The program then
+/// carries no landlock right, rule, port or scope.
+pub const NO_LANDLOCK: u32 = 4;
+
 /// Longest file name (Linux NAME_MAX).
 pub const MAX_NAME: usize = 255;
 
@@ -371,8 +377,13 @@ impl<'a> Program<'a> {
             r.take(n * INSN).map(|_| ())
         })?;
         let flags = r.u32()?;
-        if flags & !(BROKER | OWN_NETWORK) != 0 {
+        if flags & !(BROKER | OWN_NETWORK | NO_LANDLOCK) != 0 {
             return Err("unknown program flags");
+        }
+        if flags & NO_LANDLOCK != 0
+            && (handled_fs | handled_net | scoped != 0 || fs.count != 0 || ports.count != 0)
+        {
+            return Err("a program without landlock carries a landlock rule");
         }
         if flags & BROKER != 0 && filters.count == 0 {
             return Err("a broker needs a seccomp program");
@@ -433,6 +444,11 @@ impl<'a> Program<'a> {
     /// Whether a broker serves the last seccomp program's notifications.
     pub fn broker(&self) -> bool {
         self.flags & BROKER != 0
+    }
+
+    /// Whether the landlock layer is left out (`NO_LANDLOCK`).
+    pub fn no_landlock(&self) -> bool {
+        self.flags & NO_LANDLOCK != 0
     }
 
     /// Whether the command's network is a namespace of its own

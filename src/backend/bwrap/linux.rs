@@ -177,6 +177,41 @@ fn guard_ids(guards: &[Guard]) -> Result<Vec<GuardId>, String> {
     Ok(out)
 }
 
+/// A `deny_read` path outside the writable roots that does not exist at
+/// launch has no mount to mask it: a file the host makes there during the
+/// run is readable, where landlock's complement would have kept it
+/// unreadable. Said, for `explain` and the report.
+fn denied_but_absent(plan: &Plan) -> Option<String> {
+    let absent: Vec<String> = plan
+        .fs
+        .deny_read
+        .iter()
+        .filter_map(crate::plan::PathRule::literal)
+        .filter(|p| !plan.fs.writable.iter().any(|w| p.starts_with(w)))
+        .filter(|p| std::fs::symlink_metadata(p).is_err())
+        .map(|p| format!("`{}`", p.display()))
+        .collect();
+    if absent.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "deny_read {} does not exist at launch, so no mount masks it: a file another process \
+         makes there during the run would be readable (landlock's complement kept such a name \
+         unreadable)",
+        absent.join(", ")
+    ))
+}
+
+/// The guards' names that do not exist now: the missing protected names
+/// only a broker keeps uncreatable.
+fn missing_names(guards: &[Guard]) -> Vec<PathBuf> {
+    guards
+        .iter()
+        .map(|g| g.dir.join(&g.name))
+        .filter(|p| std::fs::symlink_metadata(p).is_err())
+        .collect()
+}
+
 /// Each repository worktree's top by inode, marked `ZONE` for the broker.
 /// A worktree that is gone meanwhile is left out, as a guard's directory.
 fn zone_ids(zones: &[PathBuf]) -> Result<Vec<GuardId>, String> {
@@ -229,7 +264,7 @@ pub fn prepare(
     if let Some(o) = crate::backend::obstacle::userns_obstacle(host, &bwrap) {
         return Err(Unavailable::new(BWRAP, Missing::Obstacle(o)));
     }
-    let rendered = render(
+    let mut rendered = render(
         plan,
         &RealHost {
             euid: plan.facts.euid,
@@ -237,10 +272,21 @@ pub fn prepare(
     )
     .because(BWRAP, Missing::Rule)?;
     let (mut spec, truncate) = layer_spec(plan).because(BWRAP, Missing::Rule)?;
-    spec.check_supported_with(host)
-        .map_err(|m| Unavailable::new(BWRAP, m))?;
-    let mut guards = guard_ids(&rendered.guards).because(BWRAP, Missing::setup)?;
-    guards.extend(zone_ids(&rendered.zones).because(BWRAP, Missing::setup)?);
+    host.seccomp_available().because(BWRAP, Missing::Host)?;
+    // Without landlock the mounts and namespaces hold what it would, but
+    // for the features `layers` refuses by name.
+    if let Err(why) = spec.check_supported_with(host) {
+        crate::backend::layers::bwrap_without_landlock(plan, &mut spec, &why.to_string())
+            .map_err(|m| Unavailable::new(BWRAP, m))?;
+        // No bwrap init beside the command: landlock's domain kept the
+        // command from it, and with the same user it could otherwise write
+        // to its memory through /proc/1/mem. The second stage is the init,
+        // undumpable (`inside::stage2::run`).
+        rendered.args.push("--as-pid-1".into());
+        if let Some(note) = denied_but_absent(plan) {
+            spec.without.narrowed.push(note);
+        }
+    }
     // Each writable root is a mount of its own here, and the kernel refuses
     // a hard link across two mounts (EXDEV) although the host holds both
     // on one filesystem: the broker makes such a link through the host's
@@ -251,6 +297,21 @@ pub fn prepare(
     // A zone needs every creation at the broker: any name may be `.git`;
     // so does a link between two roots.
     spec.fs.create = rendered.missing || !rendered.zones.is_empty() || !spec.host_roots.is_empty();
+    let listener = crate::backend::obstacle::listener_missing(host);
+    if let Some(why) = &listener {
+        let brokered = crate::backend::layers::Brokered {
+            missing: if rendered.missing {
+                missing_names(&rendered.guards)
+            } else {
+                Vec::new()
+            },
+            zones: &rendered.zones,
+        };
+        crate::backend::layers::without_listener(&mut spec, Some(brokered), why)
+            .map_err(|m| Unavailable::new(BWRAP, m))?;
+    }
+    let mut guards = guard_ids(&rendered.guards).because(BWRAP, Missing::setup)?;
+    guards.extend(zone_ids(&rendered.zones).because(BWRAP, Missing::setup)?);
     let report = plan.report_fd.filter(|_| spec.brokered());
     let program = program::encode(&spec, &guards, report).because(BWRAP, Missing::Rule)?;
     // Opened through the magic link at launch: no readlink (its path walk

@@ -60,8 +60,12 @@ impl Probe for Real {
     }
 
     fn seccomp_listener(&self) -> bool {
+        matches!(self.seccomp_listener_answer(), None | Some(Sys::Ok(_)))
+    }
+
+    fn seccomp_listener_answer(&self) -> Option<Sys> {
         if !self.seccomp_filtered() {
-            return true;
+            return None;
         }
         // Tried in a throwaway child: a filter that allows everything, with
         // a listener; EBUSY when a filter above holds one.
@@ -91,7 +95,7 @@ impl Probe for Real {
                 )
             }
         });
-        matches!(r, Sys::Ok(_))
+        Some(r)
     }
 
     fn landlock_abi(&self) -> Sys {

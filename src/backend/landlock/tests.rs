@@ -196,6 +196,7 @@ fn sample() -> LayerSpec {
         fs: FsRules::OPEN,
         keep_fds: vec![5, 9],
         host_roots: Vec::new(),
+        without: Default::default(),
     }
 }
 

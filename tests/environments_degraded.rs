@@ -1,0 +1,955 @@
+//! Environments with a layer missing, made for real on this machine by a
+//! seccomp filter installed in front of dcjail (tests/support/filters.rs),
+//! each run as root and as uid 65534:
+//!
+//! - without landlock: its three system calls answer ENOSYS (a kernel
+//!   built without it, gVisor, some Firecracker and container kernels);
+//! - without seccomp user notification: a filter with
+//!   SECCOMP_FILTER_FLAG_NEW_LISTENER is refused with EINVAL (gVisor);
+//! - without either.
+//!
+//! For each: what ran (the backend, `explain`'s `layers`), every feature
+//! that ran attacked with its control (the same command unsandboxed does
+//! the thing: writes outside the workspace, reads the denied file, reaches
+//! the host's loopback and a host unix socket, makes a namespace), what
+//! was refused with its exact words and nothing started (a marker the
+//! same command writes unsandboxed never appears), and `doctor`.
+//! docs/backends.md's table of environments says the same.
+#![cfg(target_os = "linux")]
+
+#[path = "support/filters.rs"]
+mod filters;
+#[path = "support/scratch.rs"]
+mod scratch;
+
+use filters::{refusing, with_filter, Refuse};
+use scratch::exe as bin;
+use scratch::text;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Env {
+    NoLandlock,
+    NoListener,
+    Neither,
+}
+
+const ENVS: [Env; 3] = [Env::NoLandlock, Env::NoListener, Env::Neither];
+
+impl Env {
+    fn refuse(self) -> Refuse {
+        Refuse {
+            landlock: self != Env::NoListener,
+            listener: self != Env::NoLandlock,
+        }
+    }
+    /// The layers `explain` says are missing.
+    fn missing(self) -> Vec<&'static str> {
+        let r = self.refuse();
+        let mut v = Vec::new();
+        if r.landlock {
+            v.push("landlock");
+        }
+        if r.listener {
+            v.push("seccomp-notify");
+        }
+        v
+    }
+}
+
+/// How the missing layers are named in refusals.
+const NO_LANDLOCK: &str =
+    "needs landlock, which is missing here (landlock_create_ruleset failed with ENOSYS under a seccomp filter";
+const NO_LISTENER: &str = "needs seccomp user notification, which is missing here (seccomp user notification is refused here: installing a filter with SECCOMP_FILTER_FLAG_NEW_LISTENER failed with EINVAL under the seccomp filter dcjail runs in";
+
+/// A scratch root: the workspace `ws` (the cwd), a directory `outside` it,
+/// a secret in the workspace, a policy naming a unix socket; owned by
+/// 65534 for the unprivileged runs.
+struct Dir {
+    root: PathBuf,
+    ws: PathBuf,
+    outside: PathBuf,
+}
+
+impl Dir {
+    fn new(tag: &str, env: Env, nobody: bool) -> Dir {
+        let root = scratch::fresh(&format!(
+            "degraded-{tag}-{env:?}-{nobody}-{}",
+            std::process::id()
+        ));
+        let ws = root.join("ws");
+        let outside = root.join("outside");
+        std::fs::create_dir(&ws).unwrap();
+        std::fs::create_dir(&outside).unwrap();
+        std::fs::write(ws.join("secret.txt"), "s3cret\n").unwrap();
+        std::fs::write(outside.join("in.txt"), "host file\n").unwrap();
+        if nobody {
+            let ok = Command::new("chown")
+                .args(["-R", "65534:65534"])
+                .arg(&ws)
+                .arg(&outside)
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok);
+        }
+        Dir { root, ws, outside }
+    }
+
+    fn marker(&self) -> PathBuf {
+        self.outside.join("marker")
+    }
+}
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        scratch::remove(&self.root);
+    }
+}
+
+/// dcjail with `args` in the workspace, inside `env`, as root or 65534;
+/// stdin from `stdin` or closed.
+fn jailed(env: Env, nobody: bool, d: &Dir, args: &[&str], stdin: Option<&Path>) -> Output {
+    let mut c = scratch::user_command(nobody, bin());
+    with_filter(&mut c, refusing(env.refuse()));
+    c.args(args)
+        .current_dir(&d.ws)
+        .env_remove("DCJAIL_POLICY")
+        .env("HOME", &d.root)
+        .stdin(match stdin {
+            Some(p) => Stdio::from(std::fs::File::open(p).unwrap()),
+            None => Stdio::null(),
+        });
+    scratch::output_within(c, 60)
+}
+
+fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(o)))
+}
+
+fn out(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The one refusal line of a 122, and that nothing started.
+fn refused_122(o: &Output, d: &Dir, what: &str) -> String {
+    assert_eq!(o.status.code(), Some(122), "{what}: {}", text(o));
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(err.lines().count(), 1, "{what}: {err}");
+    assert!(err.starts_with("dcjail: sandbox-unavailable: "), "{err}");
+    assert!(o.stdout.is_empty(), "{what}: {}", text(o));
+    assert!(!d.marker().exists(), "{what}: the refused run started");
+    err
+}
+
+/// Writes the marker outside the workspace, then says `ran-<backend>`.
+const ESCAPE: &str = "echo ran-$DCJAIL_BACKEND; echo escaped > ../outside/marker";
+
+/// The command of an attack, run unsandboxed in the same environment, as
+/// the same user: it does write the marker.
+fn control_writes_outside(env: Env, nobody: bool, d: &Dir) {
+    let o = jailed(
+        env,
+        nobody,
+        d,
+        &["--no-sandbox", "--", "sh", "-c", ESCAPE],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(
+        std::fs::read_to_string(d.marker()).unwrap(),
+        "escaped\n",
+        "control"
+    );
+    std::fs::remove_file(d.marker()).unwrap();
+}
+
+fn who(env: Env, nobody: bool) -> String {
+    format!("{env:?} as {}", if nobody { "65534" } else { "root" })
+}
+
+/// `f` in each environment, as each user, in a fresh `Dir` tagged `tag`.
+fn each(tag: &str, mut f: impl FnMut(Env, bool, &Dir)) {
+    if !scratch::bwrap_works() {
+        return;
+    }
+    for env in ENVS {
+        for &nobody in scratch::users() {
+            let d = Dir::new(tag, env, nobody);
+            f(env, nobody, &d);
+        }
+    }
+}
+
+#[test]
+fn each_environment_runs_bwrap_with_the_layers_it_has_and_says_which() {
+    each("each-environment-runs-bwrap", |env, nobody, d| {
+        let w = who(env, nobody);
+        let a = [
+            "explain",
+            "--sandbox-mode",
+            "workspace-write",
+            "--no-protect-defaults",
+            "--",
+            "true",
+        ];
+        let o = jailed(env, nobody, d, &a, None);
+        assert_eq!(o.status.code(), Some(0), "{w}: {}", text(&o));
+        let v = json(&o);
+        assert_eq!(v["backend"], "bwrap", "{w}: {v}");
+        let l = &v["layers"];
+        let missing: Vec<&str> = l["missing"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["layer"].as_str().unwrap())
+            .collect();
+        assert_eq!(missing, env.missing(), "{w}: {l}");
+        let on: Vec<&str> = l["in_force"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m.as_str().unwrap())
+            .collect();
+        assert!(
+            on.starts_with(&["namespaces", "mounts"]) && on.contains(&"seccomp"),
+            "{w}: {l}"
+        );
+        assert_eq!(on.contains(&"landlock"), !env.refuse().landlock, "{w}: {l}");
+        assert_eq!(
+            on.contains(&"seccomp-notify"),
+            !env.refuse().listener,
+            "{w}: {l}"
+        );
+        let narrowed = l["narrowed"].to_string();
+        if env.refuse().listener {
+            assert!(narrowed.contains("metadata changes"), "{w}: {l}");
+            assert!(narrowed.contains("unix sockets: none"), "{w}: {l}");
+        } else {
+            assert_eq!(l["narrowed"], serde_json::json!([]), "{w}: {l}");
+        }
+        if env.refuse().landlock {
+            let notes = v["launch"]["notes"].to_string();
+            assert!(
+                notes.contains("without landlock (see `layers`)")
+                    && !notes.contains("landlock layer inside"),
+                "{w}: {notes}"
+            );
+            assert!(
+                v["launch"]["argv"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|a| a == "--as-pid-1"),
+                "{w}"
+            );
+            let ll = &v["launch"]["stage2"]["layer"]["landlock_abi"];
+            assert!(
+                ll["not_applied"]
+                    .as_str()
+                    .unwrap()
+                    .contains("landlock_create_ruleset failed with ENOSYS"),
+                "{w}: {ll}"
+            );
+        }
+        // The report of a run carries the same.
+        let report = d.outside.join("report.json");
+        let o = jailed(
+            env,
+            nobody,
+            d,
+            &[
+                "--report",
+                report.to_str().unwrap(),
+                "--",
+                "sh",
+                "-c",
+                "echo ran",
+            ],
+            None,
+        );
+        assert_eq!(o.status.code(), Some(0), "{w}: {}", text(&o));
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+        assert_eq!(r["backend"], "bwrap", "{w}");
+        let missing: Vec<&str> = r["layers"]["missing"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["layer"].as_str().unwrap())
+            .collect();
+        assert_eq!(missing, env.missing(), "{w}: {r}");
+    });
+}
+
+#[test]
+fn read_only_holds_without_the_missing_layers() {
+    each("read-only-holds-without", |env, nobody, d| {
+        let w = who(env, nobody);
+        control_writes_outside(env, nobody, d);
+        let o = jailed(env, nobody, d, &["--", "sh", "-c", ESCAPE], None);
+        assert_eq!(out(&o), "ran-bwrap\n", "{w}: {}", text(&o));
+        assert!(!d.marker().exists(), "{w}: wrote outside in read-only");
+        // Not in the workspace either.
+        let o = jailed(
+            env,
+            nobody,
+            d,
+            &["--", "sh", "-c", "echo ran; echo x > made"],
+            None,
+        );
+        assert_eq!(out(&o), "ran\n", "{w}: {}", text(&o));
+        assert!(!d.ws.join("made").exists(), "{w}: wrote in read-only");
+    });
+}
+
+#[test]
+fn workspace_write_holds_its_roots_without_the_missing_layers() {
+    each("workspace-write-holds-its", |env, nobody, d| {
+        let w = who(env, nobody);
+        control_writes_outside(env, nobody, d);
+        let cmd = format!("echo made > made.txt; {ESCAPE}");
+        let o = jailed(
+            env,
+            nobody,
+            d,
+            &[
+                "--sandbox-mode",
+                "workspace-write",
+                "--no-protect-defaults",
+                "--",
+                "sh",
+                "-c",
+                &cmd,
+            ],
+            None,
+        );
+        assert_eq!(out(&o), "ran-bwrap\n", "{w}: {}", text(&o));
+        assert_eq!(
+            std::fs::read_to_string(d.ws.join("made.txt")).unwrap(),
+            "made\n",
+            "{w}"
+        );
+        assert!(!d.marker().exists(), "{w}: wrote outside the workspace");
+    });
+}
+
+#[test]
+fn deny_read_holds_without_the_missing_layers() {
+    each("deny-read-holds-without", |env, nobody, d| {
+        let w = who(env, nobody);
+        let cat = ["--", "sh", "-c", "cat secret.txt; echo done"];
+        let mut control = vec!["--no-sandbox", "--deny-read", "secret.txt"];
+        control.extend_from_slice(&cat);
+        let o = jailed(env, nobody, d, &control, None);
+        assert_eq!(out(&o), "s3cret\ndone\n", "{w}: control: {}", text(&o));
+        for mode in ["read-only", "workspace-write"] {
+            let mut a = vec![
+                "--sandbox-mode",
+                mode,
+                "--no-protect-defaults",
+                "--deny-read",
+                "secret.txt",
+            ];
+            a.extend_from_slice(&cat);
+            let o = jailed(env, nobody, d, &a, None);
+            assert_eq!(o.status.code(), Some(0), "{w}: {mode}: {}", text(&o));
+            assert_eq!(out(&o), "done\n", "{w}: {mode}: {}", text(&o));
+        }
+        // A denied name absent at launch has no mount: said without landlock.
+        let absent = d.outside.join("absent.txt");
+        let a = [
+            "explain",
+            "--deny-read",
+            absent.to_str().unwrap(),
+            "--",
+            "true",
+        ];
+        let v = json(&jailed(env, nobody, d, &a, None));
+        let said = v["layers"]["narrowed"].to_string();
+        assert_eq!(
+            said.contains(&format!(
+                "deny_read `{}` does not exist at launch",
+                absent.display()
+            )),
+            env.refuse().landlock,
+            "{w}: {v}"
+        );
+    });
+}
+
+/// A python3 one-liner that prints `connected` when it reaches `addr`.
+fn connect(family: &str, addr: &str) -> String {
+    format!(
+        "import socket\ntry:\n    s = socket.socket(socket.{family}, socket.SOCK_STREAM)\n    \
+         s.settimeout(5)\n    s.connect({addr}); print('connected')\nexcept OSError as e:\n    \
+         print('refused', e.errno)"
+    )
+}
+
+#[test]
+fn the_network_and_host_sockets_stay_out_of_reach_without_the_missing_layers() {
+    if !scratch::need("python3") {
+        return;
+    }
+    each("the-network-and-host", |env, nobody, d| {
+        let w = who(env, nobody);
+        let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = tcp.local_addr().unwrap().port();
+        let sockets = scratch::socket_dir(&format!(
+            "dg-{}-{}-{}",
+            env as u8,
+            nobody as u8,
+            std::process::id()
+        ));
+        let sock = sockets.join("s.sock");
+        let unix = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+        let ok = Command::new("chmod")
+            .arg("777")
+            .arg(&sock)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+        let tcp_py = connect("AF_INET", &format!("('127.0.0.1', {port})"));
+        let unix_py = connect("AF_UNIX", &format!("{:?}", sock.to_str().unwrap()));
+        for py in [&tcp_py, &unix_py] {
+            let o = jailed(
+                env,
+                nobody,
+                d,
+                &["--no-sandbox", "--", "python3", "-c", py],
+                None,
+            );
+            assert_eq!(out(&o), "connected\n", "{w}: control: {}", text(&o));
+            // Network none, and the allowlist (only its proxy is reachable).
+            for net in [&[][..], &["--allow-domain", "example.com"]] {
+                let mut a = vec!["--sandbox-mode", "workspace-write", "--no-protect-defaults"];
+                a.extend_from_slice(net);
+                a.extend_from_slice(&["--", "python3", "-c", py]);
+                let o = jailed(env, nobody, d, &a, None);
+                assert_eq!(o.status.code(), Some(0), "{w}: {net:?}: {}", text(&o));
+                assert!(
+                    out(&o).starts_with("refused "),
+                    "{w}: {net:?}: {py}: {}",
+                    text(&o)
+                );
+            }
+        }
+        drop(unix);
+        drop(tcp);
+        scratch::remove(&sockets);
+    });
+}
+
+#[test]
+fn new_namespaces_stay_refused_without_the_missing_layers() {
+    if !scratch::need("unshare") {
+        return;
+    }
+    each("new-namespaces-stay-refused", |env, nobody, d| {
+        let w = who(env, nobody);
+        let cmd = ["--", "sh", "-c", "unshare --user true && echo made"];
+        let mut control = vec!["--no-sandbox"];
+        control.extend_from_slice(&cmd);
+        let o = jailed(env, nobody, d, &control, None);
+        assert_eq!(out(&o), "made\n", "{w}: control: {}", text(&o));
+        let o = jailed(env, nobody, d, &cmd, None);
+        assert_eq!(out(&o), "", "{w}: {}", text(&o));
+        assert_ne!(o.status.code(), Some(0), "{w}: {}", text(&o));
+    });
+}
+
+#[test]
+fn without_landlock_existing_and_missing_protected_paths_hold_under_the_broker() {
+    each("without-landlock-existing-and", |env, nobody, d| {
+        if env != Env::NoLandlock {
+            return;
+        }
+        let w = who(env, nobody);
+        let rc = d.ws.join(".bashrc");
+        let cmd = "echo evil > .bashrc; echo evil > .envrc; echo ran";
+        let control = |d: &Dir| {
+            std::fs::write(&rc, "orig\n").unwrap();
+            if nobody {
+                assert!(Command::new("chown")
+                    .args(["65534:65534"])
+                    .arg(&rc)
+                    .status()
+                    .unwrap()
+                    .success());
+            }
+            let o = jailed(
+                env,
+                nobody,
+                d,
+                &["--no-sandbox", "--", "sh", "-c", cmd],
+                None,
+            );
+            assert_eq!(out(&o), "ran\n", "{w}: control");
+            assert_eq!(std::fs::read_to_string(&rc).unwrap(), "evil\n");
+            assert!(d.ws.join(".envrc").exists());
+            std::fs::remove_file(d.ws.join(".envrc")).unwrap();
+        };
+        control(d);
+        std::fs::write(&rc, "orig\n").unwrap();
+        let o = jailed(
+            env,
+            nobody,
+            d,
+            &["--sandbox-mode", "workspace-write", "--", "sh", "-c", cmd],
+            None,
+        );
+        assert_eq!(out(&o), "ran\n", "{w}: {}", text(&o));
+        assert_eq!(std::fs::read_to_string(&rc).unwrap(), "orig\n", "{w}");
+        assert!(!d.ws.join(".envrc").exists(), "{w}: made a protected name");
+    });
+}
+
+#[test]
+fn without_landlock_what_only_landlock_holds_is_refused_by_name() {
+    each("without-landlock-what-only", |env, nobody, d| {
+        if env == Env::NoListener {
+            return;
+        }
+        let w = who(env, nobody);
+        control_writes_outside(env, nobody, d);
+        let run = |extra: &[&str], stdin: Option<&Path>| {
+            let mut a = vec!["--sandbox-mode", "workspace-write", "--no-protect-defaults"];
+            a.extend_from_slice(extra);
+            a.extend_from_slice(&["--", "sh", "-c", ESCAPE]);
+            jailed(env, nobody, d, &a, stdin)
+        };
+        let err = refused_122(&run(&["--net", "full"], None), d, &w);
+        assert!(
+            err.contains(&format!("bwrap: network full {NO_LANDLOCK}")),
+            "{w}: {err}"
+        );
+        assert!(
+            err.contains("abstract unix sockets")
+                && err.contains("use --net none or --net allowlist"),
+            "{w}: {err}"
+        );
+        let input = d.outside.join("in.txt");
+        let err = refused_122(&run(&[], Some(&input)), d, &w);
+        assert!(
+            err.contains(&format!(
+                "bwrap: stdin open for reading on the host file `{}` outside the writable roots {NO_LANDLOCK}",
+                input.display()
+            )),
+            "{w}: {err}"
+        );
+        assert!(err.contains("/proc/self/fd"), "{w}: {err}");
+        // A socket on stdin: a descriptor sent over it would be reopened
+        // past the mounts (tests/fs_escapes.rs sends one).
+        let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+        let mut a = vec!["--sandbox-mode", "read-only", "--", "sh", "-c", ESCAPE];
+        let mut c = scratch::user_command(nobody, bin());
+        with_filter(&mut c, refusing(env.refuse()));
+        c.args(a.drain(..))
+            .current_dir(&d.ws)
+            .env_remove("DCJAIL_POLICY")
+            .env("HOME", &d.root)
+            .stdin(Stdio::from(std::os::fd::OwnedFd::from(theirs)));
+        let err = refused_122(&scratch::output_within(c, 60), d, &w);
+        drop(ours);
+        assert!(
+            err.contains(&format!("bwrap: stdin as a socket {NO_LANDLOCK}")),
+            "{w}: {err}"
+        );
+        assert!(err.contains("give the command pipes instead"), "{w}: {err}");
+        // From inside the workspace it is no host file past the mounts.
+        let o = run(&[], Some(&d.ws.join("secret.txt")));
+        assert_eq!(out(&o), "ran-bwrap\n", "{w}: {}", text(&o));
+        assert!(!d.marker().exists());
+        let policy = d.root.join("sockets.toml");
+        std::fs::write(
+            &policy,
+            format!(
+                "[permission]\noutcome = \"allow\"\napproval = \"granted\"\n\
+                 [sandbox.network]\nallow_unix_sockets = [{:?}]\n",
+                d.outside.join("s.sock").to_str().unwrap()
+            ),
+        )
+        .unwrap();
+        let o = jailed(
+            env,
+            nobody,
+            d,
+            &[
+                "--policy",
+                policy.to_str().unwrap(),
+                "--",
+                "sh",
+                "-c",
+                ESCAPE,
+            ],
+            None,
+        );
+        let err = refused_122(&o, d, &w);
+        assert!(
+            err.contains("the named unix socket `") && err.contains("(allow_unix_sockets) needs "),
+            "{w}: {err}"
+        );
+    });
+}
+
+#[test]
+fn without_a_broker_what_only_the_broker_holds_is_refused_by_name() {
+    each("without-a-broker-what", |env, nobody, d| {
+        if env == Env::NoLandlock {
+            return;
+        }
+        let w = who(env, nobody);
+        control_writes_outside(env, nobody, d);
+        let o = jailed(
+            env,
+            nobody,
+            d,
+            &[
+                "--sandbox-mode",
+                "workspace-write",
+                "--",
+                "sh",
+                "-c",
+                ESCAPE,
+            ],
+            None,
+        );
+        let err = refused_122(&o, d, &w);
+        let ws = d.ws.display().to_string();
+        assert!(
+            err.contains(&format!("bwrap: the protected path `{ws}/")),
+            "{w}: {err}"
+        );
+        assert!(
+            err.contains(&format!(
+                "missing protected names), and keeping it uncreatable {NO_LISTENER}"
+            )),
+            "{w}: {err}"
+        );
+        assert!(
+            err.contains("): create it, or set protect_defaults = false (--no-protect-defaults)"),
+            "{w}: {err}"
+        );
+    });
+}
+
+#[test]
+fn without_a_broker_metadata_is_refused_everywhere_and_said() {
+    each("without-a-broker-metadata", |env, nobody, d| {
+        if env == Env::NoLandlock {
+            return;
+        }
+        let w = who(env, nobody);
+        let cmd = "echo > f; chmod 700 f 2>/dev/null && echo changed; stat -c %a f";
+        let o = jailed(
+            env,
+            nobody,
+            d,
+            &["--no-sandbox", "--", "sh", "-c", cmd],
+            None,
+        );
+        assert_eq!(out(&o), "changed\n700\n", "{w}: control: {}", text(&o));
+        std::fs::remove_file(d.ws.join("f")).unwrap();
+        let o = jailed(
+            env,
+            nobody,
+            d,
+            &[
+                "--sandbox-mode",
+                "workspace-write",
+                "--no-protect-defaults",
+                "--",
+                "sh",
+                "-c",
+                cmd,
+            ],
+            None,
+        );
+        assert_eq!(o.status.code(), Some(0), "{w}: {}", text(&o));
+        let mode = out(&o);
+        assert!(!mode.contains("changed"), "{w}: {mode}");
+        assert_ne!(mode, "700\n", "{w}");
+    });
+}
+
+#[test]
+fn the_landlock_backend_without_a_broker_holds_its_roots_and_says_what_is_narrower() {
+    each("the-landlock-backend-without", |env, nobody, d| {
+        if env != Env::NoListener {
+            return;
+        }
+        let w = who(env, nobody);
+        control_writes_outside(env, nobody, d);
+        let cmd = format!("echo made > made.txt; chmod 700 made.txt && echo changed; {ESCAPE}");
+        let args = [
+            "--backend",
+            "landlock",
+            "--sandbox-mode",
+            "workspace-write",
+            "--no-protect-defaults",
+        ];
+        let mut explain = vec!["explain"];
+        explain.extend_from_slice(&args);
+        explain.extend_from_slice(&["--", "true"]);
+        let v = json(&jailed(env, nobody, d, &explain, None));
+        assert_eq!(v["backend"], "landlock", "{w}: {v}");
+        assert_eq!(v["layers"]["missing"][0]["layer"], "seccomp-notify", "{w}");
+        assert!(
+            v["layers"]["narrowed"]
+                .to_string()
+                .contains("metadata changes"),
+            "{w}: {v}"
+        );
+        let mut a = args.to_vec();
+        a.extend_from_slice(&["--", "sh", "-c", &cmd]);
+        let o = jailed(env, nobody, d, &a, None);
+        assert_eq!(out(&o), "ran-landlock\n", "{w}: {}", text(&o));
+        assert_eq!(
+            std::fs::read_to_string(d.ws.join("made.txt")).unwrap(),
+            "made\n"
+        );
+        assert!(!d.marker().exists(), "{w}: wrote outside the workspace");
+    });
+}
+
+#[test]
+fn doctor_says_which_layer_is_missing_and_what_still_holds() {
+    each("doctor-says-which-layer", |env, nobody, d| {
+        let w = who(env, nobody);
+        let o = jailed(env, nobody, d, &["doctor", "--json"], None);
+        assert_eq!(o.status.code(), Some(0), "{w}: {}", text(&o));
+        let v = json(&o);
+        assert_eq!(v["status"], "degraded", "{w}: {v}");
+        assert_eq!(v["auto"], "bwrap", "{w}: {v}");
+        let check = |id: &str| {
+            v["checks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["id"] == id)
+                .unwrap()["status"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        };
+        let r = env.refuse();
+        assert_eq!(
+            check("landlock"),
+            if r.landlock { "fail" } else { "ok" },
+            "{w}"
+        );
+        assert_eq!(
+            check("seccomp-notify"),
+            if r.listener { "fail" } else { "ok" },
+            "{w}"
+        );
+        let o = jailed(env, nobody, d, &["doctor"], None);
+        let t = out(&o);
+        assert!(t.contains("bwrap: works"), "{w}: {t}");
+        assert_eq!(
+            t.contains(
+                "second stage: without landlock (landlock_create_ruleset failed with ENOSYS"
+            ),
+            r.landlock,
+            "{w}: {t}"
+        );
+        assert_eq!(
+            t.contains(
+                "without seccomp user notification (seccomp user notification is refused here"
+            ),
+            r.listener,
+            "{w}: {t}"
+        );
+        assert!(
+            t.contains("dcjail runs here with bwrap, without "),
+            "{w}: {t}"
+        );
+    });
+}
+
+/// Opens every other process's memory for writing, as `/proc/PID/mem`,
+/// and says which it could: the way past a missing landlock domain to a
+/// process of the sandbox without the command's seccomp filter.
+const OTHERS_MEM: &str = "import os\n\
+for p in sorted(int(x) for x in os.listdir('/proc') if x.isdigit()):\n    \
+if p == os.getpid():\n        continue\n    \
+try:\n        os.close(os.open('/proc/%d/mem' % p, os.O_RDWR)); print('opened', p)\n    \
+except OSError:\n        pass\n\
+print('done')";
+
+#[test]
+fn without_landlock_no_other_process_of_the_sandbox_is_reachable_through_proc() {
+    if !scratch::need("python3") {
+        return;
+    }
+    each("without-landlock-no-other", |env, nobody, d| {
+        let w = who(env, nobody);
+        // Control: in a plain bwrap sandbox its init is the command's, same
+        // user, and dumpable: its memory opens for writing.
+        let mut c = scratch::user_command(nobody, "bwrap");
+        c.args([
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--unshare-user",
+            "--unshare-pid",
+            "--",
+            "python3",
+            "-c",
+            OTHERS_MEM,
+        ])
+        .current_dir(&d.ws)
+        .stdin(Stdio::null());
+        let o = scratch::output_within(c, 60);
+        assert!(
+            out(&o).starts_with("opened 1\n"),
+            "{w}: control: {}",
+            text(&o)
+        );
+        for mode in [
+            &["--sandbox-mode", "read-only"][..],
+            &["--sandbox-mode", "workspace-write", "--no-protect-defaults"],
+        ] {
+            let mut a = mode.to_vec();
+            a.extend_from_slice(&["--", "python3", "-c", OTHERS_MEM]);
+            let o = jailed(env, nobody, d, &a, None);
+            assert_eq!(out(&o), "done\n", "{w}: {mode:?}: {}", text(&o));
+        }
+    });
+}
+
+/// The pids of processes whose command line is exactly `argv`.
+fn pids_running(argv: &[&str]) -> Vec<i32> {
+    let want = argv.join("\0") + "\0";
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|p| std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| c == want.as_bytes()))
+        .collect()
+}
+
+#[test]
+fn without_the_missing_layers_nothing_the_command_started_outlives_dcjail() {
+    each("without-the-missing-layers-nothing", |env, nobody, d| {
+        let w = who(env, nobody);
+        // A number no other test sleeps for, so the search finds only ours.
+        let nap = format!("{}", 86_000 + env as u32 * 10 + nobody as u32);
+        let daemon = |nap: &str| format!("setsid sleep {nap} >/dev/null 2>&1 & echo started");
+        // Control: started without dcjail, the daemon outlives its shell
+        // (another number, so that its end cannot be confused with ours).
+        let other = format!("{nap}5");
+        let o = scratch::run_as(&d.ws, nobody, &["sh", "-c", &daemon(&other)]);
+        assert_eq!(out(&o), "started\n", "{w}: control");
+        let mut left = Vec::new();
+        for _ in 0..100 {
+            left = pids_running(&["sleep", &other]);
+            if !left.is_empty() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        for p in &left {
+            // SAFETY: a process this test started.
+            unsafe { libc::kill(*p, libc::SIGKILL) };
+        }
+        assert_eq!(left.len(), 1, "{w}: control: the daemon did not run");
+        let o = jailed(env, nobody, d, &["--", "sh", "-c", &daemon(&nap)], None);
+        assert_eq!(out(&o), "started\n", "{w}: {}", text(&o));
+        let left = pids_running(&["sleep", &nap]);
+        for p in &left {
+            // SAFETY: a process this test started.
+            unsafe { libc::kill(*p, libc::SIGKILL) };
+        }
+        assert!(left.is_empty(), "{w}: left running: {left:?}");
+    });
+}
+
+#[test]
+fn without_landlock_a_signal_to_dcjail_reaches_the_command() {
+    use std::io::{BufRead, BufReader};
+    each("without-landlock-a-signal", |env, nobody, d| {
+        if env == Env::NoListener {
+            return;
+        }
+        let w = who(env, nobody);
+        let mut c = scratch::user_command(nobody, bin());
+        with_filter(&mut c, refusing(env.refuse()));
+        c.args([
+            "--",
+            "sh",
+            "-c",
+            "trap 'echo got-term; exit 3' TERM; echo ready; i=0; \
+             while [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; echo timed-out",
+        ])
+        .current_dir(&d.ws)
+        .env_remove("DCJAIL_POLICY")
+        .env("HOME", &d.root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        assert_eq!(lines.next().unwrap().unwrap(), "ready", "{w}");
+        // SAFETY: a signal to the dcjail this test started.
+        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        assert_eq!(lines.next().unwrap().unwrap(), "got-term", "{w}");
+        let st = child.wait().unwrap();
+        assert_eq!(st.code(), Some(3), "{w}");
+    });
+}
+
+/// `dcjail hook codex` for a shell call `command` in the workspace, inside
+/// `env`: the answer's reason. The hook reads the call on its stdin, a
+/// file: that descriptor is the hook's, not the command's, and decides
+/// nothing.
+fn hook_reason(env: Env, nobody: bool, d: &Dir, command: &str) -> String {
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hooks/codex-bash.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+    v["cwd"] = d.ws.to_str().unwrap().into();
+    v["tool_input"]["command"] = command.into();
+    let input = d.outside.join("hook-input.json");
+    std::fs::write(&input, v.to_string()).unwrap();
+    let o = jailed(env, nobody, d, &["hook", "codex"], Some(&input));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let v = json(&o);
+    v["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{v}"))
+        .to_string()
+}
+
+#[test]
+fn the_hooks_answer_names_the_layers_in_force_and_the_refusal() {
+    each("the-hooks-answer-names", |env, nobody, d| {
+        let w = who(env, nobody);
+        let why = hook_reason(env, nobody, d, "ls");
+        if env == Env::NoLandlock {
+            assert!(
+                why.starts_with("dcjail: runs sandboxed (bwrap backend"),
+                "{w}: {why}"
+            );
+            assert!(
+                why.ends_with(
+                    "; layers namespaces, mounts, seccomp, seccomp-notify; without landlock)"
+                ),
+                "{w}: {why}"
+            );
+        } else {
+            // Codex's calls are workspace-write with the protected paths:
+            // without a broker, refused with the run's own reason.
+            assert!(
+                why.starts_with("dcjail: sandbox-unavailable: ") && why.contains(NO_LISTENER),
+                "{w}: {why}"
+            );
+        }
+    });
+}
