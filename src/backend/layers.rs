@@ -81,8 +81,15 @@ pub fn bwrap_without_landlock(plan: &Plan, spec: &mut LayerSpec, why: &str) -> R
             "a descriptor of a host file could be reopened for writing past the read-only mounts",
         ));
     }
-    if let Some((fd, fix)) = stdio_past_the_mounts(plan) {
-        return Err(needs(&fd, LANDLOCK, why, fix));
+    if let Some(fd) = stdio_past_the_mounts(plan) {
+        return Err(needs(
+            &fd,
+            LANDLOCK,
+            why,
+            "the command could reopen it for writing through /proc/self/fd (a descriptor names \
+             its file through the caller's mount, past the read-only mounts); pass it through a \
+             pipe instead (`cat FILE | dcjail …`)",
+        ));
     }
     spec.abi = 0;
     spec.handled_fs = 0;
@@ -91,21 +98,20 @@ pub fn bwrap_without_landlock(plan: &Plan, spec: &mut LayerSpec, why: &str) -> R
     spec.tcp_connect_ports.clear();
     spec.scopes = 0;
     spec.without.landlock = Some(why.to_string());
+    if plan.facts.stdio.iter().any(|s| matches!(s, StdFd::Socket)) {
+        spec.without.narrowed.push(
+            "a standard descriptor is a socket: a descriptor the process at its other end (the \
+             caller) chose to send would name its file through the caller's mount; nothing \
+             else can send one"
+                .into(),
+        );
+    }
     Ok(())
 }
 
-/// A standard descriptor through which the command could hold a host file
-/// past the mounts: a host file outside the writable roots open for
-/// reading only, or a socket (a descriptor of one can be sent over it, as
-/// tests/fs_escapes.rs does); said as the refusal names it, with what to
-/// change.
-fn stdio_past_the_mounts(plan: &Plan) -> Option<(String, &'static str)> {
-    const PIPE_IN: &str = "the command could reopen it for writing through /proc/self/fd (a \
-        descriptor names its file through the caller's mount, past the read-only mounts); pass \
-        it through a pipe instead (`cat FILE | dcjail …`)";
-    const PIPES: &str = "a descriptor of a host file sent over it could be reopened for writing \
-        through /proc/self/fd, past the read-only mounts; give the command pipes instead (`… | \
-        dcjail -- CMD | cat`; Node.js starts its children with sockets unless told otherwise)";
+/// A standard descriptor that is a host file outside the writable roots,
+/// open for reading only, said as the refusal names it.
+fn stdio_past_the_mounts(plan: &Plan) -> Option<String> {
     plan.facts
         .stdio
         .iter()
@@ -118,21 +124,16 @@ fn stdio_past_the_mounts(plan: &Plan) -> Option<(String, &'static str)> {
             StdFd::File {
                 writing: false,
                 path: Some(p),
-            } => Some((
-                format!(
-                    "{name} open for reading on the host file `{}` outside the writable roots",
-                    p.display()
-                ),
-                PIPE_IN,
+            } => Some(format!(
+                "{name} open for reading on the host file `{}` outside the writable roots",
+                p.display()
             )),
             StdFd::File {
                 writing: false,
                 path: None,
-            } => Some((
-                format!("{name} open for reading on a host file whose path could not be read"),
-                PIPE_IN,
+            } => Some(format!(
+                "{name} open for reading on a host file whose path could not be read"
             )),
-            StdFd::Socket => Some((format!("{name} as a socket"), PIPES)),
             _ => None,
         })
 }

@@ -258,8 +258,8 @@ const BWRAP_WITHOUT_LANDLOCK: &str = "runs without its inner layer: the mounts a
     allowlist (a network namespace of its own), and the seccomp filter still refuses ptrace, \
     new namespaces, mount, bpf, io_uring and the rest; refused, naming the feature (exit 122): \
     network full (the host's abstract unix sockets), named unix sockets (allow_unix_sockets), \
-    and a standard descriptor that is a socket or open for reading on a host file outside \
-    the writable roots (reopened through /proc/self/fd a host file would be writable)";
+    and a standard descriptor open for reading on a host file outside the writable roots \
+    (reopened through /proc/self/fd it would be writable)";
 
 /// What either Linux backend holds and refuses without a broker.
 fn without_listener_words(why: &str) -> String {
