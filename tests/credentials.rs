@@ -1113,13 +1113,17 @@ fn node_trusts_the_run_ca_through_node_extra_ca_certs() {
     for &nobody in scratch::users() {
         let o = origin(Some(&pki));
         let script = format!(
-            "node connect.js localhost {p}; NODE_EXTRA_CA_CERTS= node connect.js localhost {p}",
+            "node connect.js localhost {p}; \
+             env -u NODE_EXTRA_CA_CERTS -u SSL_CERT_FILE -u SSL_CERT_DIR node connect.js localhost {p}",
             p = o.port
         );
         let out = run(&s, &policy(&s, true), "bwrap", &script, nobody);
         let stdout = text(&out.stdout);
-        // With the variable node trusts the run's CA; without it (the
-        // control) the same leaf is refused.
+        // With dcjail's variables node trusts the run's CA (a node with
+        // its own CA store, as nodesource's, through NODE_EXTRA_CA_CERTS;
+        // Debian's, which uses the system's OpenSSL store, through
+        // SSL_CERT_FILE); without them (the control) the same leaf is
+        // refused.
         let mut lines = stdout.lines().filter(|l| !l.is_empty());
         assert_eq!(
             lines.next(),
