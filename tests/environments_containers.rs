@@ -630,3 +630,43 @@ fn the_docs_table_is_what_these_tests_find() {
         "docs/containers.md should hold this table:\n{want}"
     );
 }
+
+/// The filters refuse what they say, and only that: a raw `clone` asking
+/// for a user namespace is refused where user namespaces are (the path
+/// libc takes after `clone3`'s ENOSYS), a plain one is not.
+#[test]
+fn the_filters_refuse_namespaces_by_clone_as_said() {
+    if !scratch::need("python3") {
+        return;
+    }
+    let py = |flags: u32| {
+        format!(
+            "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n\
+             r = libc.syscall({}, {flags} | 17, 0, 0, 0, 0)\n\
+             if r == 0:\n    os._exit(0)\n\
+             if r > 0:\n    os.waitpid(r, 0); print('made')\n\
+             else:\n    print('refused', ctypes.get_errno())",
+            libc::SYS_clone
+        )
+    };
+    let newuser = 0x1000_0000;
+    for sim in SIMS {
+        let d = Dir::new("filters", sim, false);
+        let run = |flags: u32| {
+            let o = jailed(
+                sim,
+                false,
+                &d,
+                &["--no-sandbox", "--", "python3", "-c", &py(flags)],
+            );
+            out(&o)
+        };
+        assert_eq!(run(0), "made\n", "{sim:?}: a plain clone");
+        let want = if sim == Sim::NoMount {
+            "made\n".to_string()
+        } else {
+            format!("refused {}\n", libc::EPERM)
+        };
+        assert_eq!(run(newuser), want, "{sim:?}: clone with CLONE_NEWUSER");
+    }
+}
