@@ -31,6 +31,8 @@ enum To {
     Next,
     Allow,
     Errno(i32),
+    /// Over this many instructions.
+    Skip(u8),
 }
 
 /// A program under construction: instructions whose jumps name answers.
@@ -61,7 +63,7 @@ impl Asm {
         let mut answers: Vec<To> = vec![To::Allow];
         for (_, _, t, f) in &self.ops {
             for x in [t, f] {
-                if *x != To::Next && !answers.contains(x) {
+                if !matches!(x, To::Next | To::Skip(_)) && !answers.contains(x) {
                     answers.push(*x);
                 }
             }
@@ -70,6 +72,7 @@ impl Asm {
         let at = |i: usize, to: To| -> u8 {
             match to {
                 To::Next => 0,
+                To::Skip(k) => k,
                 _ => (n + answers.iter().position(|a| *a == to).unwrap() - i - 1) as u8,
             }
         };
@@ -111,6 +114,105 @@ pub fn docker_like() -> Vec<libc::sock_filter> {
     a.op(BPF_LD_W_ABS, 16);
     a.jump(BPF_JSET_K, NS_FLAGS, To::Errno(libc::EPERM), To::Allow);
     a.build()
+}
+
+/// CLONE_NEWUSER, the one namespace flag a user without privilege can ask for.
+const NEWUSER: u32 = 0x1000_0000;
+
+impl Asm {
+    /// Ends the program: any of `nrs` whose first argument has a bit of
+    /// `flags` answers EPERM; everything else is allowed.
+    fn refuse_flags_then_allow(mut self, nrs: &[i64], flags: u32) -> Vec<libc::sock_filter> {
+        let k = nrs.len();
+        for (i, nr) in nrs.iter().enumerate() {
+            let last = i + 1 == k;
+            let t = if last {
+                To::Next
+            } else {
+                To::Skip((k - 1 - i) as u8)
+            };
+            let f = if last { To::Allow } else { To::Next };
+            self.jump(BPF_JEQ_K, *nr as u32, t, f);
+        }
+        self.op(BPF_LD_W_ABS, 16);
+        self.jump(BPF_JSET_K, flags, To::Errno(libc::EPERM), To::Allow);
+        self.build()
+    }
+}
+
+/// The mount system calls, old and new.
+const MOUNT_CALLS: [i64; 10] = [
+    libc::SYS_mount,
+    libc::SYS_umount2,
+    libc::SYS_pivot_root,
+    libc::SYS_open_tree,
+    libc::SYS_move_mount,
+    libc::SYS_fsopen,
+    libc::SYS_fsmount,
+    libc::SYS_fsconfig,
+    libc::SYS_fspick,
+    libc::SYS_mount_setattr,
+];
+
+/// User namespaces refused, as a program sees them under a profile that
+/// refuses them (or `user.max_user_namespaces = 0`, which answers ENOSPC
+/// instead): `unshare` and `clone` asking for CLONE_NEWUSER answer EPERM,
+/// `clone3` ENOSYS (its flags are in memory, out of a filter's reach, so
+/// libc falls back to `clone`). Mounts and the other namespaces stay as
+/// the kernel has them.
+pub fn no_userns() -> Vec<libc::sock_filter> {
+    let mut a = Asm::new();
+    a.refuse(libc::SYS_clone3, libc::ENOSYS);
+    a.refuse_flags_then_allow(&[libc::SYS_unshare, libc::SYS_clone], NEWUSER)
+}
+
+/// Mounts refused: every mount system call answers EPERM (a profile that
+/// keeps namespaces but not mounts); namespaces stay as the kernel has them.
+pub fn no_mount() -> Vec<libc::sock_filter> {
+    let mut a = Asm::new();
+    for nr in MOUNT_CALLS {
+        a.refuse(nr, libc::EPERM);
+    }
+    a.build()
+}
+
+/// Which release of Docker's default seccomp profile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DockerProfile {
+    /// Docker 20.10.18 and later (moby's profile since 2022): landlock's
+    /// three system calls are allowed.
+    Current,
+    /// Docker 20.10.17 and earlier: landlock's calls are not on the list,
+    /// so the profile's default action answers them (EPERM).
+    Before2022,
+}
+
+/// Docker's default seccomp profile for a container without
+/// CAP_SYS_ADMIN, in the part dcjail meets (moby's profiles/seccomp/
+/// default.json, read for this): `unshare`, `setns`, the mount calls,
+/// `keyctl`, `add_key`, `request_key` and `bpf` answer EPERM (the
+/// profile's default action); `clone` asking for any namespace EPERM;
+/// `clone3` ENOSYS; `seccomp` allowed with any flag (so user
+/// notification works); landlock as `p` says.
+pub fn docker_default(p: DockerProfile) -> Vec<libc::sock_filter> {
+    let mut a = Asm::new();
+    a.refuse(libc::SYS_clone3, libc::ENOSYS);
+    for nr in MOUNT_CALLS.iter().copied().chain([
+        libc::SYS_unshare,
+        libc::SYS_setns,
+        libc::SYS_keyctl,
+        libc::SYS_add_key,
+        libc::SYS_request_key,
+        libc::SYS_bpf,
+    ]) {
+        a.refuse(nr, libc::EPERM);
+    }
+    if p == DockerProfile::Before2022 {
+        a.refuse(libc::SYS_landlock_create_ruleset, libc::EPERM);
+        a.refuse(libc::SYS_landlock_add_rule, libc::EPERM);
+        a.refuse(libc::SYS_landlock_restrict_self, libc::EPERM);
+    }
+    a.refuse_flags_then_allow(&[libc::SYS_clone], NS_FLAGS)
 }
 
 /// What a test's environment refuses.
