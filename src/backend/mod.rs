@@ -317,9 +317,19 @@ fn prepare_landlock(
     }
     // A deny_write glob is refused for what it could match inside a
     // writable root, not only for what it matches now.
-    self::landlock::refuse_glob_write_subtraction(plan).because(kind, Missing::Rule)?;
-    let mut spec =
-        self::landlock::layer_spec(literal.unwrap_or(plan)).because(kind, Missing::Rule)?;
+    // Inside another dcjail bwrap cannot run: a refusal does not send the
+    // user there.
+    let nested = self::obstacle::nested(host);
+    let reword = |m: String| match &nested {
+        Some(outer) => self::landlock::without_bwrap(m, &self::obstacle::nested_words(outer)),
+        None => m,
+    };
+    self::landlock::refuse_glob_write_subtraction(plan)
+        .map_err(reword)
+        .because(kind, Missing::Rule)?;
+    let mut spec = self::landlock::layer_spec(literal.unwrap_or(plan))
+        .map_err(reword)
+        .because(kind, Missing::Rule)?;
     spec.check_supported_with(host)
         .map_err(|m| Unavailable::new(kind, m))?;
     // Without seccomp user notification there is no broker: what only it
