@@ -17,6 +17,8 @@ pub mod layers;
 #[cfg(target_os = "linux")]
 mod linux_report;
 #[cfg(target_os = "linux")]
+pub mod nested;
+#[cfg(target_os = "linux")]
 pub mod obstacle;
 #[cfg(target_os = "linux")]
 pub mod program;
@@ -327,9 +329,24 @@ fn prepare_landlock(
     self::landlock::refuse_glob_write_subtraction(plan)
         .map_err(reword)
         .because(kind, Missing::Rule)?;
-    let mut spec = self::landlock::layer_spec(literal.unwrap_or(plan))
+    // Inside another dcjail, what the outer sandbox is checked to hold
+    // (protected paths inside the writable roots) is left to it.
+    let base = literal.unwrap_or(plan);
+    let relied = match nested {
+        Some(_) => Some(
+            self::nested::rely_on_outer(base)
+                .map_err(reword)
+                .because(kind, Missing::Rule)?,
+        ),
+        None => None,
+    };
+    let mut spec = self::landlock::layer_spec(relied.as_ref().map_or(base, |r| &r.0))
         .map_err(reword)
         .because(kind, Missing::Rule)?;
+    if let Some((_, r)) = &relied {
+        spec.without.relied = r.words();
+        spec.without.narrowed.extend(r.narrowed());
+    }
     spec.check_supported_with(host)
         .map_err(|m| Unavailable::new(kind, m))?;
     // Without seccomp user notification there is no broker: what only it
