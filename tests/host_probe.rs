@@ -786,7 +786,9 @@ fn inside_another_dcjail_the_refusals_name_it_not_a_container() {
     assert_eq!(
         check(&r, "nested").message,
         "running inside another dcjail sandbox (backend bwrap): its seccomp filter refuses new \
-         namespaces and holds the seccomp listener"
+         namespaces and holds the seccomp listener; under landlock, the protected paths inside \
+         the writable roots that the outer sandbox is checked at launch to hold are left to it \
+         (layers.relied_on_outer), and a run that protects one it does not hold is refused"
     );
     let c = check(&r, "user-namespaces");
     assert!(

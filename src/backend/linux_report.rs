@@ -90,7 +90,10 @@ pub fn report(p: &dyn Probe) -> Report {
             &[],
             format!(
                 "running inside another dcjail sandbox (backend {outer}): its seccomp filter \
-                 refuses new namespaces and holds the seccomp listener"
+                 refuses new namespaces and holds the seccomp listener; under landlock, the \
+                 protected paths inside the writable roots that the outer sandbox is checked at \
+                 launch to hold are left to it (layers.relied_on_outer), and a run that protects \
+                 one it does not hold is refused"
             ),
         ));
     }
