@@ -754,3 +754,76 @@ fn without_seccomp_user_notification_both_backends_run_without_a_broker_and_say_
     // Unfiltered, nothing is tried and nothing is missing.
     assert_eq!(obstacle::listener_missing(&Fake::linux()), None);
 }
+
+#[test]
+fn inside_another_dcjail_the_refusals_name_it_not_a_container() {
+    // The outer dcjail's filter: namespaces refused (EPERM), the listener
+    // taken, landlock through; its command's environment says DCJAIL=1.
+    let mut p = Fake::linux();
+    p.names.insert("/.dockerenv".into());
+    p.filtered = true;
+    p.ns = NsCalls::Filtered {
+        unshare: Sys::Err(libc::EPERM),
+        clone: Sys::Err(libc::EPERM),
+    };
+    p.bwrap_run = Err("bwrap: No permissions to create new namespace".into());
+    // Without the outer's variables: a container's filter, as before.
+    assert!(quick(&p)
+        .unwrap()
+        .message()
+        .contains("inside a docker container"));
+    p.env.insert("DCJAIL".into(), "1".into());
+    p.env.insert("DCJAIL_BACKEND".into(), "bwrap".into());
+    let o = quick(&p).unwrap();
+    assert_eq!(
+        o.to_string(),
+        "inside another dcjail sandbox, whose seccomp filter refuses new namespaces (the outer \
+         backend: bwrap): unshare with CLONE_NEWUSER failed with EPERM; fix: use --backend \
+         landlock, which needs no namespace (auto chooses it here), or run this dcjail outside \
+         the other one"
+    );
+    let r = dcjail::backend::doctor_report_with(&p);
+    assert_eq!(
+        check(&r, "nested").message,
+        "running inside another dcjail sandbox (backend bwrap): its seccomp filter refuses new \
+         namespaces and holds the seccomp listener; under landlock, the protected paths inside \
+         the writable roots that the outer sandbox is checked at launch to hold are left to it \
+         (layers.relied_on_outer), and a run that protects one it does not hold is refused"
+    );
+    let c = check(&r, "user-namespaces");
+    assert!(
+        c.message.starts_with(
+            "inside another dcjail sandbox, whose seccomp filter refuses new namespaces"
+        ),
+        "{}",
+        c.message
+    );
+    assert!(
+        !c.fix.as_deref().unwrap().contains("seccomp="),
+        "{:?}",
+        c.fix
+    );
+    assert_eq!(r.auto(), Some(Kind::Landlock));
+    // The variables without a seccomp filter are not believed.
+    p.filtered = false;
+    assert_eq!(obstacle::nested(&p), None);
+    // A landlock refusal there does not send the user to bwrap.
+    p.filtered = true;
+    let (mut plan, dir) = make_plan(true);
+    plan.backend = dcjail::policy::BackendChoice::Landlock;
+    plan.fs.protected = vec![dir.join(".envrc")];
+    let e = dcjail::backend::select_with(&plan, &p)
+        .unwrap_err()
+        .to_string();
+    assert!(!e.contains("--backend bwrap"), "{e}");
+    assert!(
+        e.contains(&format!(
+            "landlock cannot keep the protected path `{}/.envrc`",
+            dir.display()
+        )) && e.contains(
+            "; bwrap, which would hold it, cannot run here: inside another dcjail sandbox, whose \
+             seccomp filter refuses new namespaces (the outer backend: bwrap)"
+        ),
+        "{e}"
+    );
+}

@@ -241,6 +241,17 @@ pub fn layer_spec_with(plan: &Plan, subtraction: WriteSubtraction) -> Result<Lay
     })
 }
 
+/// A landlock refusal where bwrap cannot run (`why`): its advice to use
+/// bwrap is taken out, and it says why bwrap is no way out here.
+pub fn without_bwrap(m: String, why: &str) -> String {
+    let m = m
+        .replace("--backend bwrap can, or ", "")
+        .replace("--backend bwrap can, ", "")
+        .replace("use --backend bwrap (which masks it with a mount), or ", "");
+    let m = m.strip_suffix("; use --backend bwrap").unwrap_or(&m);
+    format!("{m}; bwrap, which would hold it, cannot run here: {why}")
+}
+
 /// The writable roots that can be granted, or the refusal for a write
 /// subtraction inside one. A root that lies inside a `deny_write` or
 /// protected path is simply not granted: that is exactly the policy.

@@ -25,6 +25,9 @@ pub struct Without {
     pub listener: Option<String>,
     /// What runs narrower than the policy allows because of them.
     pub narrowed: Vec<String>,
+    /// What this launch leaves to the dcjail sandbox it runs inside,
+    /// checked at launch (`backend::nested`).
+    pub relied: Vec<String>,
 }
 
 const LANDLOCK: Layer = Layer::Landlock;
@@ -255,11 +258,15 @@ pub fn to_json(w: &Without, in_force: &[&str], brokered: bool) -> serde_json::Va
     if let Some(why) = &w.listener {
         missing.push(serde_json::json!({ "layer": "seccomp-notify", "why": why }));
     }
-    serde_json::json!({
+    let mut j = serde_json::json!({
         "in_force": on,
         "missing": missing,
         "narrowed": w.narrowed,
-    })
+    });
+    if !w.relied.is_empty() {
+        j["relied_on_outer"] = serde_json::json!(w.relied);
+    }
+    j
 }
 
 #[cfg(test)]

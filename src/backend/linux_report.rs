@@ -7,8 +7,8 @@
 use super::host::{paths, Probe};
 use super::landlock::MIN_ABI;
 use super::obstacle::{
-    apparmor, container, landlock_at_least, sysctl, userns_obstacle, wsl, AppArmor, Obstacle, Wsl,
-    APPARMOR_FIX, NS_FILTER_FIX, UNKNOWN_FIX,
+    apparmor, container, landlock_at_least, nested, nested_words, sysctl, userns_obstacle, wsl,
+    AppArmor, Obstacle, Wsl, APPARMOR_FIX, NESTED_FIX, NS_FILTER_FIX, UNKNOWN_FIX,
 };
 use super::report::{BackendReport, Check, Report, Status};
 use super::Kind;
@@ -28,6 +28,9 @@ fn bwrap_failure(p: &dyn Probe, said: &str) -> (String, String) {
         return (lsm_words.into(), UNKNOWN_FIX.into());
     }
     if said.contains("No permissions to create") || said.contains("Creating new namespace failed") {
+        if let Some(outer) = nested(p) {
+            return (nested_words(&outer), NESTED_FIX.into());
+        }
         return match container(p) {
             Some(c) => (
                 format!("the {c} container forbids user namespaces"),
@@ -78,6 +81,20 @@ pub fn report(p: &dyn Probe) -> Report {
             Status::Info,
             &[],
             format!("running inside a container ({c})"),
+        ));
+    }
+    if let Some(outer) = nested(p) {
+        checks.push(Check::new(
+            "nested",
+            Status::Info,
+            &[],
+            format!(
+                "running inside another dcjail sandbox (backend {outer}): its seccomp filter \
+                 refuses new namespaces and holds the seccomp listener; under landlock, the \
+                 protected paths inside the writable roots that the outer sandbox is checked at \
+                 launch to hold are left to it (layers.relied_on_outer), and a run that protects \
+                 one it does not hold is refused"
+            ),
         ));
     }
     let (landlock_check, landlock) = landlock_checks(p);

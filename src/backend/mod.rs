@@ -17,6 +17,8 @@ pub mod layers;
 #[cfg(target_os = "linux")]
 mod linux_report;
 #[cfg(target_os = "linux")]
+pub mod nested;
+#[cfg(target_os = "linux")]
 pub mod obstacle;
 #[cfg(target_os = "linux")]
 pub mod program;
@@ -317,9 +319,34 @@ fn prepare_landlock(
     }
     // A deny_write glob is refused for what it could match inside a
     // writable root, not only for what it matches now.
-    self::landlock::refuse_glob_write_subtraction(plan).because(kind, Missing::Rule)?;
-    let mut spec =
-        self::landlock::layer_spec(literal.unwrap_or(plan)).because(kind, Missing::Rule)?;
+    // Inside another dcjail bwrap cannot run: a refusal does not send the
+    // user there.
+    let nested = self::obstacle::nested(host);
+    let reword = |m: String| match &nested {
+        Some(outer) => self::landlock::without_bwrap(m, &self::obstacle::nested_words(outer)),
+        None => m,
+    };
+    self::landlock::refuse_glob_write_subtraction(plan)
+        .map_err(reword)
+        .because(kind, Missing::Rule)?;
+    // Inside another dcjail, what the outer sandbox is checked to hold
+    // (protected paths inside the writable roots) is left to it.
+    let base = literal.unwrap_or(plan);
+    let relied = match nested {
+        Some(_) => Some(
+            self::nested::rely_on_outer(base)
+                .map_err(reword)
+                .because(kind, Missing::Rule)?,
+        ),
+        None => None,
+    };
+    let mut spec = self::landlock::layer_spec(relied.as_ref().map_or(base, |r| &r.0))
+        .map_err(reword)
+        .because(kind, Missing::Rule)?;
+    if let Some((_, r)) = &relied {
+        spec.without.relied = r.words();
+        spec.without.narrowed.extend(r.narrowed());
+    }
     spec.check_supported_with(host)
         .map_err(|m| Unavailable::new(kind, m))?;
     // Without seccomp user notification there is no broker: what only it

@@ -41,6 +41,13 @@ pub enum Obstacle {
         answer: Sys,
         container: Option<String>,
     },
+    /// The same refusal from the seccomp filter of another dcjail this one
+    /// runs inside (`outer`: its backend), not a container's profile.
+    UsernsFilteredByDcjail {
+        call: &'static str,
+        answer: Sys,
+        outer: String,
+    },
     /// `kernel.apparmor_restrict_unprivileged_userns = 1` and no AppArmor
     /// profile grants `userns` to the bwrap dcjail uses. `elsewhere` is a
     /// profile that covers another bwrap (the distribution's covers only
@@ -122,6 +129,7 @@ fn in_container(c: &Option<String>) -> String {
 }
 
 pub(super) const NS_FILTER_FIX: &str = "start the container with a seccomp profile that allows unshare and clone with namespace flags (Docker, Podman: --security-opt seccomp=PROFILE), or use --backend landlock, which needs no namespace";
+pub(super) const NESTED_FIX: &str = "use --backend landlock, which needs no namespace (auto chooses it here), or run this dcjail outside the other one";
 pub(super) const APPARMOR_FIX: &str = "sudo dcjail setup apparmor --install (a profile for this bwrap only; `dcjail setup apparmor` prints it first), or use --backend landlock";
 pub(super) const UNKNOWN_FIX: &str = "see bwrap's words above; or use --backend landlock";
 
@@ -134,7 +142,8 @@ impl Obstacle {
         match self {
             Obstacle::UsernsLimitZero { .. }
             | Obstacle::UnprivilegedUsernsOff
-            | Obstacle::UsernsFiltered { .. } => "user-namespaces",
+            | Obstacle::UsernsFiltered { .. }
+            | Obstacle::UsernsFilteredByDcjail { .. } => "user-namespaces",
             Obstacle::AppArmorUserns { .. } => "apparmor-userns",
             _ => "landlock",
         }
@@ -158,6 +167,15 @@ impl Obstacle {
                 "a seccomp filter refuses namespace creation: {call} with CLONE_NEWUSER {}, before the kernel saw it{}",
                 answer_words(*answer),
                 in_container(container)
+            ),
+            Obstacle::UsernsFilteredByDcjail {
+                call,
+                answer,
+                outer,
+            } => format!(
+                "{}: {call} with CLONE_NEWUSER {}",
+                nested_words(outer),
+                answer_words(*answer)
             ),
             Obstacle::AppArmorUserns { bwrap, elsewhere } => {
                 let mut m = format!(
@@ -228,6 +246,7 @@ impl Obstacle {
                 "sudo sysctl -w kernel.unprivileged_userns_clone=1 (and the same line in /etc/sysctl.d/ to keep it), or use --backend landlock".into()
             }
             Obstacle::UsernsFiltered { .. } => NS_FILTER_FIX.into(),
+            Obstacle::UsernsFilteredByDcjail { .. } => NESTED_FIX.into(),
             Obstacle::AppArmorUserns { .. } => APPARMOR_FIX.into(),
             Obstacle::LandlockNotBuilt { wsl: true, .. }
             | Obstacle::LandlockOld { wsl: true, .. } => wsl_kernel.into(),
@@ -266,6 +285,24 @@ impl std::fmt::Display for Obstacle {
 
 pub(super) fn sysctl(p: &dyn Probe, path: &str) -> Option<String> {
     p.read(path).map(|s| s.trim().to_string())
+}
+
+/// The backend of the dcjail this one runs inside, or `None`. The outer
+/// dcjail sets `DCJAIL=1` and `DCJAIL_BACKEND` for its command, and every
+/// backend of it installs a seccomp filter, so both must be seen. The
+/// command can fake them only to change this dcjail's words about its own
+/// obstacles, never what the outer one enforces.
+pub fn nested(p: &dyn Probe) -> Option<String> {
+    let outer = p.env("DCJAIL_BACKEND").filter(|b| !b.is_empty())?;
+    (p.env("DCJAIL").as_deref() == Some("1") && p.seccomp_filtered()).then_some(outer)
+}
+
+/// How a refusal names the outer dcjail's filter.
+pub fn nested_words(outer: &str) -> String {
+    format!(
+        "inside another dcjail sandbox, whose seccomp filter refuses new namespaces (the outer \
+         backend: {outer})"
+    )
 }
 
 /// Whether, and which, container dcjail runs in.
@@ -327,6 +364,13 @@ pub fn userns_obstacle(p: &dyn Probe, bwrap: &Path) -> Option<Obstacle> {
         // because it is the one filters usually name.
         for (call, answer) in [("unshare", unshare), ("clone", clone)] {
             if refused(answer) {
+                if let Some(outer) = nested(p) {
+                    return Some(Obstacle::UsernsFilteredByDcjail {
+                        call,
+                        answer,
+                        outer,
+                    });
+                }
                 return Some(Obstacle::UsernsFiltered {
                     call,
                     answer,

@@ -281,3 +281,29 @@ fn landlock_alone_grants_the_terminal_the_facts_name_and_says_so() {
     );
     std::fs::remove_dir_all(&ws).unwrap();
 }
+
+#[test]
+fn where_bwrap_cannot_run_a_refusal_does_not_send_the_user_there() {
+    let why = "inside another dcjail sandbox, whose seccomp filter refuses new namespaces";
+    let note = format!("; bwrap, which would hold it, cannot run here: {why}");
+    for (m, want) in [
+        (
+            "x inside a granted tree; --backend bwrap can, or move it out of the writable roots",
+            "x inside a granted tree; move it out of the writable roots",
+        ),
+        (
+            "x inside a granted tree; --backend bwrap can, or --no-protect-defaults (y)",
+            "x inside a granted tree; --no-protect-defaults (y)",
+        ),
+        (
+            "x (rights cannot be subtracted inside a granted tree); use --backend bwrap",
+            "x (rights cannot be subtracted inside a granted tree)",
+        ),
+        (
+            "x a later run reads; use --backend bwrap (which masks it with a mount), or move it",
+            "x a later run reads; move it",
+        ),
+    ] {
+        assert_eq!(without_bwrap(m.into(), why), format!("{want}{note}"));
+    }
+}
