@@ -25,10 +25,9 @@ mod filters;
 #[path = "support/scratch.rs"]
 mod scratch;
 
-use filters::{docker_default, no_mount, no_userns, with_filter, DockerProfile};
+use filters::{docker_default, no_mount, no_userns, with_filter, Dir, DockerProfile};
 use scratch::exe as bin;
 use scratch::text;
-use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,50 +106,6 @@ fn landlock_runs(sim: Sim) -> bool {
     cell(sim, FEATURES[0]) == "landlock"
 }
 
-/// A scratch root: the workspace `ws` (the cwd) with a secret, a
-/// directory `outside` it with a file; owned by 65534 for its runs.
-struct Dir {
-    root: PathBuf,
-    ws: PathBuf,
-    outside: PathBuf,
-}
-
-impl Dir {
-    fn new(tag: &str, sim: Sim, nobody: bool) -> Dir {
-        let root = scratch::fresh(&format!(
-            "containers-{tag}-{sim:?}-{nobody}-{}",
-            std::process::id()
-        ));
-        let ws = root.join("ws");
-        let outside = root.join("outside");
-        std::fs::create_dir(&ws).unwrap();
-        std::fs::create_dir(&outside).unwrap();
-        std::fs::write(ws.join("secret.txt"), "s3cret\n").unwrap();
-        std::fs::write(outside.join("in.txt"), "host file\n").unwrap();
-        if nobody {
-            let ok = Command::new("chown")
-                .args(["-R", "65534:65534"])
-                .arg(&ws)
-                .arg(&outside)
-                .status()
-                .unwrap()
-                .success();
-            assert!(ok);
-        }
-        Dir { root, ws, outside }
-    }
-
-    fn marker(&self) -> PathBuf {
-        self.outside.join("marker")
-    }
-}
-
-impl Drop for Dir {
-    fn drop(&mut self) {
-        scratch::remove(&self.root);
-    }
-}
-
 /// dcjail with `args` in the workspace, inside `sim`, as root or 65534.
 fn jailed(sim: Sim, nobody: bool, d: &Dir, args: &[&str]) -> Output {
     let mut c = scratch::user_command(nobody, bin());
@@ -182,7 +137,10 @@ fn each(tag: &str, mut f: impl FnMut(Sim, bool, &Dir)) {
     }
     for sim in SIMS {
         for &nobody in scratch::users() {
-            let d = Dir::new(tag, sim, nobody);
+            let d = Dir::new(
+                &format!("containers-{tag}-{sim:?}-{nobody}-{}", std::process::id()),
+                nobody,
+            );
             f(sim, nobody, &d);
         }
     }
@@ -651,7 +609,10 @@ fn the_filters_refuse_namespaces_by_clone_as_said() {
     };
     let newuser = 0x1000_0000;
     for sim in SIMS {
-        let d = Dir::new("filters", sim, false);
+        let d = Dir::new(
+            &format!("containers-filters-{sim:?}-false-{}", std::process::id()),
+            false,
+        );
         let run = |flags: u32| {
             let o = jailed(
                 sim,

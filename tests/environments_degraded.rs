@@ -22,10 +22,10 @@ mod filters;
 #[path = "support/scratch.rs"]
 mod scratch;
 
-use filters::{refusing, with_filter, Refuse};
+use filters::{refusing, with_filter, Dir, Refuse};
 use scratch::exe as bin;
 use scratch::text;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,51 +62,6 @@ impl Env {
 const NO_LANDLOCK: &str =
     "needs landlock, which is missing here (landlock_create_ruleset failed with ENOSYS under a seccomp filter";
 const NO_LISTENER: &str = "needs seccomp user notification, which is missing here (seccomp user notification is refused here: installing a filter with SECCOMP_FILTER_FLAG_NEW_LISTENER failed with EINVAL under the seccomp filter dcjail runs in";
-
-/// A scratch root: the workspace `ws` (the cwd), a directory `outside` it,
-/// a secret in the workspace, a policy naming a unix socket; owned by
-/// 65534 for the unprivileged runs.
-struct Dir {
-    root: PathBuf,
-    ws: PathBuf,
-    outside: PathBuf,
-}
-
-impl Dir {
-    fn new(tag: &str, env: Env, nobody: bool) -> Dir {
-        let root = scratch::fresh(&format!(
-            "degraded-{tag}-{env:?}-{nobody}-{}",
-            std::process::id()
-        ));
-        let ws = root.join("ws");
-        let outside = root.join("outside");
-        std::fs::create_dir(&ws).unwrap();
-        std::fs::create_dir(&outside).unwrap();
-        std::fs::write(ws.join("secret.txt"), "s3cret\n").unwrap();
-        std::fs::write(outside.join("in.txt"), "host file\n").unwrap();
-        if nobody {
-            let ok = Command::new("chown")
-                .args(["-R", "65534:65534"])
-                .arg(&ws)
-                .arg(&outside)
-                .status()
-                .unwrap()
-                .success();
-            assert!(ok);
-        }
-        Dir { root, ws, outside }
-    }
-
-    fn marker(&self) -> PathBuf {
-        self.outside.join("marker")
-    }
-}
-
-impl Drop for Dir {
-    fn drop(&mut self) {
-        scratch::remove(&self.root);
-    }
-}
 
 /// dcjail with `args` in the workspace, inside `env`, as root or 65534;
 /// stdin from `stdin` or closed.
@@ -176,7 +131,10 @@ fn each(tag: &str, mut f: impl FnMut(Env, bool, &Dir)) {
     }
     for env in ENVS {
         for &nobody in scratch::users() {
-            let d = Dir::new(tag, env, nobody);
+            let d = Dir::new(
+                &format!("degraded-{tag}-{env:?}-{nobody}-{}", std::process::id()),
+                nobody,
+            );
             f(env, nobody, &d);
         }
     }

@@ -6,8 +6,53 @@
 //! child between fork and exec.
 #![allow(dead_code)]
 
+use crate::scratch;
 use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
 use std::process::Command;
+
+/// A scratch root for a test in a made environment: the workspace `ws`
+/// (the cwd) with a secret, a directory `outside` it with a host file;
+/// owned by 65534 for the unprivileged runs; removed when dropped.
+pub struct Dir {
+    pub root: PathBuf,
+    pub ws: PathBuf,
+    pub outside: PathBuf,
+}
+
+impl Dir {
+    pub fn new(name: &str, nobody: bool) -> Dir {
+        let root = scratch::fresh(name);
+        let ws = root.join("ws");
+        let outside = root.join("outside");
+        std::fs::create_dir(&ws).unwrap();
+        std::fs::create_dir(&outside).unwrap();
+        std::fs::write(ws.join("secret.txt"), "s3cret\n").unwrap();
+        std::fs::write(outside.join("in.txt"), "host file\n").unwrap();
+        if nobody {
+            let ok = Command::new("chown")
+                .args(["-R", "65534:65534"])
+                .arg(&ws)
+                .arg(&outside)
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok);
+        }
+        Dir { root, ws, outside }
+    }
+
+    /// Where the attacks outside the workspace write.
+    pub fn marker(&self) -> PathBuf {
+        self.outside.join("marker")
+    }
+}
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        scratch::remove(&self.root);
+    }
+}
 
 const BPF_LD_W_ABS: u16 = 0x20;
 const BPF_JEQ_K: u16 = 0x15;
