@@ -624,30 +624,9 @@ pub fn run<'a>(p: &Program<'a>, exec: &mut dyn FnMut() -> i32) -> Result<i32, Fa
         return Err(fail(b"cannot make the broker's channel", Some(e)));
     }
     // The broker's signals are blocked before the fork, so that none (the
-    // command's exit above all) comes before its loop listens; the child
-    // puts the caller's mask back.
-    let mask = sigset(&PASSED_ON) | sigset(&[SIGCHLD]);
-    let mut old = 0u64;
-    // SAFETY: SIG_BLOCK with sigsets of 8 bytes.
-    let _ = unsafe {
-        sys::call(
-            nr::RT_SIGPROCMASK,
-            &[
-                0,
-                &mask as *const u64 as usize,
-                &mut old as *mut u64 as usize,
-                8,
-            ],
-        )
-    };
-    // SAFETY: a plain fork (clone with SIGCHLD only).
-    let pid = match unsafe { sys::call(nr::CLONE, &[SIGCHLD, 0, 0, 0, 0]) } {
-        Ok(pid) => pid as i32,
-        Err(e) => return Err(fail(b"cannot fork the broker", Some(e))),
-    };
+    // command's exit above all) comes before its loop listens.
+    let pid = fork_blocked(b"cannot fork the broker")?;
     if pid == 0 {
-        // SAFETY: SIG_SETMASK with a sigset of 8 bytes.
-        let _ = unsafe { sys::call(nr::RT_SIGPROCMASK, &[2, &old as *const u64 as usize, 0, 8]) };
         sys::close(pair[0]);
         let l = apply(p, true)?.unwrap_or(-1);
         if let Err(e) = send_fd(pair[1], l) {
@@ -673,6 +652,19 @@ pub fn run<'a>(p: &Program<'a>, exec: &mut dyn FnMut() -> i32) -> Result<i32, Fa
 /// sandbox's init, undumpable, passing signals on and reaping, while its
 /// child applies the layer and becomes the command.
 fn supervise<'a>(p: &Program<'a>, exec: &mut dyn FnMut() -> i32) -> Result<i32, Fail<'a>> {
+    let pid = fork_blocked(b"cannot fork the supervisor")?;
+    if pid == 0 {
+        apply(p, false)?;
+        close_fds(p)?;
+        return Ok(exec());
+    }
+    Ok(serve(-1, pid, p))
+}
+
+/// Forks with the signals this process passes on (and SIGCHLD) blocked,
+/// so that none comes before the parent's loop listens; the child gets
+/// the caller's mask back. The child's pid, 0 in the child.
+fn fork_blocked<'a>(what: &'static [u8]) -> Result<i32, Fail<'a>> {
     let mask = sigset(&PASSED_ON) | sigset(&[SIGCHLD]);
     let mut old = 0u64;
     // SAFETY: SIG_BLOCK with sigsets of 8 bytes.
@@ -690,16 +682,13 @@ fn supervise<'a>(p: &Program<'a>, exec: &mut dyn FnMut() -> i32) -> Result<i32, 
     // SAFETY: a plain fork (clone with SIGCHLD only).
     let pid = match unsafe { sys::call(nr::CLONE, &[SIGCHLD, 0, 0, 0, 0]) } {
         Ok(pid) => pid as i32,
-        Err(e) => return Err(fail(b"cannot fork the supervisor", Some(e))),
+        Err(e) => return Err(fail(what, Some(e))),
     };
     if pid == 0 {
         // SAFETY: SIG_SETMASK with a sigset of 8 bytes.
         let _ = unsafe { sys::call(nr::RT_SIGPROCMASK, &[2, &old as *const u64 as usize, 0, 8]) };
-        apply(p, false)?;
-        close_fds(p)?;
-        return Ok(exec());
     }
-    Ok(serve(-1, pid, p))
+    Ok(pid)
 }
 
 fn wait_child(pid: i32) -> i32 {
