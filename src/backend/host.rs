@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 #[cfg(target_os = "linux")]
 mod real;
 #[cfg(target_os = "linux")]
-pub use real::{without_symlinks, Real};
+pub use real::{on_read_only_mount, without_symlinks, Real};
 #[cfg(target_os = "macos")]
 mod macos;
 #[cfg(target_os = "macos")]

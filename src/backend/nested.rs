@@ -24,8 +24,6 @@
 //! the outer sandbox weaker.
 
 use crate::plan::Plan;
-use std::ffi::CString;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// What the outer sandbox holds for the inner plan.
@@ -75,31 +73,6 @@ impl Relied {
             })
             .collect()
     }
-}
-
-/// Whether `p` lies on a read-only mount, the name itself (a symlink is
-/// not followed).
-fn on_read_only_mount(p: &Path) -> bool {
-    let Ok(c) = CString::new(p.as_os_str().as_bytes()) else {
-        return false;
-    };
-    // SAFETY: `c` is a NUL-terminated path; the descriptor is closed below.
-    let fd = unsafe {
-        libc::open(
-            c.as_ptr(),
-            libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-        )
-    };
-    if fd < 0 {
-        return false;
-    }
-    // SAFETY: an all-zero statvfs is a valid value to be filled.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: `fd` is open and `st` is writable for the call.
-    let r = unsafe { libc::fstatvfs(fd, &mut st) };
-    // SAFETY: `fd` is ours and closed once.
-    unsafe { libc::close(fd) };
-    r == 0 && st.f_flag & libc::ST_RDONLY != 0
 }
 
 /// How trying to create `p` went.
@@ -171,7 +144,7 @@ pub fn rely_on_outer(plan: &Plan) -> Result<(Plan, Relied), String> {
             .fs
             .writable
             .iter()
-            .filter(|w| on_read_only_mount(w))
+            .filter(|w| super::host::on_read_only_mount(w))
             .cloned()
             .collect(),
         ..Default::default()
@@ -184,7 +157,7 @@ pub fn rely_on_outer(plan: &Plan) -> Result<(Plan, Relied), String> {
             continue;
         };
         match first_missing(p) {
-            None if on_read_only_mount(p) => relied.protected.push(p.clone()),
+            None if super::host::on_read_only_mount(p) => relied.protected.push(p.clone()),
             None => {
                 return Err(not_held(
                     p,

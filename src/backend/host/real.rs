@@ -358,6 +358,32 @@ pub fn without_symlinks(p: &Path) -> Option<(PathBuf, std::fs::Metadata)> {
     Some((p.to_path_buf(), m))
 }
 
+/// Whether `p` lies on a read-only mount, the name itself (a symlink is
+/// not followed): the nested check's question (`backend::nested`).
+pub fn on_read_only_mount(p: &Path) -> bool {
+    let Ok(c) = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(p.as_os_str()))
+    else {
+        return false;
+    };
+    // SAFETY: `c` is a NUL-terminated path; the descriptor is closed below.
+    let fd = unsafe {
+        libc::open(
+            c.as_ptr(),
+            libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return false;
+    }
+    // SAFETY: an all-zero statvfs is a valid value to be filled.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `fd` is open and `st` is writable for the call.
+    let r = unsafe { libc::fstatvfs(fd, &mut st) };
+    // SAFETY: `fd` is ours and closed once.
+    unsafe { libc::close(fd) };
+    r == 0 && st.f_flag & libc::ST_RDONLY != 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
