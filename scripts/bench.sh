@@ -70,8 +70,9 @@ work="$(mktemp -d /var/tmp/dcjail-bench.XXXXXX)"
 srv=""
 tsrv=""
 cleanup() {
-  [ -n "$srv" ] && kill "$srv" 2>/dev/null
-  [ -n "$tsrv" ] && kill "$tsrv" 2>/dev/null
+  # A server already stopped is no failure of the run.
+  [ -n "$srv" ] && kill "$srv" 2>/dev/null || true
+  [ -n "$tsrv" ] && kill "$tsrv" 2>/dev/null || true
   rm -rf --one-file-system "$work"
 }
 trap cleanup EXIT
