@@ -25,7 +25,9 @@ mod filters;
 #[path = "support/scratch.rs"]
 mod scratch;
 
-use filters::{docker_default, no_mount, no_userns, with_filter, Dir, DockerProfile};
+use filters::{
+    docker_default, no_mount, no_userns, with_filter, Dir, DockerProfile, HostListeners,
+};
 use scratch::exe as bin;
 use scratch::text;
 use std::process::{Command, Output, Stdio};
@@ -438,14 +440,6 @@ fn protected_paths_are_refused_where_only_bwrap_holds_them() {
 }
 
 /// A python3 one-liner that prints `connected` when it reaches `addr`.
-fn connect(family: &str, addr: &str) -> String {
-    format!(
-        "import socket\ntry:\n    s = socket.socket(socket.{family}, socket.SOCK_STREAM)\n    \
-         s.settimeout(5)\n    s.connect({addr}); print('connected')\nexcept OSError as e:\n    \
-         print('refused', e.errno)"
-    )
-}
-
 #[test]
 fn the_host_loopback_and_host_sockets_stay_out_of_reach() {
     if !scratch::need("python3") {
@@ -453,25 +447,8 @@ fn the_host_loopback_and_host_sockets_stay_out_of_reach() {
     }
     each("network", |sim, nobody, d| {
         let w = who(sim, nobody);
-        let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = tcp.local_addr().unwrap().port();
-        let sockets = scratch::socket_dir(&format!(
-            "ct-{}-{}-{}",
-            sim as u8,
-            nobody as u8,
-            std::process::id()
-        ));
-        let sock = sockets.join("s.sock");
-        let unix = std::os::unix::net::UnixListener::bind(&sock).unwrap();
-        let ok = Command::new("chmod")
-            .arg("777")
-            .arg(&sock)
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok);
-        let tcp_py = connect("AF_INET", &format!("('127.0.0.1', {port})"));
-        let unix_py = connect("AF_UNIX", &format!("{:?}", sock.to_str().unwrap()));
+        let host = HostListeners::new(&format!("ct-{}-{}", sim as u8, nobody as u8));
+        let (tcp_py, unix_py) = (host.tcp_py.clone(), host.unix_py.clone());
         let mut none = Vec::new();
         let mut allowlist = Vec::new();
         for py in [&tcp_py, &unix_py] {
@@ -499,9 +476,7 @@ fn the_host_loopback_and_host_sockets_stay_out_of_reach() {
                 Some(s) => held(s.starts_with("refused ")),
             });
         }
-        drop(unix);
-        drop(tcp);
-        scratch::remove(&sockets);
+        drop(host);
         assert_eq!(none, [cell(sim, FEATURES[6]); 2], "{w}");
         assert_eq!(allowlist, [cell(sim, FEATURES[7]); 2], "{w}");
     });

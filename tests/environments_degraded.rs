@@ -22,7 +22,7 @@ mod filters;
 #[path = "support/scratch.rs"]
 mod scratch;
 
-use filters::{refusing, with_filter, Dir, Refuse};
+use filters::{refusing, with_filter, Dir, HostListeners, Refuse};
 use scratch::exe as bin;
 use scratch::text;
 use std::path::Path;
@@ -338,14 +338,6 @@ fn deny_read_holds_without_the_missing_layers() {
 }
 
 /// A python3 one-liner that prints `connected` when it reaches `addr`.
-fn connect(family: &str, addr: &str) -> String {
-    format!(
-        "import socket\ntry:\n    s = socket.socket(socket.{family}, socket.SOCK_STREAM)\n    \
-         s.settimeout(5)\n    s.connect({addr}); print('connected')\nexcept OSError as e:\n    \
-         print('refused', e.errno)"
-    )
-}
-
 #[test]
 fn the_network_and_host_sockets_stay_out_of_reach_without_the_missing_layers() {
     if !scratch::need("python3") {
@@ -353,25 +345,8 @@ fn the_network_and_host_sockets_stay_out_of_reach_without_the_missing_layers() {
     }
     each("the-network-and-host", |env, nobody, d| {
         let w = who(env, nobody);
-        let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = tcp.local_addr().unwrap().port();
-        let sockets = scratch::socket_dir(&format!(
-            "dg-{}-{}-{}",
-            env as u8,
-            nobody as u8,
-            std::process::id()
-        ));
-        let sock = sockets.join("s.sock");
-        let unix = std::os::unix::net::UnixListener::bind(&sock).unwrap();
-        let ok = Command::new("chmod")
-            .arg("777")
-            .arg(&sock)
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok);
-        let tcp_py = connect("AF_INET", &format!("('127.0.0.1', {port})"));
-        let unix_py = connect("AF_UNIX", &format!("{:?}", sock.to_str().unwrap()));
+        let host = HostListeners::new(&format!("dg-{}-{}", env as u8, nobody as u8));
+        let (tcp_py, unix_py) = (host.tcp_py.clone(), host.unix_py.clone());
         for py in [&tcp_py, &unix_py] {
             let o = jailed(
                 env,
@@ -395,9 +370,7 @@ fn the_network_and_host_sockets_stay_out_of_reach_without_the_missing_layers() {
                 );
             }
         }
-        drop(unix);
-        drop(tcp);
-        scratch::remove(&sockets);
+        drop(host);
     });
 }
 

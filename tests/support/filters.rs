@@ -48,6 +48,57 @@ impl Dir {
     }
 }
 
+/// A python program connecting a stream socket of `family` to `addr`
+/// (python syntax), printing `connected` or `refused ERRNO`.
+pub fn connect_py(family: &str, addr: &str) -> String {
+    format!(
+        "import socket\ntry:\n    s = socket.socket(socket.{family}, socket.SOCK_STREAM)\n    \
+         s.settimeout(5)\n    s.connect({addr}); print('connected')\nexcept OSError as e:\n    \
+         print('refused', e.errno)"
+    )
+}
+
+/// A TCP listener on the host's loopback and a unix socket anyone may
+/// connect to, with the python programs that reach each; closed and
+/// removed when dropped.
+pub struct HostListeners {
+    pub tcp_py: String,
+    pub unix_py: String,
+    _tcp: std::net::TcpListener,
+    _unix: std::os::unix::net::UnixListener,
+    sockets: PathBuf,
+}
+
+impl HostListeners {
+    pub fn new(tag: &str) -> HostListeners {
+        let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = tcp.local_addr().unwrap().port();
+        let sockets = scratch::socket_dir(&format!("{tag}-{}", std::process::id()));
+        let sock = sockets.join("s.sock");
+        let unix = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+        let ok = Command::new("chmod")
+            .arg("777")
+            .arg(&sock)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+        HostListeners {
+            tcp_py: connect_py("AF_INET", &format!("('127.0.0.1', {port})")),
+            unix_py: connect_py("AF_UNIX", &format!("{:?}", sock.to_str().unwrap())),
+            _tcp: tcp,
+            _unix: unix,
+            sockets,
+        }
+    }
+}
+
+impl Drop for HostListeners {
+    fn drop(&mut self) {
+        scratch::remove(&self.sockets);
+    }
+}
+
 impl Drop for Dir {
     fn drop(&mut self) {
         scratch::remove(&self.root);
