@@ -455,6 +455,55 @@ fn max_user_namespaces_zero_stops_root_too() {
     );
 }
 
+/// Root in a container started with `--cap-drop ALL` (measured on Docker
+/// 20.10.24: bwrap says `setting up uid map: Operation not permitted`).
+#[test]
+fn root_without_cap_setfcap_cannot_map_itself_and_says_so() {
+    let mut p = Fake::linux();
+    p.names.insert("/.dockerenv".into());
+    p.euid = 0;
+    p.bwrap_run = Err("bwrap: setting up uid map: Operation not permitted".into());
+    // Every capability but CAP_SETFCAP (bit 31).
+    p.file(
+        "/proc/self/status",
+        "Name:\tdcjail\nCapEff:\t000001ff7fffffff\n",
+    );
+    let o = quick(&p).unwrap();
+    assert_eq!(
+        o,
+        Obstacle::RootWithoutSetfcap {
+            container: Some("docker".into())
+        }
+    );
+    let m = o.message();
+    assert!(
+        m.contains("uid 0 without CAP_SETFCAP cannot map itself into a new user namespace"),
+        "{m}"
+    );
+    assert!(o.fix().contains("--user UID:GID") && o.fix().contains("--cap-add SETFCAP"));
+    let r = dcjail::backend::doctor_report_with(&p);
+    assert_eq!(check(&r, "user-namespaces").status, Status::Fail);
+    assert_eq!(r.auto(), Some(Kind::Landlock));
+    // With the capability (root on a host, Docker's default set): none.
+    p.file(
+        "/proc/self/status",
+        "Name:\tdcjail\nCapEff:\t000001ffffffffff\n",
+    );
+    assert_eq!(quick(&p), None);
+    // Before Linux 5.12 the kernel did not ask for it.
+    p.file(
+        "/proc/self/status",
+        "Name:\tdcjail\nCapEff:\t0000000000000000\n",
+    );
+    assert!(quick(&p).is_some());
+    p.kernel = "5.10.0-21-amd64".into();
+    assert_eq!(quick(&p), None);
+    // Another user maps its own uid and needs no capability.
+    p.kernel = "6.1.0-9-amd64".into();
+    p.euid = 1000;
+    assert_eq!(quick(&p), None);
+}
+
 #[test]
 fn a_docker_like_seccomp_filter_refusing_namespace_flags() {
     let mut p = Fake::linux();

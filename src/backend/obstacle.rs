@@ -48,6 +48,11 @@ pub enum Obstacle {
         answer: Sys,
         outer: String,
     },
+    /// Running as uid 0 without CAP_SETFCAP (a container started with
+    /// `--cap-drop ALL` as root): since Linux 5.12 mapping uid 0 into a
+    /// new user namespace needs that capability, so bubblewrap cannot
+    /// write its uid map.
+    RootWithoutSetfcap { container: Option<String> },
     /// `kernel.apparmor_restrict_unprivileged_userns = 1` and no AppArmor
     /// profile grants `userns` to the bwrap dcjail uses. `elsewhere` is a
     /// profile that covers another bwrap (the distribution's covers only
@@ -131,6 +136,7 @@ fn in_container(c: &Option<String>) -> String {
 pub(super) const NS_FILTER_FIX: &str = "start the container with a seccomp profile that allows unshare and clone with namespace flags (Docker, Podman: --security-opt seccomp=PROFILE), or use --backend landlock, which needs no namespace";
 pub(super) const NESTED_FIX: &str = "use --backend landlock, which needs no namespace (auto chooses it here), or run this dcjail outside the other one";
 pub(super) const APPARMOR_FIX: &str = "sudo dcjail setup apparmor --install (a profile for this bwrap only; `dcjail setup apparmor` prints it first), or use --backend landlock";
+pub(super) const SETFCAP_FIX: &str = "run dcjail as a user other than root (Docker: --user UID:GID; Kubernetes: runAsUser), or keep CAP_SETFCAP (Docker gives it to root unless --cap-drop removes it; --cap-add SETFCAP), or use --backend landlock, which needs no namespace";
 pub(super) const UNKNOWN_FIX: &str = "see bwrap's words above; or use --backend landlock";
 
 const LANDLOCK_CALLS: &str =
@@ -143,7 +149,8 @@ impl Obstacle {
             Obstacle::UsernsLimitZero { .. }
             | Obstacle::UnprivilegedUsernsOff
             | Obstacle::UsernsFiltered { .. }
-            | Obstacle::UsernsFilteredByDcjail { .. } => "user-namespaces",
+            | Obstacle::UsernsFilteredByDcjail { .. }
+            | Obstacle::RootWithoutSetfcap { .. } => "user-namespaces",
             Obstacle::AppArmorUserns { .. } => "apparmor-userns",
             _ => "landlock",
         }
@@ -176,6 +183,10 @@ impl Obstacle {
                 "{}: {call} with CLONE_NEWUSER {}",
                 nested_words(outer),
                 answer_words(*answer)
+            ),
+            Obstacle::RootWithoutSetfcap { container } => format!(
+                "uid 0 without CAP_SETFCAP cannot map itself into a new user namespace (Linux 5.12 and later ask for that capability), so bubblewrap cannot set up its uid map{}",
+                in_container(container)
             ),
             Obstacle::AppArmorUserns { bwrap, elsewhere } => {
                 let mut m = format!(
@@ -247,6 +258,7 @@ impl Obstacle {
             }
             Obstacle::UsernsFiltered { .. } => NS_FILTER_FIX.into(),
             Obstacle::UsernsFilteredByDcjail { .. } => NESTED_FIX.into(),
+            Obstacle::RootWithoutSetfcap { .. } => SETFCAP_FIX.into(),
             Obstacle::AppArmorUserns { .. } => APPARMOR_FIX.into(),
             Obstacle::LandlockNotBuilt { wsl: true, .. }
             | Obstacle::LandlockOld { wsl: true, .. } => wsl_kernel.into(),
@@ -379,6 +391,11 @@ pub fn userns_obstacle(p: &dyn Probe, bwrap: &Path) -> Option<Obstacle> {
             }
         }
     }
+    if p.euid() == 0 && !has_setfcap(p) && kernel_at_least(&p.kernel_release(), 5, 12) {
+        return Some(Obstacle::RootWithoutSetfcap {
+            container: container(p),
+        });
+    }
     if p.euid() != 0 && !p.setuid_root(bwrap) {
         if sysctl(p, paths::UNPRIVILEGED_USERNS_CLONE).as_deref() == Some("0") {
             return Some(Obstacle::UnprivilegedUsernsOff);
@@ -391,6 +408,33 @@ pub fn userns_obstacle(p: &dyn Probe, bwrap: &Path) -> Option<Obstacle> {
         }
     }
     None
+}
+
+/// CAP_SETFCAP in this process's effective set (/proc/self/status); an
+/// unreadable status counts as having it, so that only a capability known
+/// to be missing is named.
+fn has_setfcap(p: &dyn Probe) -> bool {
+    const CAP_SETFCAP: u32 = 31;
+    let Some(status) = p.read("/proc/self/status") else {
+        return true;
+    };
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+        .is_none_or(|caps| caps & (1 << CAP_SETFCAP) != 0)
+}
+
+/// Whether a `uname -r` release is at least `major.minor` (an unreadable
+/// one is taken as new: the check then names what it sees).
+fn kernel_at_least(release: &str, major: u32, minor: u32) -> bool {
+    let mut parts = release
+        .split(|c: char| !c.is_ascii_digit())
+        .map(|n| n.parse::<u32>().ok());
+    match (parts.next().flatten(), parts.next().flatten()) {
+        (Some(a), Some(b)) => (a, b) >= (major, minor),
+        _ => true,
+    }
 }
 
 /// Where AppArmor stands for one bwrap.
