@@ -271,3 +271,75 @@ fn root_without_cap_setfcap_is_named_and_auto_runs_landlock() {
     assert!(out(&o).contains("ran"), "{}", text(&o));
     assert!(!d.marker().exists(), "{}", text(&o));
 }
+
+/// `argv` (as root or 65534) in a mount namespace of its own where
+/// /proc/timer_list is covered by /dev/null, as a runtime masks /proc.
+fn with_masked_proc(nobody: bool, cwd: &Path, argv: &[&str]) -> Output {
+    let mut c = Command::new("unshare");
+    c.args(["--mount", "--propagation", "private", "--", "sh", "-c"])
+        .arg(
+            "mount --bind /dev/null /proc/timer_list || exit 99; \
+             if [ \"$1\" = nobody ]; then shift; \
+             exec setpriv --reuid=65534 --regid=65534 --clear-groups -- \"$@\"; fi; \
+             shift; exec \"$@\"",
+        )
+        .arg("sh")
+        .arg(if nobody { "nobody" } else { "root" })
+        .args(argv)
+        .current_dir(cwd)
+        .env_remove("DCJAIL_POLICY")
+        .stdin(Stdio::null());
+    scratch::output_within(c, 60)
+}
+
+#[test]
+fn a_masked_proc_is_named_with_the_settings_that_unmask_it() {
+    if !scratch::bwrap_works() || !scratch::root("make a mount namespace") {
+        return;
+    }
+    for nobody in [false, true] {
+        let who = if nobody { "65534" } else { "root" };
+        let d = Dir::new(&format!("maskedproc-{who}"), nobody);
+        // The environment is real: bwrap's own /proc fails there.
+        let o = with_masked_proc(
+            nobody,
+            &d.ws,
+            &[
+                "bwrap",
+                "--unshare-user",
+                "--unshare-pid",
+                "--ro-bind",
+                "/",
+                "/",
+                "--proc",
+                "/proc",
+                "true",
+            ],
+        );
+        assert_ne!(o.status.code(), Some(99), "{who}: {}", text(&o));
+        assert!(
+            text(&o).contains("Can't mount proc on /newroot/proc"),
+            "{who}: {}",
+            text(&o)
+        );
+        let words = "the kernel refuses a new /proc inside a user namespace while paths of \
+                     the /proc above are covered by other mounts";
+        let o = with_masked_proc(nobody, &d.ws, &[bin(), "doctor"]);
+        let t = out(&o);
+        assert!(
+            t.contains(&format!(
+                "{words} (/proc/timer_list), as container runtimes mask them"
+            )),
+            "{who}: {t}"
+        );
+        assert!(t.contains("systempaths=unconfined"), "{who}: {t}");
+        let o = with_masked_proc(
+            nobody,
+            &d.ws,
+            &[bin(), "--backend", "bwrap", "--", "sh", "-c", "echo ran"],
+        );
+        assert_eq!(o.status.code(), Some(122), "{who}: {}", text(&o));
+        assert!(!out(&o).contains("ran"), "{who}");
+        assert!(text(&o).contains(words), "{who}: {}", text(&o));
+    }
+}

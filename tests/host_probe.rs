@@ -504,6 +504,45 @@ fn root_without_cap_setfcap_cannot_map_itself_and_says_so() {
     assert_eq!(quick(&p), None);
 }
 
+/// A container's masked /proc (Docker without `systempaths=unconfined`),
+/// measured on Docker 20.10.24: bwrap says `Can't mount proc`.
+#[test]
+fn a_masked_proc_is_named_with_the_runtime_settings_that_unmask_it() {
+    let mut p = Fake::linux();
+    p.names.insert("/.dockerenv".into());
+    p.bwrap_run = Err("bwrap: Can't mount proc on /newroot/proc: Operation not permitted".into());
+    p.file(
+        "/proc/self/mountinfo",
+        "1 0 0:1 / / rw - overlay overlay rw\n\
+         2 1 0:2 / /proc rw - proc proc rw\n\
+         3 2 0:3 /null /proc/kcore rw - devtmpfs udev rw\n\
+         4 2 0:4 / /proc/acpi ro - tmpfs tmpfs ro\n",
+    );
+    assert_eq!(quick(&p), None);
+    let r = dcjail::backend::doctor_report_with(&p);
+    let c = check(&r, "bwrap-sandbox");
+    assert_eq!(c.status, Status::Fail);
+    assert!(
+        c.message.contains("while paths of the /proc above are covered by other mounts (/proc/acpi, /proc/kcore), as container runtimes mask them"),
+        "{}",
+        c.message
+    );
+    let fix = c.fix.clone().unwrap_or_default();
+    assert!(
+        fix.contains("systempaths=unconfined") && fix.contains("procMount: Unmasked"),
+        "{fix}"
+    );
+    // Without a covered path the words stay bwrap's own.
+    p.file(
+        "/proc/self/mountinfo",
+        "2 1 0:2 / /proc rw - proc proc rw\n",
+    );
+    let r = dcjail::backend::doctor_report_with(&p);
+    assert!(check(&r, "bwrap-sandbox")
+        .message
+        .contains("unknown obstacle"));
+}
+
 #[test]
 fn a_docker_like_seccomp_filter_refusing_namespace_flags() {
     let mut p = Fake::linux();

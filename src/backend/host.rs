@@ -112,6 +112,7 @@ pub mod paths {
     pub const OSRELEASE: &str = "/proc/sys/kernel/osrelease";
     pub const WSL_INTEROP: &str = "/proc/sys/fs/binfmt_misc/WSLInterop";
     pub const INIT_CGROUP: &str = "/proc/1/cgroup";
+    pub const MOUNTINFO: &str = "/proc/self/mountinfo";
     pub const DOCKERENV: &str = "/.dockerenv";
     pub const CONTAINERENV: &str = "/run/.containerenv";
 }

@@ -7,8 +7,9 @@
 use super::host::{paths, Probe};
 use super::landlock::MIN_ABI;
 use super::obstacle::{
-    apparmor, container, landlock_at_least, nested, nested_words, sysctl, userns_obstacle, wsl,
-    AppArmor, Obstacle, Wsl, APPARMOR_FIX, NESTED_FIX, NS_FILTER_FIX, UNKNOWN_FIX,
+    apparmor, container, landlock_at_least, nested, nested_words, proc_covered, sysctl,
+    userns_obstacle, wsl, AppArmor, Obstacle, Wsl, APPARMOR_FIX, NESTED_FIX, NS_FILTER_FIX,
+    PROC_MASKED_FIX, UNKNOWN_FIX,
 };
 use super::report::{BackendReport, Check, Report, Status};
 use super::Kind;
@@ -41,6 +42,19 @@ fn bwrap_failure(p: &dyn Probe, said: &str) -> (String, String) {
                 UNKNOWN_FIX.into(),
             ),
         };
+    }
+    if said.contains("Can't mount proc") {
+        let covered = proc_covered(p, 4);
+        if !covered.is_empty() {
+            return (
+                format!(
+                    "the kernel refuses a new /proc inside a user namespace while paths of the /proc above are covered by other mounts ({}{}), as container runtimes mask them",
+                    covered.join(", "),
+                    if covered.len() == 4 { ", ..." } else { "" }
+                ),
+                PROC_MASKED_FIX.into(),
+            );
+        }
     }
     ("unknown obstacle".into(), UNKNOWN_FIX.into())
 }

@@ -137,6 +137,7 @@ pub(super) const NS_FILTER_FIX: &str = "start the container with a seccomp profi
 pub(super) const NESTED_FIX: &str = "use --backend landlock, which needs no namespace (auto chooses it here), or run this dcjail outside the other one";
 pub(super) const APPARMOR_FIX: &str = "sudo dcjail setup apparmor --install (a profile for this bwrap only; `dcjail setup apparmor` prints it first), or use --backend landlock";
 pub(super) const SETFCAP_FIX: &str = "run dcjail as a user other than root (Docker: --user UID:GID; Kubernetes: runAsUser), or keep CAP_SETFCAP (Docker gives it to root unless --cap-drop removes it; --cap-add SETFCAP), or use --backend landlock, which needs no namespace";
+pub(super) const PROC_MASKED_FIX: &str = "start the container with its /proc unmasked (Docker: --security-opt systempaths=unconfined; Podman: --security-opt unmask=ALL; Kubernetes: procMount: Unmasked, which needs hostUsers: false), or use --backend landlock, which mounts nothing";
 pub(super) const UNKNOWN_FIX: &str = "see bwrap's words above; or use --backend landlock";
 
 const LANDLOCK_CALLS: &str =
@@ -333,6 +334,25 @@ pub fn container(p: &dyn Probe) -> Option<String> {
         .into_iter()
         .find(|k| cg.contains(k))
         .map(String::from)
+}
+
+/// The mount points strictly below /proc (from mountinfo, at most `max`):
+/// a container runtime's masked paths (/proc/kcore, /proc/keys, ... covered
+/// by /dev/null or an empty tmpfs). While any is there the kernel refuses
+/// a new /proc inside a user namespace, so bwrap cannot mount the
+/// sandbox's. Empty when mountinfo cannot be read.
+pub fn proc_covered(p: &dyn Probe, max: usize) -> Vec<String> {
+    let text = p.read(paths::MOUNTINFO).unwrap_or_default();
+    let mut out: Vec<String> = text
+        .lines()
+        .filter_map(|l| l.split(' ').nth(4))
+        .filter(|m| m.starts_with("/proc/"))
+        .map(String::from)
+        .collect();
+    out.sort();
+    out.dedup();
+    out.truncate(max);
+    out
 }
 
 /// Windows Subsystem for Linux.

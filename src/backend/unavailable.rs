@@ -94,15 +94,25 @@ impl From<String> for Setup {
 impl std::fmt::Display for Setup {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Setup::Bwrap { said } => write!(
-                f,
-                "bubblewrap could not build the sandbox: {}",
-                if said.is_empty() {
-                    "it exited before the second stage"
-                } else {
-                    said
+            Setup::Bwrap { said } => {
+                write!(
+                    f,
+                    "bubblewrap could not build the sandbox: {}",
+                    if said.is_empty() {
+                        "it exited before the second stage"
+                    } else {
+                        said
+                    }
+                )?;
+                if said.contains("Can't mount proc") {
+                    write!(
+                        f,
+                        " (the kernel refuses a new /proc inside a user namespace while paths of the /proc above are covered by other mounts, as container runtimes mask them; fix: {})",
+                        super::obstacle::PROC_MASKED_FIX
+                    )?;
                 }
-            ),
+                Ok(())
+            }
             Setup::Step(m) => f.write_str(m),
         }
     }
