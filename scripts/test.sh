@@ -37,7 +37,8 @@ for t in bwrap:bubblewrap curl:curl python3:python3 git:git setpriv:util-linux f
   setfattr:attr getfattr:attr unshare:util-linux strace:strace \
   ssh-agent:openssh-client ssh-add:openssh-client gdb:gdb direnv:direnv ip:iproute2 \
   vim.basic:vim script:bsdutils gpg:gpg gpg-agent:gpg-agent gpgconf:gpgconf gcc:gcc \
-  mount:mount umount:mount pgrep:procps chattr:e2fsprogs lsattr:e2fsprogs go:golang-go; do
+  mount:mount umount:mount pgrep:procps chattr:e2fsprogs lsattr:e2fsprogs go:golang-go \
+  dockerd:docker.io docker:docker.io; do
   command -v "${t%%:*}" >/dev/null 2>&1 || need+=("${t#*:}")
 done
 [ -x /usr/bin/python3 ] || need+=(python3)
