@@ -26,10 +26,12 @@ mod filters;
 mod scratch;
 
 use filters::{
-    docker_default, no_mount, no_userns, with_filter, Dir, DockerProfile, HostListeners,
+    docker_default, no_mount, no_pivot_root, no_userns, with_filter, Dir, DockerProfile,
+    HostListeners,
 };
 use scratch::exe as bin;
 use scratch::text;
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -174,11 +176,41 @@ fn control_writes_outside(sim: Sim, nobody: bool, d: &Dir) {
 /// How the simulations' obstacles are said.
 const USERNS_EPERM: &str = "a seccomp filter refuses namespace creation: unshare with CLONE_NEWUSER failed with EPERM, before the kernel saw it";
 const USERNS_FIX: &str = "fix: start the container with a seccomp profile that allows unshare and clone with namespace flags (Docker, Podman: --security-opt seccomp=PROFILE), or use --backend landlock, which needs no namespace";
-const MOUNT_EPERM: &str =
-    "bwrap: bubblewrap could not build the sandbox: Failed to make / slave: Operation not permitted";
+const MOUNT_EPERM: &str = "a seccomp filter refuses mounts: mount failed with EPERM, before the kernel saw it, so bubblewrap cannot build the sandbox's mounts";
+const MOUNT_FIX: &str = "fix: start the container with a seccomp profile that allows mount, umount2 and pivot_root (Docker, Podman: --security-opt seccomp=PROFILE), or use --backend landlock, which makes no mount";
 const LANDLOCK_EPERM: &str =
     "landlock: a seccomp filter refuses landlock's system calls (landlock_create_ruleset failed with EPERM)";
 const LANDLOCK_FIX: &str = "fix: start the container with a seccomp profile that allows landlock_create_ruleset, landlock_add_rule and landlock_restrict_self";
+
+/// What stops bwrap in `sim`, as `explain`, the report and `doctor` say
+/// it (naming the container the test itself runs in, as dcjail finds it),
+/// and its fix.
+fn bwrap_obstacle(sim: Sim) -> (String, &'static str) {
+    let (words, fix) = match sim {
+        Sim::NoMount => (MOUNT_EPERM, MOUNT_FIX),
+        _ => (USERNS_EPERM, USERNS_FIX),
+    };
+    let cgroup = std::fs::read_to_string("/proc/1/cgroup").unwrap_or_default();
+    let ctr = std::env::var("container")
+        .ok()
+        .filter(|c| !c.is_empty())
+        .or_else(|| Path::new("/.dockerenv").exists().then(|| "docker".into()))
+        .or_else(|| {
+            Path::new("/run/.containerenv")
+                .exists()
+                .then(|| "podman".into())
+        })
+        .or_else(|| {
+            ["docker", "kubepods", "lxc", "containerd"]
+                .into_iter()
+                .find(|k| cgroup.contains(k))
+                .map(String::from)
+        });
+    match ctr {
+        Some(c) => (format!("{words} (this runs inside a {c} container)"), fix),
+        None => (words.to_string(), fix),
+    }
+}
 
 #[test]
 fn auto_runs_landlock_where_bwrap_cannot_and_says_why() {
@@ -186,41 +218,123 @@ fn auto_runs_landlock_where_bwrap_cannot_and_says_why() {
         let w = who(sim, nobody);
         control_writes_outside(sim, nobody, d);
         let v = jailed(sim, nobody, d, &["explain", "--", "true"]);
-        let run = jailed(sim, nobody, d, &["--", "sh", "-c", ESCAPE]);
-        match sim {
-            Sim::NoUserns | Sim::Docker => {
-                let v = json(&v);
-                assert_eq!(v["backend"], "landlock", "{w}: {v}");
-                assert_eq!(v["passed_over"][0]["backend"], "bwrap", "{w}: {v}");
-                let why = v["passed_over"][0]["why"].as_str().unwrap();
-                assert!(why.starts_with(USERNS_EPERM), "{w}: {why}");
-                assert!(why.ends_with(USERNS_FIX), "{w}: {why}");
+        let report = d.outside.join("report.json");
+        let rs = report.to_str().unwrap();
+        let run = jailed(sim, nobody, d, &["--report", rs, "--", "sh", "-c", ESCAPE]);
+        if sim == Sim::DockerBefore2022 {
+            // explain says the refusal in its JSON, and exits 122.
+            assert_eq!(v.status.code(), Some(122), "{w}: {}", text(&v));
+            let v = json(&v);
+            assert!(v["backend"].is_null(), "{w}: {v}");
+            let said = v.to_string();
+            for words in [USERNS_EPERM, LANDLOCK_EPERM, LANDLOCK_FIX] {
+                assert!(said.contains(words), "{w}: {words}: {v}");
             }
-            Sim::NoMount => {
-                // explain does not start bwrap: it names bwrap, and the run
-                // falls back to landlock when bwrap fails at launch.
-                let v = json(&v);
-                assert_eq!(v["backend"], "bwrap", "{w}: {v}");
-            }
-            Sim::DockerBefore2022 => {
-                // explain says the refusal in its JSON, and exits 122.
-                assert_eq!(v.status.code(), Some(122), "{w}: {}", text(&v));
-                let v = json(&v);
-                assert!(v["backend"].is_null(), "{w}: {v}");
-                let said = v.to_string();
-                for words in [USERNS_EPERM, LANDLOCK_EPERM, LANDLOCK_FIX] {
-                    assert!(said.contains(words), "{w}: {words}: {v}");
-                }
-                let err = refused_122(&run, d, &w);
-                assert!(err.contains(LANDLOCK_EPERM), "{w}: {err}");
-                assert_eq!(cell(sim, FEATURES[0]), "refused");
-                return;
-            }
+            let err = refused_122(&run, d, &w);
+            assert!(err.contains(LANDLOCK_EPERM), "{w}: {err}");
+            assert_eq!(cell(sim, FEATURES[0]), "refused");
+            return;
         }
+        // explain, the run's report and doctor name the same obstacle in
+        // the same words; the run changes backend at launch nowhere (no
+        // warning on stderr: explain foresaw it all).
+        let (words, fix) = bwrap_obstacle(sim);
+        let v = json(&v);
+        assert_eq!(v["backend"], "landlock", "{w}: {v}");
+        assert_eq!(v["passed_over"][0]["backend"], "bwrap", "{w}: {v}");
+        let why = v["passed_over"][0]["why"].as_str().unwrap();
+        assert_eq!(why, format!("{words}; {fix}"), "{w}");
         assert_eq!(out(&run), "ran-landlock\n", "{w}: {}", text(&run));
+        let err = String::from_utf8_lossy(&run.stderr);
+        assert!(!err.contains("dcjail"), "{w}: {err}");
         assert!(!d.marker().exists(), "{w}: wrote outside the workspace");
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+        assert_eq!(r["backend"], "landlock", "{w}: {r}");
+        assert_eq!(r["passed_over"], v["passed_over"], "{w}: {r}");
+        let t = out(&jailed(sim, nobody, d, &["doctor"]));
+        let check = if sim == Sim::NoMount {
+            "mounts"
+        } else {
+            "user-namespaces"
+        };
+        assert!(
+            t.contains(&format!("  {check} (fail): {words}\n    {fix}\n")),
+            "{w}: {t}"
+        );
         assert_eq!(cell(sim, FEATURES[0]), "landlock");
     });
+}
+
+/// Where nothing foresees that bwrap fails (only `pivot_root` refused),
+/// `explain` names bwrap, and the run that then falls back to landlock
+/// says so: a warning on stderr naming both backends and bwrap's words,
+/// and a report whose backend, `passed_over` and `layers` are landlock's.
+#[test]
+fn a_change_of_backend_at_launch_is_said() {
+    if !scratch::bwrap_works() {
+        return;
+    }
+    for &nobody in scratch::users() {
+        let d = Dir::new(
+            &format!("containers-change-{nobody}-{}", std::process::id()),
+            nobody,
+        );
+        let w = format!(
+            "pivot_root refused as {}",
+            if nobody { "65534" } else { "root" }
+        );
+        let run = |args: &[&str]| {
+            let mut c = scratch::user_command(nobody, bin());
+            with_filter(&mut c, no_pivot_root());
+            c.args(args)
+                .current_dir(&d.ws)
+                .env_remove("DCJAIL_POLICY")
+                .env("HOME", &d.root)
+                .stdin(Stdio::null());
+            scratch::output_within(c, 60)
+        };
+        let o = run(&["--no-sandbox", "--", "sh", "-c", ESCAPE]);
+        assert!(d.marker().exists(), "{w}: control: {}", text(&o));
+        std::fs::remove_file(d.marker()).unwrap();
+        let v = json(&run(&["explain", "--", "true"]));
+        assert_eq!(v["backend"], "bwrap", "{w}: {v}");
+        let report = d.outside.join("report.json");
+        let o = run(&[
+            "--report",
+            report.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            ESCAPE,
+        ]);
+        assert_eq!(out(&o), "ran-landlock\n", "{w}: {}", text(&o));
+        assert!(!d.marker().exists(), "{w}: wrote outside the workspace");
+        let err = String::from_utf8_lossy(&o.stderr);
+        let err = err.lines().next().unwrap_or_default();
+        assert!(
+            err.starts_with(
+                "dcjail: warning: the backend could not start the sandbox here (bwrap: \
+                 bubblewrap could not build the sandbox: "
+            ) && err.ends_with(
+                "); the command runs under the landlock backend instead, which holds this whole \
+                 policy (`dcjail doctor` says what to change)"
+            ),
+            "{w}: {err}"
+        );
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+        assert_eq!(r["backend"], "landlock", "{w}: {r}");
+        assert_eq!(r["message"], "runs under the landlock backend", "{w}: {r}");
+        assert_eq!(r["passed_over"][0]["backend"], "bwrap", "{w}: {r}");
+        let why = r["passed_over"][0]["why"].as_str().unwrap();
+        assert!(
+            why.starts_with("bubblewrap could not build the sandbox: ") && err.contains(why),
+            "{w}: {why}"
+        );
+        assert_eq!(r["launch"]["kind"], "landlock", "{w}: {r}");
+        assert_eq!(r["exit_status"], 2, "{w}: {r}");
+    }
 }
 
 #[test]
@@ -234,11 +348,13 @@ fn backend_bwrap_is_refused_naming_what_blocks_it() {
             &["--backend", "bwrap", "--", "sh", "-c", ESCAPE],
         );
         let err = refused_122(&o, d, &w);
-        let words = match sim {
-            Sim::NoMount => MOUNT_EPERM,
-            _ => USERNS_EPERM,
-        };
-        assert!(err.contains(words), "{w}: {err}");
+        let (words, fix) = bwrap_obstacle(sim);
+        assert!(
+            err.contains(&format!(
+                "cannot enforce this policy here; bwrap: {words}; {fix}"
+            )),
+            "{w}: {err}"
+        );
         assert_eq!(cell(sim, FEATURES[1]), "refused");
     });
 }
@@ -263,20 +379,15 @@ fn doctor_says_what_runs_and_what_blocks_bwrap() {
             "landlock: does not work"
         };
         assert!(t.contains(landlock), "{w}: {t}");
-        match sim {
-            Sim::NoMount => {
-                assert!(
-                    t.contains("bwrap could not create the sandbox: bwrap: Failed to make / slave: Operation not permitted"),
-                    "{w}: {t}"
-                );
-            }
-            _ => {
-                assert!(
-                    t.contains(&format!("user-namespaces (fail): {USERNS_EPERM}")),
-                    "{w}: {t}"
-                );
-                assert!(t.contains(USERNS_FIX), "{w}: {t}");
-            }
+        let (words, fix) = bwrap_obstacle(sim);
+        assert!(t.contains(&format!(" (fail): {words}\n")), "{w}: {t}");
+        assert!(t.contains(fix), "{w}: {t}");
+        assert!(!t.contains("unknown obstacle"), "{w}: {t}");
+        if sim == Sim::NoMount {
+            assert!(
+                t.contains("bwrap-sandbox (fail): bwrap could not create the sandbox (bwrap: Failed to make / slave: Operation not permitted), as the mounts check foresaw"),
+                "{w}: {t}"
+            );
         }
         if sim == Sim::DockerBefore2022 {
             assert!(

@@ -30,6 +30,7 @@ struct Fake {
     filtered: bool,
     landlock: Sys,
     ns: NsCalls,
+    mount: Option<Sys>,
     links: HashMap<PathBuf, PathBuf>,
     setuid: bool,
     bwrap: Result<PathBuf, String>,
@@ -48,6 +49,7 @@ impl Fake {
             filtered: false,
             landlock: Sys::Ok(6),
             ns: NsCalls::Unfiltered,
+            mount: None,
             links: HashMap::new(),
             setuid: false,
             bwrap: Ok("/usr/bin/bwrap".into()),
@@ -130,6 +132,9 @@ impl Probe for Fake {
     }
     fn ns_calls(&self) -> NsCalls {
         self.ns
+    }
+    fn mount_call(&self) -> Option<Sys> {
+        self.mount
     }
     fn canonical(&self, p: &Path) -> Option<PathBuf> {
         Some(
@@ -578,6 +583,47 @@ fn a_docker_like_seccomp_filter_refusing_namespace_flags() {
         clone: Sys::Err(libc::EINVAL),
     };
     assert_eq!(quick(&p), None);
+}
+
+#[test]
+fn a_seccomp_filter_refusing_mount_is_foreseen_and_named() {
+    let mut p = Fake::linux();
+    p.filtered = true;
+    p.ns = NsCalls::Filtered {
+        unshare: Sys::Err(libc::EINVAL),
+        clone: Sys::Err(libc::EINVAL),
+    };
+    p.mount = Some(Sys::Err(libc::EPERM));
+    p.bwrap_run = Err("bwrap: Failed to make / slave: Operation not permitted".into());
+    for euid in [1000, 0] {
+        p.euid = euid;
+        let o = quick(&p).unwrap();
+        assert_eq!(o.check_id(), "mounts");
+        assert_eq!(
+            o.message(),
+            "a seccomp filter refuses mounts: mount failed with EPERM, before the kernel saw \
+             it, so bubblewrap cannot build the sandbox's mounts"
+        );
+        assert!(o.fix().contains("allows mount, umount2 and pivot_root"));
+    }
+    let r = dcjail::backend::doctor_report_with(&p);
+    assert_eq!(r.auto(), Some(Kind::Landlock));
+    // (Under a filter that holds no listener for it, seccomp-notify fails too.)
+    assert_eq!(
+        failing(&r).iter().map(|f| f.0).take(2).collect::<Vec<_>>(),
+        vec!["mounts", "bwrap-sandbox"]
+    );
+    assert!(check(&r, "bwrap-sandbox")
+        .message
+        .ends_with("as the mounts check foresaw"));
+    // The kernel's own answer (EINVAL: the flag is refused) is no obstacle.
+    p.mount = Some(Sys::Err(libc::EINVAL));
+    p.bwrap_run = Ok(());
+    assert_eq!(quick(&p), None);
+    assert_eq!(
+        check(&dcjail::backend::doctor_report_with(&p), "mounts").status,
+        Status::Ok
+    );
 }
 
 #[test]

@@ -82,6 +82,14 @@ pub trait Probe {
     /// landlock_create_ruleset's version query: the ABI, or why not.
     fn landlock_abi(&self) -> Sys;
     fn ns_calls(&self) -> NsCalls;
+    /// `mount` asked with a flag the kernel always rejects (MS_NOUSER:
+    /// EINVAL, before it checks any privilege or mounts anything): any
+    /// other answer comes from a seccomp filter in front of the kernel, one
+    /// that refuses the mounts bwrap makes. `None` when no seccomp filter
+    /// is installed (nothing is asked: the kernel would answer).
+    fn mount_call(&self) -> Option<Sys> {
+        None
+    }
     /// A symlink-free path (realpath); `None` when it cannot be resolved.
     fn canonical(&self, p: &Path) -> Option<PathBuf>;
     /// A root-owned file with the setuid bit: it creates namespaces with

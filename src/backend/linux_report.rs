@@ -7,8 +7,8 @@
 use super::host::{paths, Probe};
 use super::landlock::MIN_ABI;
 use super::obstacle::{
-    apparmor, container, landlock_at_least, nested, nested_words, proc_covered, sysctl,
-    userns_obstacle, wsl, AppArmor, Obstacle, Wsl, APPARMOR_FIX, NESTED_FIX, NS_FILTER_FIX,
+    apparmor, container, landlock_at_least, mount_obstacle, nested, nested_words, proc_covered,
+    sysctl, userns_obstacle, wsl, AppArmor, Obstacle, Wsl, APPARMOR_FIX, NESTED_FIX, NS_FILTER_FIX,
     PROC_MASKED_FIX, UNKNOWN_FIX,
 };
 use super::report::{BackendReport, Check, Report, Status};
@@ -55,6 +55,19 @@ fn bwrap_failure(p: &dyn Probe, said: &str) -> (String, String) {
                 PROC_MASKED_FIX.into(),
             );
         }
+    }
+    if (said.contains("Failed to make / slave") || said.contains("mount"))
+        && !said.contains("Can't mount proc")
+    {
+        return (
+            "bubblewrap made its namespaces but cannot mount inside them: something other than \
+             a seccomp filter refuses mounts there (an LSM rule, such as the `deny mount` of \
+             Docker's AppArmor profile for containers)"
+                .into(),
+            "run the container under an AppArmor profile that allows mounts (Docker: \
+             --security-opt apparmor=unconfined), or use --backend landlock, which makes no mount"
+                .into(),
+        );
     }
     ("unknown obstacle".into(), UNKNOWN_FIX.into())
 }
@@ -379,6 +392,15 @@ fn namespace_checks(p: &dyn Probe, bwrap: &Path, checks: &mut Vec<Check>) -> Opt
             Status::Ok,
             &only,
             "no kernel switch or seccomp filter stops user namespaces".into(),
+        ),
+    });
+    checks.push(match mount_obstacle(p) {
+        Some(o) => Check::new("mounts", Status::Fail, &only, o.message()).with_fix(Some(o.fix())),
+        None => Check::new(
+            "mounts",
+            Status::Ok,
+            &only,
+            "no seccomp filter refuses mount".into(),
         ),
     });
     let ok = |m: String| Check::new("apparmor-userns", Status::Ok, &only, m);

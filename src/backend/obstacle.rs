@@ -53,6 +53,13 @@ pub enum Obstacle {
     /// new user namespace needs that capability, so bubblewrap cannot
     /// write its uid map.
     RootWithoutSetfcap { container: Option<String> },
+    /// A seccomp filter answers `mount` before the kernel does (a profile
+    /// that keeps namespaces but not mounts): bwrap creates its namespaces
+    /// and then cannot build the sandbox's mounts.
+    MountsFiltered {
+        answer: Sys,
+        container: Option<String>,
+    },
     /// `kernel.apparmor_restrict_unprivileged_userns = 1` and no AppArmor
     /// profile grants `userns` to the bwrap dcjail uses. `elsewhere` is a
     /// profile that covers another bwrap (the distribution's covers only
@@ -134,6 +141,7 @@ fn in_container(c: &Option<String>) -> String {
 }
 
 pub(super) const NS_FILTER_FIX: &str = "start the container with a seccomp profile that allows unshare and clone with namespace flags (Docker, Podman: --security-opt seccomp=PROFILE), or use --backend landlock, which needs no namespace";
+pub(super) const MOUNT_FILTER_FIX: &str = "start the container with a seccomp profile that allows mount, umount2 and pivot_root (Docker, Podman: --security-opt seccomp=PROFILE), or use --backend landlock, which makes no mount";
 pub(super) const NESTED_FIX: &str = "use --backend landlock, which needs no namespace (auto chooses it here), or run this dcjail outside the other one";
 pub(super) const APPARMOR_FIX: &str = "sudo dcjail setup apparmor --install (a profile for this bwrap only; `dcjail setup apparmor` prints it first), or use --backend landlock";
 pub(super) const SETFCAP_FIX: &str = "run dcjail as a user other than root (Docker: --user UID:GID; Kubernetes: runAsUser), or keep CAP_SETFCAP (Docker gives it to root unless --cap-drop removes it; --cap-add SETFCAP), or use --backend landlock, which needs no namespace";
@@ -153,6 +161,7 @@ impl Obstacle {
             | Obstacle::UsernsFilteredByDcjail { .. }
             | Obstacle::RootWithoutSetfcap { .. } => "user-namespaces",
             Obstacle::AppArmorUserns { .. } => "apparmor-userns",
+            Obstacle::MountsFiltered { .. } => "mounts",
             _ => "landlock",
         }
     }
@@ -187,6 +196,12 @@ impl Obstacle {
             ),
             Obstacle::RootWithoutSetfcap { container } => format!(
                 "uid 0 without CAP_SETFCAP cannot map itself into a new user namespace (Linux 5.12 and later ask for that capability), so bubblewrap cannot set up its uid map{}",
+                in_container(container)
+            ),
+            Obstacle::MountsFiltered { answer, container } => format!(
+                "a seccomp filter refuses mounts: mount {}, before the kernel saw it, so bubblewrap \
+                 cannot build the sandbox's mounts{}",
+                answer_words(*answer),
                 in_container(container)
             ),
             Obstacle::AppArmorUserns { bwrap, elsewhere } => {
@@ -260,6 +275,7 @@ impl Obstacle {
             Obstacle::UsernsFiltered { .. } => NS_FILTER_FIX.into(),
             Obstacle::UsernsFilteredByDcjail { .. } => NESTED_FIX.into(),
             Obstacle::RootWithoutSetfcap { .. } => SETFCAP_FIX.into(),
+            Obstacle::MountsFiltered { .. } => MOUNT_FILTER_FIX.into(),
             Obstacle::AppArmorUserns { .. } => APPARMOR_FIX.into(),
             Obstacle::LandlockNotBuilt { wsl: true, .. }
             | Obstacle::LandlockOld { wsl: true, .. } => wsl_kernel.into(),
@@ -381,9 +397,11 @@ pub fn wsl(p: &dyn Probe) -> Option<Wsl> {
 }
 
 /// The quick judgement `auto` makes before choosing bwrap: kernel switches,
-/// a seccomp filter in front of namespace creation, AppArmor's restriction.
-/// It creates no namespace; what it cannot foresee makes bwrap fail at
-/// launch, before the command, and `auto` falls back then.
+/// a seccomp filter in front of namespace creation or of `mount`, AppArmor's
+/// restriction. It creates no namespace and mounts nothing (the two filter
+/// questions are asked only under a seccomp filter, in a throwaway child);
+/// what it cannot foresee makes bwrap fail at launch, before the command,
+/// and `auto` falls back then, saying so (`run::launch`).
 pub fn userns_obstacle(p: &dyn Probe, bwrap: &Path) -> Option<Obstacle> {
     if sysctl(p, paths::MAX_USER_NAMESPACES).as_deref() == Some("0") {
         return Some(Obstacle::UsernsLimitZero {
@@ -415,6 +433,9 @@ pub fn userns_obstacle(p: &dyn Probe, bwrap: &Path) -> Option<Obstacle> {
         return Some(Obstacle::RootWithoutSetfcap {
             container: container(p),
         });
+    }
+    if let Some(o) = mount_obstacle(p) {
+        return Some(o);
     }
     if p.euid() != 0 && !p.setuid_root(bwrap) {
         if sysctl(p, paths::UNPRIVILEGED_USERNS_CLONE).as_deref() == Some("0") {
@@ -455,6 +476,17 @@ fn kernel_at_least(release: &str, major: u32, minor: u32) -> bool {
         (Some(a), Some(b)) => (a, b) >= (major, minor),
         _ => true,
     }
+}
+
+/// A seccomp filter in front of `mount` (asked only under a filter).
+pub fn mount_obstacle(p: &dyn Probe) -> Option<Obstacle> {
+    let answer = p.mount_call()?;
+    (answer != Sys::Err(libc::EINVAL) && !matches!(answer, Sys::Ok(_))).then(|| {
+        Obstacle::MountsFiltered {
+            answer,
+            container: container(p),
+        }
+    })
 }
 
 /// Where AppArmor stands for one bwrap.

@@ -2,7 +2,10 @@
 //! candidates. When a backend fails to start (bwrap cannot make its
 //! namespaces, say), the backend says which candidate comes next and the
 //! loop tries it; a candidate that cannot enforce the whole plan ends the
-//! loop with a refusal, never a weaker launch.
+//! loop with a refusal, never a weaker launch. Such a change of backend is
+//! never silent: a warning on stderr names both backends and why, and the
+//! report (`--report`) is the new backend's, with the failed one under
+//! `passed_over`.
 
 use crate::backend::{self, Choice, Launch};
 use crate::error::{Error, Refusal};
@@ -21,12 +24,14 @@ enum Attempt {
 
 /// Starts the command as the chosen backend says; returns only on failure
 /// or, when supervising, with the command's status and the destinations
-/// the allowlist proxy refused.
+/// the allowlist proxy refused. `report` is the run's report so far,
+/// rewritten for the backend that runs when the first one could not start.
 pub(super) fn launch(
     plan: &Plan,
     mut choice: Choice,
     keep_parent: bool,
     mut side: Option<crate::exec::Side<'_>>,
+    mut report: Option<&mut serde_json::Value>,
 ) -> (i32, Vec<String>) {
     let argv = match crate::exec::c_argv(&plan.argv) {
         Ok(a) => a,
@@ -77,10 +82,27 @@ pub(super) fn launch(
         denied.append(&mut net.finish());
         match attempt {
             Attempt::Done(status) => return (status, denied),
-            Attempt::Failed(why) => match backend::fallback(plan, globs, why) {
-                Ok(next) => choice = next,
-                Err(r) => return (say(&r), denied),
-            },
+            Attempt::Failed(why) => {
+                let failed = format!("{}: {}", why.backend.name(), why.message());
+                match backend::fallback(plan, globs, why) {
+                    Ok(next) => {
+                        eprintln!(
+                            "dcjail: warning: {}",
+                            crate::error::one_line(&format!(
+                                "the backend could not start the sandbox here ({failed}); the \
+                                 command runs under the {} backend instead, which holds this \
+                                 whole policy (`dcjail doctor` says what to change)",
+                                next.backend_name()
+                            ))
+                        );
+                        if let Some(v) = report.as_deref_mut() {
+                            *v = crate::explain::run_json(plan, &next);
+                        }
+                        choice = next;
+                    }
+                    Err(r) => return (say(&r), denied),
+                }
+            }
         }
     }
 }

@@ -112,7 +112,7 @@ pub fn run(
     if !plan.sandboxed && plan.worktree.is_none() && plan.mode == Mode::BypassPermissions {
         eprintln!("dcjail: warning: bypassPermissions with the sandbox off and no worktree: running unprotected");
     }
-    let run_value = report
+    let mut run_value = report
         .as_ref()
         .map(|_| crate::explain::run_json(&plan, &choice));
     let live = session.as_ref().and_then(crate::denials::Session::live_fd);
@@ -123,7 +123,7 @@ pub fn run(
             fd,
             ready: &mut pump,
         });
-        launch::launch(&plan, choice, report.is_some(), side)
+        launch::launch(&plan, choice, report.is_some(), side, run_value.as_mut())
     };
     let log = match session {
         Some(s) => {

@@ -308,6 +308,15 @@ pub fn docker_recipe_for_bwrap() -> Vec<libc::sock_filter> {
     a.build()
 }
 
+/// Only `pivot_root` refused (EPERM): a filter `auto`'s quick probes do
+/// not see (they ask `unshare`, `clone` and `mount`), so bwrap fails at
+/// launch, after its namespaces and mounts, before the command.
+pub fn no_pivot_root() -> Vec<libc::sock_filter> {
+    let mut a = Asm::new();
+    a.refuse(libc::SYS_pivot_root, libc::EPERM);
+    a.build()
+}
+
 /// Which release of Docker's default seccomp profile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DockerProfile {

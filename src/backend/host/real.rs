@@ -139,6 +139,27 @@ impl Probe for Real {
         NsCalls::Filtered { unshare, clone }
     }
 
+    fn mount_call(&self) -> Option<Sys> {
+        if !self.seccomp_filtered() {
+            return None;
+        }
+        // MS_NOUSER is refused (EINVAL) before the kernel checks
+        // privileges or mounts anything; "/" resolves everywhere.
+        Some(guarded(true, || {
+            // SAFETY: a mount the kernel refuses; the strings are NUL-terminated
+            // literals and the other pointers are null, which mount(2) allows.
+            unsafe {
+                libc::mount(
+                    std::ptr::null(),
+                    c"/".as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_NOUSER,
+                    std::ptr::null(),
+                ) as libc::c_long
+            }
+        }))
+    }
+
     fn canonical(&self, p: &Path) -> Option<PathBuf> {
         std::fs::canonicalize(p).ok()
     }
@@ -404,6 +425,21 @@ mod tests {
         });
         assert_eq!(direct, Sys::Err(libc::EINVAL));
         assert_eq!(std::fs::read_link("/proc/self/ns/user").unwrap(), before);
+    }
+
+    #[test]
+    fn the_mount_probe_gets_the_kernels_einval_and_mounts_nothing() {
+        // SAFETY: as in `mount_call`: refused before anything is mounted.
+        let r = guarded(true, || unsafe {
+            libc::mount(
+                std::ptr::null(),
+                c"/".as_ptr(),
+                std::ptr::null(),
+                libc::MS_NOUSER,
+                std::ptr::null(),
+            ) as libc::c_long
+        });
+        assert_eq!(r, Sys::Err(libc::EINVAL));
     }
 
     #[test]
