@@ -59,6 +59,8 @@ pub enum Obstacle {
     MountsFiltered {
         answer: Sys,
         container: Option<String>,
+        /// The backend of the dcjail whose filter it is, when nested.
+        outer: Option<String>,
     },
     /// `kernel.apparmor_restrict_unprivileged_userns = 1` and no AppArmor
     /// profile grants `userns` to the bwrap dcjail uses. `elsewhere` is a
@@ -198,7 +200,18 @@ impl Obstacle {
                 "uid 0 without CAP_SETFCAP cannot map itself into a new user namespace (Linux 5.12 and later ask for that capability), so bubblewrap cannot set up its uid map{}",
                 in_container(container)
             ),
-            Obstacle::MountsFiltered { answer, container } => format!(
+            Obstacle::MountsFiltered {
+                answer,
+                outer: Some(outer),
+                ..
+            } => format!(
+                "inside another dcjail sandbox, whose seccomp filter refuses mounts (the outer \
+                 backend: {outer}): mount {}",
+                answer_words(*answer)
+            ),
+            Obstacle::MountsFiltered {
+                answer, container, ..
+            } => format!(
                 "a seccomp filter refuses mounts: mount {}, before the kernel saw it, so bubblewrap \
                  cannot build the sandbox's mounts{}",
                 answer_words(*answer),
@@ -275,6 +288,7 @@ impl Obstacle {
             Obstacle::UsernsFiltered { .. } => NS_FILTER_FIX.into(),
             Obstacle::UsernsFilteredByDcjail { .. } => NESTED_FIX.into(),
             Obstacle::RootWithoutSetfcap { .. } => SETFCAP_FIX.into(),
+            Obstacle::MountsFiltered { outer: Some(_), .. } => NESTED_FIX.into(),
             Obstacle::MountsFiltered { .. } => MOUNT_FILTER_FIX.into(),
             Obstacle::AppArmorUserns { .. } => APPARMOR_FIX.into(),
             Obstacle::LandlockNotBuilt { wsl: true, .. }
@@ -485,6 +499,7 @@ pub fn mount_obstacle(p: &dyn Probe) -> Option<Obstacle> {
         Obstacle::MountsFiltered {
             answer,
             container: container(p),
+            outer: nested(p),
         }
     })
 }
