@@ -438,3 +438,105 @@ fn inside_landlock_and_bwrap_read_only_and_unprotected_workspace_write_run() {
         }
     }
 }
+
+/// The outer dcjail's report of a nested run (`--report` on the outer).
+/// The inner dcjail checks at launch that the outer holds each missing
+/// protected name by trying to create it (refused: EROFS); the outer's
+/// broker sees those calls. They are listed under `launch_checks`, never
+/// as the command's denials; what the inner command itself tries is a
+/// denial; and a command making the launch check's own call is listed
+/// under `launch_checks` (still in the report, and refused all the same).
+#[test]
+fn the_outer_report_tells_the_inner_launch_checks_from_the_commands_attempts() {
+    if !ready() || !scratch::need("python3") {
+        return;
+    }
+    let disguised = "import os\n\
+        f = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOCTTY | os.O_NONBLOCK | os.O_NOFOLLOW\n\
+        try:\n    os.open('.bashrc', f, 0); print('made')\n\
+        except OSError as e:\n    print('refused', e.errno)";
+    // The system's python, which uid 65534 can run (a PATH may name a
+    // per-user shim first).
+    let py = ["/usr/bin/python3", "python3"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .unwrap_or("python3");
+    for &nobody in scratch::users() {
+        let t = Tree::new("report", nobody);
+        let out = t.root.join("out");
+        std::fs::create_dir(&out).unwrap();
+        if nobody {
+            assert!(Command::new("chown")
+                .args(["65534:65534"])
+                .arg(&out)
+                .status()
+                .unwrap()
+                .success());
+        }
+        let report = out.join("outer.json");
+        let outer: &[&str] = &[BWRAP, &["--report", report.to_str().unwrap()]].concat();
+        let run = |cmd: &[&str]| -> (Output, serde_json::Value) {
+            let _ = std::fs::remove_file(&report);
+            let o = nest(&t, &t.ws, nobody, &[outer, WW], cmd);
+            let r =
+                std::fs::read_to_string(&report).unwrap_or_else(|e| panic!("{e}: {}", text(&o)));
+            (o, serde_json::from_str(&r).unwrap())
+        };
+        let bashrc = t.ws.join(".bashrc");
+        let is_bashrc = |d: &serde_json::Value| d["resolved"] == bashrc.to_str().unwrap();
+        // Control: without any sandbox the disguised call makes the file.
+        let o = nest(&t, &t.ws, nobody, &[], &[py, "-c", disguised]);
+        assert_eq!(String::from_utf8_lossy(&o.stdout), "made\n", "{}", text(&o));
+        std::fs::remove_file(&bashrc).unwrap();
+
+        // A command that writes nothing: no denial, the checks apart.
+        let (o, r) = run(&["true"]);
+        assert!(o.status.success(), "{}", text(&o));
+        assert_eq!(r["denials"], serde_json::json!([]), "{r}");
+        assert_eq!(r["denials_total"], 0, "{r}");
+        assert!(r["launch_checks_total"].as_u64().unwrap() > 0, "{r}");
+        for c in r["launch_checks"].as_array().unwrap() {
+            assert_eq!(c["launch_check"], true, "{c}");
+            assert_eq!(c["op"], "openat", "{c}");
+            assert!(c["errno"] == "EROFS" || c["errno"] == "EACCES", "{c}");
+        }
+        assert!(
+            r["launch_checks"].as_array().unwrap().iter().any(is_bashrc),
+            "{r}"
+        );
+
+        // The inner command writes .bashrc: the outer's report has it as a
+        // denial (the inner runs without a broker of its own: the outer
+        // holds the listener, so the inner's report could not).
+        let (o, r) = run(&sh("echo evil > .bashrc; echo ran"));
+        assert_eq!(String::from_utf8_lossy(&o.stdout), "ran\n", "{}", text(&o));
+        assert!(!bashrc.exists());
+        let d = r["denials"].as_array().unwrap();
+        assert!(
+            d.iter()
+                .any(|d| is_bashrc(d) && d["rule"] == "protected" && d["launch_check"] == false),
+            "{r}"
+        );
+
+        // The launch check's own call, made by the command: refused, and
+        // listed under launch_checks with the command's program.
+        let (o, r) = run(&[py, "-c", disguised]);
+        assert!(
+            String::from_utf8_lossy(&o.stdout).starts_with("refused "),
+            "{}",
+            text(&o)
+        );
+        assert!(!bashrc.exists());
+        let by_python = |c: &&serde_json::Value| {
+            is_bashrc(c) && c["program"].as_str().unwrap().contains("python3")
+        };
+        assert!(
+            r["launch_checks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|c| by_python(&c)),
+            "{r}"
+        );
+    }
+}

@@ -85,12 +85,14 @@ enum Made {
     Other(std::io::Error),
 }
 
+/// Tries to create `p`, with the flags that let the outer dcjail's report
+/// list the call as a launch check (`denials::classify::LAUNCH_CHECK_FLAGS`).
 fn try_create(p: &Path) -> Made {
     use std::os::unix::fs::OpenOptionsExt;
     match std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .custom_flags(crate::denials::classify::LAUNCH_CHECK_FLAGS | libc::O_CLOEXEC)
         .mode(0o000)
         .open(p)
     {

@@ -85,6 +85,37 @@ pub struct Denial {
     pub fix: Option<Fix>,
     /// Why no option allows it, when none does.
     pub why_not: Option<String>,
+    /// The call is a nested dcjail's launch check, by its look
+    /// ([`is_launch_check`]): listed apart, never dropped.
+    pub launch_check: bool,
+}
+
+/// The open flags of a nested dcjail's launch check (`backend::nested`):
+/// it tries to create the first missing component of each protected name
+/// the outer sandbox is to hold, as an empty file, exclusively, expecting
+/// EROFS or EACCES. O_NOCTTY and O_NONBLOCK change nothing for a regular
+/// file; they mark the call so that the outer dcjail's report can list it
+/// apart from the command's own attempts.
+pub const LAUNCH_CHECK_FLAGS: i32 = libc::O_WRONLY
+    | libc::O_CREAT
+    | libc::O_EXCL
+    | libc::O_NOCTTY
+    | libc::O_NONBLOCK
+    | libc::O_NOFOLLOW;
+
+/// Whether a refused call looks like a nested dcjail's launch check: an
+/// `open`/`openat` with [`LAUNCH_CHECK_FLAGS`], answered EROFS or EACCES
+/// by the broker or the filter (not predicted: their answer is the call's,
+/// so nothing was created). Any process can make the same call, the
+/// command too: such a record is then listed as a launch check, still in
+/// the report, and it created nothing either.
+pub fn is_launch_check(f: &Fact<'_>, op: &str) -> bool {
+    let flags = LAUNCH_CHECK_FLAGS as u64;
+    matches!(op, "open" | "openat")
+        && f.arg & flags == flags
+        && f.arg & libc::O_ACCMODE as u64 == libc::O_WRONLY as u64
+        && matches!(f.errno, libc::EROFS | libc::EACCES)
+        && matches!(f.source, SOURCE_BROKER | SOURCE_FILTER)
 }
 
 pub fn classify(plan: &Plan, f: &Fact<'_>, home: Option<&Path>) -> Denial {
@@ -109,7 +140,9 @@ pub fn classify(plan: &Plan, f: &Fact<'_>, home: Option<&Path>) -> Denial {
         matched: None,
         fix: None,
         why_not: None,
+        launch_check: false,
     };
+    d.launch_check = is_launch_check(f, op);
     if op == "socket" || op == "socketpair" {
         return socket(plan, f, d);
     }

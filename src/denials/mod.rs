@@ -228,6 +228,8 @@ pub fn into_report(log: &Log, v: &mut serde_json::Value) {
     v["denials_total"] = log.total().into();
     v["denials_unlisted"] = log.unlisted.into();
     v["denials_dropped"] = log.dropped.into();
+    v["launch_checks"] = log.checks_json(home().as_deref());
+    v["launch_checks_total"] = log.checks_total().into();
 }
 
 /// Checks an `--events` descriptor: open for writing.

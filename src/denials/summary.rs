@@ -16,23 +16,57 @@ pub struct Log {
     pub listed: Vec<(Denial, u64)>,
     /// Denials not listed (beyond `LISTED` distinct ones).
     pub unlisted: u64,
+    /// The calls that look like a nested dcjail's launch checks
+    /// (`Denial::launch_check`), kept apart from the command's attempts:
+    /// in the report's `launch_checks`, not in `denials`, the totals or
+    /// the summary line.
+    pub checks: Vec<(Denial, u64)>,
+    /// Launch checks not listed.
+    pub checks_unlisted: u64,
     /// Records the broker could not send (the pipe was full).
     pub dropped: u64,
 }
 
+/// One entry of the log. Launch checks are told apart by program too, so
+/// that a command making the same call as a nested dcjail's check is
+/// listed under its own name.
 fn same(a: &Denial, b: &Denial) -> bool {
-    a.kind == b.kind && a.rule == b.rule && a.resolved == b.resolved && a.op == b.op
+    a.kind == b.kind
+        && a.rule == b.rule
+        && a.resolved == b.resolved
+        && a.op == b.op
+        && (!a.launch_check || a.program == b.program)
 }
 
 impl Log {
     pub fn add(&mut self, d: Denial) {
-        if let Some((_, n)) = self.listed.iter_mut().find(|(e, _)| same(e, &d)) {
-            *n += 1;
-        } else if self.listed.len() < LISTED {
-            self.listed.push((d, 1));
+        let (list, unlisted) = if d.launch_check {
+            (&mut self.checks, &mut self.checks_unlisted)
         } else {
-            self.unlisted += 1;
+            (&mut self.listed, &mut self.unlisted)
+        };
+        if let Some((_, n)) = list.iter_mut().find(|(e, _)| same(e, &d)) {
+            *n += 1;
+        } else if list.len() < LISTED {
+            list.push((d, 1));
+        } else {
+            *unlisted += 1;
         }
+    }
+
+    /// How many calls looked like a nested dcjail's launch checks.
+    pub fn checks_total(&self) -> u64 {
+        self.checks.iter().map(|(_, n)| n).sum::<u64>() + self.checks_unlisted
+    }
+
+    /// The report's `launch_checks`.
+    pub fn checks_json(&self, home: Option<&Path>) -> Value {
+        Value::Array(
+            self.checks
+                .iter()
+                .map(|(d, n)| denial_json(d, *n, home))
+                .collect(),
+        )
     }
 
     pub fn total(&self) -> u64 {
@@ -184,5 +218,6 @@ pub fn denial_json(d: &Denial, count: u64, home: Option<&Path>) -> Value {
         "why_not": d.why_not,
         "warning": d.fix.as_ref().and_then(warning),
         "count": count,
+        "launch_check": d.launch_check,
     })
 }

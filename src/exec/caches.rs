@@ -60,8 +60,9 @@ fn go_here(home: &Path, removed: impl Fn(&str) -> bool) -> Go {
     })
 }
 
-/// An open directory descriptor, closed on drop.
-struct Dir(i32);
+/// An open directory descriptor, closed on drop, and its permission bits
+/// when opened.
+struct Dir(i32, libc::mode_t);
 
 impl Drop for Dir {
     fn drop(&mut self) {
@@ -86,13 +87,14 @@ fn open_own(at: Option<&Dir>, name: &Path) -> std::io::Result<Dir> {
     if fd < 0 {
         return Err(std::io::Error::last_os_error());
     }
-    let dir = Dir(fd);
+    let mut dir = Dir(fd, 0);
     // SAFETY: `st` is written by fstat on a descriptor we own.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: as above.
     if unsafe { libc::fstat(dir.0, &mut st) } != 0 {
         return Err(std::io::Error::last_os_error());
     }
+    dir.1 = st.st_mode & 0o7777;
     // SAFETY: geteuid never fails.
     if st.st_uid != unsafe { libc::geteuid() } {
         return Err(std::io::ErrorKind::PermissionDenied.into());
@@ -120,6 +122,27 @@ pub fn would_work(c: &Private) -> bool {
     true
 }
 
+/// Makes the directory `name` in `dir`, when `dir` is writable: asked
+/// first with `faccessat`, which no sandbox records, so that inside another
+/// dcjail's sandbox (where the home directory is read-only) the outer's
+/// report holds no refused `mkdir` of dcjail's own.
+fn make_in(dir: &Dir, name: &std::ffi::OsStr) -> std::io::Result<()> {
+    let here = cstr(Path::new("."))?;
+    // SAFETY: `here` is a valid C string and `dir` an open directory.
+    if unsafe { libc::faccessat(dir.0, here.as_ptr(), libc::W_OK, libc::AT_EACCESS) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let n = cstr(Path::new(name))?;
+    // SAFETY: `n` is a valid C string and `dir` an open directory.
+    if unsafe { libc::mkdirat(dir.0, n.as_ptr(), 0o700) } != 0 {
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EEXIST) {
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
 fn make(c: &Private) -> std::io::Result<()> {
     let rel = c
         .root
@@ -136,19 +159,19 @@ fn make(c: &Private) -> std::io::Result<()> {
         })
         .collect();
     for (i, name) in parts.iter().enumerate() {
-        let n = cstr(Path::new(name))?;
-        // SAFETY: `n` is a valid C string and `dir` an open directory.
-        let r = unsafe { libc::mkdirat(dir.0, n.as_ptr(), 0o700) };
-        if r != 0 {
-            let e = std::io::Error::last_os_error();
-            if e.raw_os_error() != Some(libc::EEXIST) {
-                return Err(e);
+        dir = match open_own(Some(&dir), Path::new(name)) {
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
+                make_in(&dir, name)?;
+                open_own(Some(&dir), Path::new(name))?
             }
-        }
-        dir = open_own(Some(&dir), Path::new(name))?;
+            other => other?,
+        };
         // `~/.cache` keeps the mode its owner gave it; dcjail's own
-        // directories are the user's alone.
-        if i > 0 {
+        // directories are the user's alone. One that is so already is left
+        // untouched: inside another dcjail's sandbox, where `~/.cache` is
+        // read-only, a needless chmod is a refused call in the outer's
+        // report.
+        if i > 0 && dir.1 != 0o700 {
             // SAFETY: fchmod on a descriptor we own.
             if unsafe { libc::fchmod(dir.0, 0o700) } != 0 {
                 return Err(std::io::Error::last_os_error());
