@@ -6,7 +6,8 @@
 //!   built without it, gVisor, some Firecracker and container kernels);
 //! - without seccomp user notification: a filter with
 //!   SECCOMP_FILTER_FLAG_NEW_LISTENER is refused with EINVAL (gVisor);
-//! - without either.
+//! - without either;
+//! - and, for the table's first column, none of that: this machine as it is.
 //!
 //! For each: what ran (the backend, `explain`'s `layers`), every feature
 //! that ran attacked with its control (the same command unsandboxed does
@@ -14,7 +15,9 @@
 //! the host's loopback and a host unix socket, makes a namespace), what
 //! was refused with its exact words and nothing started (a marker the
 //! same command writes unsandboxed never appears), and `doctor`.
-//! docs/backends.md's table of environments says the same.
+//! `TABLE` is docs/backends.md's table of what holds where: each test
+//! checks what it finds against its cells (`expect`), and
+//! `the_docs_table_is_what_these_tests_find` keeps the page equal to it.
 #![cfg(target_os = "linux")]
 
 #[path = "support/filters.rs"]
@@ -30,18 +33,37 @@ use std::process::{Command, Output, Stdio};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Env {
+    /// Every layer: no filter in front of dcjail.
+    All,
     NoLandlock,
     NoListener,
     Neither,
 }
 
-const ENVS: [Env; 3] = [Env::NoLandlock, Env::NoListener, Env::Neither];
+/// In the table's column order.
+const ENVS: [Env; 4] = [Env::All, Env::NoLandlock, Env::NoListener, Env::Neither];
 
 impl Env {
     fn refuse(self) -> Refuse {
         Refuse {
-            landlock: self != Env::NoListener,
-            listener: self != Env::NoLandlock,
+            landlock: matches!(self, Env::NoLandlock | Env::Neither),
+            listener: matches!(self, Env::NoListener | Env::Neither),
+        }
+    }
+    /// The table's column header.
+    fn column(self) -> &'static str {
+        match self {
+            Env::All => "all layers",
+            Env::NoLandlock => "without landlock",
+            Env::NoListener => "without seccomp user notification",
+            Env::Neither => "without either",
+        }
+    }
+    /// Installs the filter that makes this environment in `c` (none for
+    /// `All`).
+    fn apply(self, c: &mut Command) {
+        if self != Env::All {
+            with_filter(c, refusing(self.refuse()));
         }
     }
     /// The layers `explain` says are missing.
@@ -58,6 +80,220 @@ impl Env {
     }
 }
 
+/// docs/backends.md's table of what holds where: per feature, one cell
+/// per `ENVS`. Rows marked † are checked by unit tests only; every other
+/// cell is what a test below finds (`expect`).
+const TABLE: [(&str, [&str; 4]); 18] = [
+    (
+        r#"`read-only`: nothing written, outside or in the workspace"#,
+        [
+            r#"held"#,
+            r#"held (read-only mounts)"#,
+            r#"held"#,
+            r#"held"#,
+        ],
+    ),
+    (
+        r#"`workspace-write`: writes only in the writable roots"#,
+        [r#"held"#, r#"held (mounts)"#, r#"held"#, r#"held"#],
+    ),
+    (
+        r#"protected paths that exist, `deny_write`"#,
+        [
+            r#"held"#,
+            r#"held (read-only mounts)"#,
+            r#"held"#,
+            r#"held"#,
+        ],
+    ),
+    (
+        r#"missing protected names kept uncreatable (`protect_defaults`)"#,
+        [
+            r#"held"#,
+            r#"held (broker)"#,
+            r#"**refused**: create it, or `protect_defaults = false`"#,
+            r#"**refused**"#,
+        ],
+    ),
+    (
+        r#"no new repository in a worktree (`protect_defaults`) †"#,
+        [
+            r#"held"#,
+            r#"held (broker)"#,
+            r#"**refused**: `protect_defaults = false`, or `read-only`"#,
+            r#"**refused**"#,
+        ],
+    ),
+    (
+        r#"`deny_read`"#,
+        [
+            r#"held"#,
+            r#"held (masks); a denied name absent at launch has no mask, said under `narrowed` (a file the host makes there during the run is readable)"#,
+            r#"held"#,
+            r#"held, as without landlock"#,
+        ],
+    ),
+    (
+        r#"network `none` and `allowlist`: the host's loopback out of reach"#,
+        [
+            r#"held"#,
+            r#"held (own network namespace)"#,
+            r#"held"#,
+            r#"held"#,
+        ],
+    ),
+    (
+        r#"network `full`"#,
+        [
+            r#"held"#,
+            r#"**refused**: the host's abstract unix sockets; use `none` or `allowlist`"#,
+            r#"held"#,
+            r#"**refused**"#,
+        ],
+    ),
+    (
+        r#"the host's unix sockets out of reach"#,
+        [
+            r#"held (broker)"#,
+            r#"held (broker)"#,
+            r#"held narrower: no unix socket at all but `socketpair`"#,
+            r#"narrower"#,
+        ],
+    ),
+    (
+        r#"`allow_unix_sockets` naming sockets"#,
+        [
+            r#"held"#,
+            r#"**refused**"#,
+            r#"**refused**"#,
+            r#"**refused**"#,
+        ],
+    ),
+    (
+        r#"new namespaces, ptrace, mount, bpf, io_uring… refused"#,
+        [r#"held"#, r#"held (seccomp)"#, r#"held"#, r#"held"#],
+    ),
+    (
+        r#"the sandbox's other processes (init, broker) out of reach through `/proc/PID/mem`"#,
+        [
+            r#"held (landlock domain)"#,
+            r#"held (undumpable init, `--as-pid-1`)"#,
+            r#"held"#,
+            r#"held"#,
+        ],
+    ),
+    (
+        r#"nothing the command started outlives dcjail"#,
+        [r#"held"#, r#"held (pid namespace)"#, r#"held"#, r#"held"#],
+    ),
+    (
+        r#"stdin/stdout/stderr open for reading on a host file outside the writable roots"#,
+        [
+            r#"held"#,
+            r#"**refused**: pass it through a pipe (`cat FILE \| dcjail …`)"#,
+            r#"held"#,
+            r#"**refused**"#,
+        ],
+    ),
+    (
+        r#"metadata changes (chmod, chown, times, xattrs) inside the writable roots"#,
+        [
+            r#"allowed"#,
+            r#"allowed"#,
+            r#"narrower: refused everywhere (EROFS), `touch` included"#,
+            r#"narrower"#,
+        ],
+    ),
+    (
+        r#"a hard link between two writable roots †"#,
+        [
+            r#"works (broker)"#,
+            r#"works"#,
+            r#"narrower: EXDEV"#,
+            r#"narrower"#,
+        ],
+    ),
+    (
+        r#"denials recorded (`--report`, `--events`, the summary line) †"#,
+        [
+            r#"yes"#,
+            r#"yes"#,
+            r#"narrower: none recorded"#,
+            r#"narrower"#,
+        ],
+    ),
+    (
+        r#"`--backend landlock` (`workspace-write` without protected paths)"#,
+        [
+            r#"runs"#,
+            r#"refused"#,
+            r#"runs, narrower as above"#,
+            r#"refused"#,
+        ],
+    ),
+];
+
+/// The rows the tests below check, by index into `TABLE`.
+const READ_ONLY: usize = 0;
+const WORKSPACE_WRITE: usize = 1;
+const PROTECTED_EXISTING: usize = 2;
+const PROTECTED_MISSING: usize = 3;
+const DENY_READ: usize = 5;
+const NET_NONE_ALLOWLIST: usize = 6;
+const NET_FULL: usize = 7;
+const HOST_UNIX_SOCKETS: usize = 8;
+const NAMED_SOCKETS: usize = 9;
+const NAMESPACES: usize = 10;
+const PROC_MEM: usize = 11;
+const OUTLIVES: usize = 12;
+const STDIO_HOST_FILE: usize = 13;
+const METADATA: usize = 14;
+const LANDLOCK_BACKEND: usize = 17;
+
+/// What a cell says, in one word: held, refused, narrower, allowed
+/// (allowed, works, yes) or runs.
+fn expect(row: usize, env: Env) -> &'static str {
+    let col = ENVS.iter().position(|e| *e == env).unwrap();
+    let c = TABLE[row].1[col];
+    for (start, word) in [
+        ("held narrower", "narrower"),
+        ("held", "held"),
+        ("**refused**", "refused"),
+        ("narrower", "narrower"),
+        ("allowed", "allowed"),
+        ("works", "allowed"),
+        ("yes", "allowed"),
+        ("runs", "runs"),
+        ("refused", "refused"),
+    ] {
+        if c.starts_with(start) {
+            return word;
+        }
+    }
+    panic!("a cell of an unknown kind: {c}")
+}
+
+/// docs/backends.md's table, as `TABLE` holds it.
+fn rendered() -> String {
+    let mut s = format!("| feature | {} |\n", ENVS.map(Env::column).join(" | "));
+    s += &format!("|{}\n", "---|".repeat(ENVS.len() + 1));
+    for (feature, cells) in TABLE {
+        s += &format!("| {feature} | {} |\n", cells.join(" | "));
+    }
+    s
+}
+
+#[test]
+fn the_docs_table_is_what_these_tests_find() {
+    let page =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/backends.md")).unwrap();
+    let want = rendered();
+    assert!(
+        page.contains(&want),
+        "docs/backends.md should hold this table:\n{want}"
+    );
+}
+
 /// How the missing layers are named in refusals.
 const NO_LANDLOCK: &str =
     "needs landlock, which is missing here (landlock_create_ruleset failed with ENOSYS under a seccomp filter";
@@ -67,7 +303,7 @@ const NO_LISTENER: &str = "needs seccomp user notification, which is missing her
 /// stdin from `stdin` or closed.
 fn jailed(env: Env, nobody: bool, d: &Dir, args: &[&str], stdin: Option<&Path>) -> Output {
     let mut c = scratch::user_command(nobody, bin());
-    with_filter(&mut c, refusing(env.refuse()));
+    env.apply(&mut c);
     c.args(args)
         .current_dir(&d.ws)
         .env_remove("DCJAIL_POLICY")
@@ -259,6 +495,7 @@ fn read_only_holds_without_the_missing_layers() {
         );
         assert_eq!(out(&o), "ran\n", "{w}: {}", text(&o));
         assert!(!d.ws.join("made").exists(), "{w}: wrote in read-only");
+        assert_eq!(expect(READ_ONLY, env), "held", "{w}");
     });
 }
 
@@ -290,7 +527,38 @@ fn workspace_write_holds_its_roots_without_the_missing_layers() {
             "{w}"
         );
         assert!(!d.marker().exists(), "{w}: wrote outside the workspace");
+        assert_eq!(expect(WORKSPACE_WRITE, env), "held", "{w}");
+        // A file the policy keeps read-only (deny_write), written to:
+        // unsandboxed it changes, here it does not.
+        let secret = d.ws.join("secret.txt");
+        let append = ["--deny-write", "secret.txt", "--", "sh", "-c"];
+        let mut a = vec!["--no-sandbox"];
+        a.extend_from_slice(&append);
+        a.push("echo x >> secret.txt");
+        jailed(env, nobody, d, &a, None);
+        assert_eq!(
+            std::fs::read_to_string(&secret).unwrap(),
+            "s3cret\nx\n",
+            "{w}: control"
+        );
+        std::fs::write(&secret, "s3cret\n").unwrap();
+        let mut a = vec!["--sandbox-mode", "workspace-write", "--no-protect-defaults"];
+        a.extend_from_slice(&append);
+        a.push("echo ran; echo x >> secret.txt");
+        let o = jailed(env, nobody, d, &a, None);
+        assert_eq!(out(&o), "ran\n", "{w}: {}", text(&o));
+        let found = held(std::fs::read_to_string(&secret).unwrap() == "s3cret\n");
+        assert_eq!(found, expect(PROTECTED_EXISTING, env), "{w}");
     });
+}
+
+/// A cell's word for an attack that failed (`true`) or worked.
+fn held(v: bool) -> &'static str {
+    if v {
+        "held"
+    } else {
+        "broken"
+    }
 }
 
 #[test]
@@ -334,6 +602,7 @@ fn deny_read_holds_without_the_missing_layers() {
             env.refuse().landlock,
             "{w}: {v}"
         );
+        assert_eq!(expect(DENY_READ, env), "held", "{w}");
     });
 }
 
@@ -371,6 +640,9 @@ fn the_network_and_host_sockets_stay_out_of_reach_without_the_missing_layers() {
             }
         }
         drop(host);
+        assert_eq!(expect(NET_NONE_ALLOWLIST, env), "held", "{w}");
+        let unix = expect(HOST_UNIX_SOCKETS, env);
+        assert!(unix == "held" || unix == "narrower", "{w}: {unix}");
     });
 }
 
@@ -389,15 +661,16 @@ fn new_namespaces_stay_refused_without_the_missing_layers() {
         let o = jailed(env, nobody, d, &cmd, None);
         assert_eq!(out(&o), "", "{w}: {}", text(&o));
         assert_ne!(o.status.code(), Some(0), "{w}: {}", text(&o));
+        assert_eq!(expect(NAMESPACES, env), "held", "{w}");
     });
 }
 
+/// Where a broker takes the seccomp notifications, existing and missing
+/// protected names hold; without one, the run is refused (its words are
+/// checked in `without_a_broker_what_only_the_broker_holds_is_refused_by_name`).
 #[test]
-fn without_landlock_existing_and_missing_protected_paths_hold_under_the_broker() {
-    each("without-landlock-existing-and", |env, nobody, d| {
-        if env != Env::NoLandlock {
-            return;
-        }
+fn existing_and_missing_protected_paths_hold_under_the_broker() {
+    each("existing-and-missing-protected", |env, nobody, d| {
         let w = who(env, nobody);
         let rc = d.ws.join(".bashrc");
         let cmd = "echo evil > .bashrc; echo evil > .envrc; echo ran";
@@ -432,9 +705,17 @@ fn without_landlock_existing_and_missing_protected_paths_hold_under_the_broker()
             &["--sandbox-mode", "workspace-write", "--", "sh", "-c", cmd],
             None,
         );
+        if o.status.code() == Some(122) {
+            refused_122(&o, d, &w);
+            assert!(!d.ws.join(".envrc").exists(), "{w}: made a protected name");
+            assert_eq!(expect(PROTECTED_MISSING, env), "refused", "{w}");
+            return;
+        }
         assert_eq!(out(&o), "ran\n", "{w}: {}", text(&o));
         assert_eq!(std::fs::read_to_string(&rc).unwrap(), "orig\n", "{w}");
         assert!(!d.ws.join(".envrc").exists(), "{w}: made a protected name");
+        assert_eq!(expect(PROTECTED_MISSING, env), "held", "{w}");
+        assert_eq!(expect(PROTECTED_EXISTING, env), "held", "{w}");
     });
 }
 
@@ -447,7 +728,7 @@ fn without_landlock_existing_and_missing_protected_paths_hold_under_the_broker()
 #[test]
 fn without_landlock_a_socket_on_stdin_runs_and_is_said() {
     each("without-landlock-socket-stdin", |env, nobody, d| {
-        if env == Env::NoListener {
+        if !env.refuse().landlock {
             return;
         }
         let w = who(env, nobody);
@@ -465,7 +746,7 @@ fn without_landlock_a_socket_on_stdin_runs_and_is_said() {
                 ESCAPE,
             ]);
             let mut c = scratch::user_command(nobody, bin());
-            with_filter(&mut c, refusing(env.refuse()));
+            env.apply(&mut c);
             c.args(&a)
                 .current_dir(&d.ws)
                 .env_remove("DCJAIL_POLICY")
@@ -495,7 +776,7 @@ fn without_landlock_a_socket_on_stdin_runs_and_is_said() {
 #[test]
 fn without_landlock_what_only_landlock_holds_is_refused_by_name() {
     each("without-landlock-what-only", |env, nobody, d| {
-        if env == Env::NoListener {
+        if !env.refuse().landlock {
             return;
         }
         let w = who(env, nobody);
@@ -559,13 +840,16 @@ fn without_landlock_what_only_landlock_holds_is_refused_by_name() {
             err.contains("the named unix socket `") && err.contains("(allow_unix_sockets) needs "),
             "{w}: {err}"
         );
+        for row in [NET_FULL, STDIO_HOST_FILE, NAMED_SOCKETS] {
+            assert_eq!(expect(row, env), "refused", "{w}: {}", TABLE[row].0);
+        }
     });
 }
 
 #[test]
 fn without_a_broker_what_only_the_broker_holds_is_refused_by_name() {
     each("without-a-broker-what", |env, nobody, d| {
-        if env == Env::NoLandlock {
+        if !env.refuse().listener {
             return;
         }
         let w = who(env, nobody);
@@ -600,15 +884,13 @@ fn without_a_broker_what_only_the_broker_holds_is_refused_by_name() {
             err.contains("): create it, or set protect_defaults = false (--no-protect-defaults)"),
             "{w}: {err}"
         );
+        assert_eq!(expect(PROTECTED_MISSING, env), "refused", "{w}");
     });
 }
 
 #[test]
 fn without_a_broker_metadata_is_refused_everywhere_and_said() {
     each("without-a-broker-metadata", |env, nobody, d| {
-        if env == Env::NoLandlock {
-            return;
-        }
         let w = who(env, nobody);
         let cmd = "echo > f; chmod 700 f 2>/dev/null && echo changed; stat -c %a f";
         let o = jailed(
@@ -637,19 +919,21 @@ fn without_a_broker_metadata_is_refused_everywhere_and_said() {
         );
         assert_eq!(o.status.code(), Some(0), "{w}: {}", text(&o));
         let mode = out(&o);
-        assert!(!mode.contains("changed"), "{w}: {mode}");
-        assert_ne!(mode, "700\n", "{w}");
+        let found = if mode == "changed\n700\n" {
+            "allowed"
+        } else {
+            assert!(!mode.contains("changed"), "{w}: {mode}");
+            assert_ne!(mode, "700\n", "{w}");
+            "narrower"
+        };
+        assert_eq!(found, expect(METADATA, env), "{w}");
     });
 }
 
 #[test]
 fn the_landlock_backend_without_a_broker_holds_its_roots_and_says_what_is_narrower() {
     each("the-landlock-backend-without", |env, nobody, d| {
-        if env != Env::NoListener {
-            return;
-        }
         let w = who(env, nobody);
-        control_writes_outside(env, nobody, d);
         let cmd = format!("echo made > made.txt; chmod 700 made.txt && echo changed; {ESCAPE}");
         let args = [
             "--backend",
@@ -661,7 +945,18 @@ fn the_landlock_backend_without_a_broker_holds_its_roots_and_says_what_is_narrow
         let mut explain = vec!["explain"];
         explain.extend_from_slice(&args);
         explain.extend_from_slice(&["--", "true"]);
-        let v = json(&jailed(env, nobody, d, &explain, None));
+        let o = jailed(env, nobody, d, &explain, None);
+        let found = match o.status.code() {
+            Some(0) => "runs",
+            Some(122) => "refused",
+            _ => panic!("{w}: {}", text(&o)),
+        };
+        assert_eq!(found, expect(LANDLOCK_BACKEND, env), "{w}");
+        if env != Env::NoListener {
+            return;
+        }
+        control_writes_outside(env, nobody, d);
+        let v = json(&o);
         assert_eq!(v["backend"], "landlock", "{w}: {v}");
         assert_eq!(v["layers"]["missing"][0]["layer"], "seccomp-notify", "{w}");
         assert!(
@@ -685,6 +980,9 @@ fn the_landlock_backend_without_a_broker_holds_its_roots_and_says_what_is_narrow
 #[test]
 fn doctor_says_which_layer_is_missing_and_what_still_holds() {
     each("doctor-says-which-layer", |env, nobody, d| {
+        if env == Env::All {
+            return;
+        }
         let w = who(env, nobody);
         let o = jailed(env, nobody, d, &["doctor", "--json"], None);
         assert_eq!(o.status.code(), Some(0), "{w}: {}", text(&o));
@@ -789,6 +1087,7 @@ fn without_landlock_no_other_process_of_the_sandbox_is_reachable_through_proc() 
             let o = jailed(env, nobody, d, &a, None);
             assert_eq!(out(&o), "done\n", "{w}: {mode:?}: {}", text(&o));
         }
+        assert_eq!(expect(PROC_MEM, env), "held", "{w}");
     });
 }
 
@@ -836,6 +1135,7 @@ fn without_the_missing_layers_nothing_the_command_started_outlives_dcjail() {
             unsafe { libc::kill(*p, libc::SIGKILL) };
         }
         assert!(left.is_empty(), "{w}: left running: {left:?}");
+        assert_eq!(expect(OUTLIVES, env), "held", "{w}");
     });
 }
 
@@ -843,12 +1143,12 @@ fn without_the_missing_layers_nothing_the_command_started_outlives_dcjail() {
 fn without_landlock_a_signal_to_dcjail_reaches_the_command() {
     use std::io::{BufRead, BufReader};
     each("without-landlock-a-signal", |env, nobody, d| {
-        if env == Env::NoListener {
+        if !env.refuse().landlock {
             return;
         }
         let w = who(env, nobody);
         let mut c = scratch::user_command(nobody, bin());
-        with_filter(&mut c, refusing(env.refuse()));
+        env.apply(&mut c);
         c.args([
             "--",
             "sh",
@@ -899,7 +1199,15 @@ fn the_hooks_answer_names_the_layers_in_force_and_the_refusal() {
     each("the-hooks-answer-names", |env, nobody, d| {
         let w = who(env, nobody);
         let why = hook_reason(env, nobody, d, "ls");
-        if env == Env::NoLandlock {
+        if env == Env::All {
+            assert!(
+                why.starts_with("dcjail: runs sandboxed (bwrap backend")
+                    && why.ends_with(
+                        "; layers namespaces, mounts, landlock, seccomp, seccomp-notify)"
+                    ),
+                "{w}: {why}"
+            );
+        } else if env == Env::NoLandlock {
             assert!(
                 why.starts_with("dcjail: runs sandboxed (bwrap backend"),
                 "{w}: {why}"
@@ -918,5 +1226,106 @@ fn the_hooks_answer_names_the_layers_in_force_and_the_refusal() {
                 "{w}: {why}"
             );
         }
+    });
+}
+
+/// Where landlock is present (every layer, or only the broker missing),
+/// what the table says only landlock holds is held, each attacked after its
+/// control: under `--net full` an abstract unix socket of the host stays
+/// out of reach (landlock's scope); a host file on stdin cannot be
+/// written through /proc/self/fd/0; a policy naming a unix socket runs
+/// with every layer and is refused without the broker.
+#[test]
+fn with_landlock_what_only_landlock_holds_is_held() {
+    if !scratch::need("python3") {
+        return;
+    }
+    each("with-landlock-what-only", |env, nobody, d| {
+        if env.refuse().landlock {
+            return;
+        }
+        let w = who(env, nobody);
+        let name = format!("dcjail-degraded-{}-{}", std::process::id(), nobody as u8);
+        use std::os::linux::net::SocketAddrExt;
+        let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+        let _host = std::os::unix::net::UnixListener::bind_addr(&addr).unwrap();
+        let py = filters::connect_py("AF_UNIX", &format!("'\\x00{name}'"));
+        let o = jailed(
+            env,
+            nobody,
+            d,
+            &["--no-sandbox", "--", "python3", "-c", &py],
+            None,
+        );
+        assert_eq!(out(&o), "connected\n", "{w}: control: {}", text(&o));
+        let o = jailed(
+            env,
+            nobody,
+            d,
+            &["--net", "full", "--", "python3", "-c", &py],
+            None,
+        );
+        assert_eq!(o.status.code(), Some(0), "{w}: {}", text(&o));
+        let found = held(out(&o).starts_with("refused "));
+        assert_eq!(found, expect(NET_FULL, env), "{w}: {}", text(&o));
+
+        let input = d.outside.join("in.txt");
+        let cmd = "echo ran; echo x >> /proc/self/fd/0";
+        let o = jailed(
+            env,
+            nobody,
+            d,
+            &["--no-sandbox", "--", "sh", "-c", cmd],
+            Some(&input),
+        );
+        assert_eq!(out(&o), "ran\n", "{w}: control: {}", text(&o));
+        assert_eq!(
+            std::fs::read_to_string(&input).unwrap(),
+            "host file\nx\n",
+            "{w}: control"
+        );
+        std::fs::write(&input, "host file\n").unwrap();
+        let a = [
+            "--sandbox-mode",
+            "workspace-write",
+            "--no-protect-defaults",
+            "--",
+            "sh",
+            "-c",
+            cmd,
+        ];
+        let o = jailed(env, nobody, d, &a, Some(&input));
+        assert_eq!(out(&o), "ran\n", "{w}: {}", text(&o));
+        let found = held(std::fs::read_to_string(&input).unwrap() == "host file\n");
+        assert_eq!(found, expect(STDIO_HOST_FILE, env), "{w}");
+
+        let policy = d.root.join("sockets.toml");
+        std::fs::write(
+            &policy,
+            format!(
+                "[permission]\noutcome = \"allow\"\napproval = \"granted\"\n\
+                 [sandbox.network]\nallow_unix_sockets = [{:?}]\n",
+                d.outside.join("s.sock").to_str().unwrap()
+            ),
+        )
+        .unwrap();
+        let a = [
+            "--policy",
+            policy.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            "echo ran",
+        ];
+        let o = jailed(env, nobody, d, &a, None);
+        let found = if o.status.code() == Some(122) {
+            let err = refused_122(&o, d, &w);
+            assert!(err.contains("(allow_unix_sockets) needs "), "{w}: {err}");
+            "refused"
+        } else {
+            assert_eq!(out(&o), "ran\n", "{w}: {}", text(&o));
+            "held"
+        };
+        assert_eq!(found, expect(NAMED_SOCKETS, env), "{w}");
     });
 }
