@@ -16,7 +16,7 @@ pub(super) fn read_mem(tid: u32, addr: u64, buf: &mut [u8]) -> Result<usize, i32
     let local = [buf.as_mut_ptr() as usize, buf.len()];
     let remote = [addr as usize, buf.len()];
     // SAFETY: one local iovec over `buf`, one remote one; no flags.
-    let n = unsafe {
+    let r = unsafe {
         sys::call(
             nr::PROCESS_VM_READV,
             &[
@@ -28,9 +28,35 @@ pub(super) fn read_mem(tid: u32, addr: u64, buf: &mut [u8]) -> Result<usize, i32
                 0,
             ],
         )
+    };
+    match r {
+        Ok(n) => Ok(n),
+        // A seccomp filter above dcjail may refuse process_vm_readv
+        // (Codex's sandbox does, EPERM): the same bytes through
+        // /proc/<tid>/mem, which the kernel grants on the same ptrace check.
+        Err(EPERM) => read_mem_file(tid, addr, buf),
+        Err(_) => Err(EFAULT),
     }
-    .map_err(|_| EFAULT)?;
-    Ok(n)
+}
+
+/// `read_mem` through /proc/<tid>/mem.
+fn read_mem_file(tid: u32, addr: u64, buf: &mut [u8]) -> Result<usize, i32> {
+    let mut p = Buf::new();
+    proc_path(&mut p, tid, b"mem")?;
+    let fd = sys::openat(AT_FDCWD, p.c(), O_CLOEXEC, 0).map_err(|_| EFAULT)?;
+    // SAFETY: reading into `buf`, at most its length.
+    unsafe {
+        sys::call(
+            nr::PREAD64,
+            &[
+                fd.raw(),
+                buf.as_mut_ptr() as usize,
+                buf.len(),
+                addr as usize,
+            ],
+        )
+    }
+    .map_err(|_| EFAULT)
 }
 
 /// Reads exactly `buf.len()` bytes of the command's memory.
