@@ -31,7 +31,15 @@ const PROFILE_SCAN_LIMIT: usize = 1000;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Obstacle {
     /// `user.max_user_namespaces = 0`: nobody may create a user namespace.
-    UsernsLimitZero { container: Option<String> },
+    /// `outer`: the sandbox dcjail runs inside, which set it (srt does).
+    UsernsLimitZero {
+        container: Option<String>,
+        outer: Option<Outer>,
+    },
+    /// uid 0 without CAP_SETFCAP (an outer sandbox dropped every
+    /// capability, Codex's among them): since Linux 5.12 a new user
+    /// namespace may not map uid 0 then, and bwrap's uid map fails.
+    RootWithoutSetfcap { outer: Option<Outer> },
     /// Debian's `kernel.unprivileged_userns_clone = 0`.
     UnprivilegedUsernsOff,
     /// A seccomp filter answers `unshare`/`clone` with namespace flags
@@ -141,6 +149,7 @@ impl Obstacle {
     pub fn check_id(&self) -> &'static str {
         match self {
             Obstacle::UsernsLimitZero { .. }
+            | Obstacle::RootWithoutSetfcap { .. }
             | Obstacle::UnprivilegedUsernsOff
             | Obstacle::UsernsFiltered { .. }
             | Obstacle::UsernsFilteredByDcjail { .. } => "user-namespaces",
@@ -151,9 +160,24 @@ impl Obstacle {
 
     pub fn message(&self) -> String {
         match self {
-            Obstacle::UsernsLimitZero { container } => format!(
+            Obstacle::UsernsLimitZero {
+                outer: Some(o), ..
+            } => format!(
+                "user namespaces are disabled (user.max_user_namespaces = 0) {}, which sets it \
+                 to 0 for the commands it runs",
+                o.words()
+            ),
+            Obstacle::UsernsLimitZero { container, .. } => format!(
                 "user namespaces are disabled (user.max_user_namespaces = 0){}",
                 in_container(container)
+            ),
+            Obstacle::RootWithoutSetfcap { outer } => format!(
+                "dcjail runs as uid 0 without CAP_SETFCAP{}: a new user namespace may not map \
+                 uid 0 then (Linux 5.12 and later), so bubblewrap cannot set up its uid map",
+                match outer {
+                    Some(o) => format!(" ({})", o.words()),
+                    None => String::new(),
+                }
             ),
             Obstacle::UnprivilegedUsernsOff => {
                 "unprivileged user namespaces are disabled (kernel.unprivileged_userns_clone = 0)"
@@ -236,10 +260,26 @@ impl Obstacle {
     pub fn fix(&self) -> String {
         let wsl_kernel = "from Windows, `wsl --update` for a newer WSL kernel (landlock ABI 6 needs Linux 6.12), or a kernel of your own built with CONFIG_SECURITY_LANDLOCK=y set as `kernel=` in the [wsl2] section of %UserProfile%\\.wslconfig, then `wsl --shutdown`";
         match self {
-            Obstacle::UsernsLimitZero { container: None } => {
+            Obstacle::UsernsLimitZero {
+                outer: Some(o), ..
+            } => o.userns_fix().into(),
+            Obstacle::RootWithoutSetfcap { outer } => format!(
+                "run dcjail as a user other than root{}, or use --backend landlock, which needs \
+                 no namespace",
+                match outer {
+                    Some(Outer::CodexNoNetwork) => " (start Codex as that user)",
+                    _ => "",
+                }
+            ),
+            Obstacle::UsernsLimitZero {
+                container: None, ..
+            } => {
                 "sudo sysctl -w user.max_user_namespaces=15000 (and the same line in /etc/sysctl.d/ to keep it), or use --backend landlock".into()
             }
-            Obstacle::UsernsLimitZero { container: Some(_) } => {
+            Obstacle::UsernsLimitZero {
+                container: Some(_),
+                ..
+            } => {
                 "raise user.max_user_namespaces where it is 0 (on the host: sudo sysctl -w user.max_user_namespaces=15000; or in the user namespace the container runs in), or use --backend landlock".into()
             }
             Obstacle::UnprivilegedUsernsOff => {
@@ -295,6 +335,115 @@ pub(super) fn sysctl(p: &dyn Probe, path: &str) -> Option<String> {
 pub fn nested(p: &dyn Probe) -> Option<String> {
     let outer = p.env("DCJAIL_BACKEND").filter(|b| !b.is_empty())?;
     (p.env("DCJAIL").as_deref() == Some("1") && p.seccomp_filtered()).then_some(outer)
+}
+
+/// Another sandbox dcjail can tell it runs inside, by the variable that
+/// sandbox sets for its commands, believed only under a seccomp filter
+/// (both install one). It chooses words, never what runs: whoever starts
+/// dcjail can set the variable, and then only the refusals read otherwise.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outer {
+    /// Codex's Linux sandbox with its network access off: Codex sets
+    /// CODEX_SANDBOX_NETWORK_DISABLED=1, and its seccomp filter refuses
+    /// every socket but AF_UNIX (and connect, bind, sendto... on those).
+    CodexNoNetwork,
+    /// srt, Anthropic's sandbox runtime: it sets SANDBOX_RUNTIME=1, and
+    /// user.max_user_namespaces = 0 in the namespace it runs commands in.
+    Srt,
+}
+
+impl Outer {
+    /// Where dcjail runs, in words.
+    pub fn words(self) -> &'static str {
+        match self {
+            Outer::CodexNoNetwork => {
+                "inside Codex's sandbox with its network access off \
+                 (CODEX_SANDBOX_NETWORK_DISABLED=1)"
+            }
+            Outer::Srt => "inside srt, Anthropic's sandbox runtime (SANDBOX_RUNTIME=1)",
+        }
+    }
+
+    fn userns_fix(self) -> &'static str {
+        match self {
+            Outer::Srt => {
+                "set \"allowNestedUserNamespaces\": true in srt's settings (srt warns that a \
+                 hostile command can then undo its write denies), or use --backend landlock, \
+                 which needs no namespace"
+            }
+            Outer::CodexNoNetwork => NESTED_FIX,
+        }
+    }
+}
+
+/// The sandbox dcjail runs inside, when it says so and a filter is there.
+pub fn outer(p: &dyn Probe) -> Option<Outer> {
+    if !p.seccomp_filtered() {
+        return None;
+    }
+    if p.env("CODEX_SANDBOX_NETWORK_DISABLED").as_deref() == Some("1") {
+        return Some(Outer::CodexNoNetwork);
+    }
+    (p.env("SANDBOX_RUNTIME").as_deref() == Some("1")).then_some(Outer::Srt)
+}
+
+/// Why bwrap cannot give the command a network namespace of its own here,
+/// or `None` when it can: a filter refuses the NETLINK_ROUTE socket over
+/// which bwrap sets up the new namespace's loopback.
+pub fn netns_missing(p: &dyn Probe) -> Option<String> {
+    let a = p.netlink_route();
+    if matches!(a, Sys::Ok(_)) {
+        return None;
+    }
+    Some(format!(
+        "a seccomp filter refuses NETLINK_ROUTE sockets (socket(AF_NETLINK) {}), over which \
+         bubblewrap sets up a new network namespace's loopback{}",
+        answer_words(a),
+        match outer(p) {
+            Some(o) => format!("; dcjail runs {}", o.words()),
+            None => String::new(),
+        }
+    ))
+}
+
+/// What the user can change to get the network allowlist where
+/// `netns_missing` says why not.
+pub fn netns_fix(p: &dyn Probe) -> &'static str {
+    match outer(p) {
+        Some(Outer::CodexNoNetwork) => {
+            "turn Codex's network access on (sandbox_workspace_write.network_access = true in its \
+             config.toml, or `codex sandbox -c sandbox_workspace_write.network_access=true`), or \
+             use --net none"
+        }
+        _ => "run dcjail where its seccomp filter allows NETLINK_ROUTE sockets, or use --net none",
+    }
+}
+
+/// Whether CAP_SETFCAP is in this process's effective set (CapEff of
+/// /proc/self/status; unreadable counts as held, and bwrap then says).
+fn has_setfcap(p: &dyn Probe) -> bool {
+    const CAP_SETFCAP: u32 = 31;
+    let Some(status) = p.read(paths::SELF_STATUS) else {
+        return true;
+    };
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+        .is_none_or(|caps| caps & (1 << CAP_SETFCAP) != 0)
+}
+
+/// Linux 5.12 and later refuse a uid map with uid 0 to a writer without
+/// CAP_SETFCAP; an unreadable release counts as such a kernel.
+fn maps_need_setfcap(p: &dyn Probe) -> bool {
+    let r = p.kernel_release();
+    let mut n = r
+        .split(|c: char| !c.is_ascii_digit())
+        .map(|x| x.parse::<u32>().ok());
+    match (n.next().flatten(), n.next().flatten()) {
+        (Some(major), Some(minor)) => (major, minor) >= (5, 12),
+        _ => true,
+    }
 }
 
 /// How a refusal names the outer dcjail's filter.
@@ -356,6 +505,7 @@ pub fn userns_obstacle(p: &dyn Probe, bwrap: &Path) -> Option<Obstacle> {
     if sysctl(p, paths::MAX_USER_NAMESPACES).as_deref() == Some("0") {
         return Some(Obstacle::UsernsLimitZero {
             container: container(p),
+            outer: outer(p),
         });
     }
     if let NsCalls::Filtered { unshare, clone } = p.ns_calls() {
@@ -378,6 +528,9 @@ pub fn userns_obstacle(p: &dyn Probe, bwrap: &Path) -> Option<Obstacle> {
                 });
             }
         }
+    }
+    if p.euid() == 0 && !p.setuid_root(bwrap) && !has_setfcap(p) && maps_need_setfcap(p) {
+        return Some(Obstacle::RootWithoutSetfcap { outer: outer(p) });
     }
     if p.euid() != 0 && !p.setuid_root(bwrap) {
         if sysctl(p, paths::UNPRIVILEGED_USERNS_CLONE).as_deref() == Some("0") {
