@@ -928,3 +928,28 @@ fn inside_srt_the_user_namespace_limit_names_srts_setting() {
     f.filtered = false;
     assert!(quick(&f).unwrap().message().contains("docker container"));
 }
+
+#[test]
+fn a_masked_proc_that_keeps_bwrap_from_mounting_one_is_named() {
+    let mut f = Fake::linux();
+    f.filtered = true;
+    f.env.insert("SANDBOX_RUNTIME".into(), "1".into());
+    f.ns = NsCalls::Filtered {
+        unshare: Sys::Err(libc::EINVAL),
+        clone: Sys::Err(libc::EINVAL),
+    };
+    f.bwrap_run = Err("bwrap: Can't mount proc on /newroot/proc: Operation not permitted".into());
+    let r = dcjail::backend::doctor_report_with(&f);
+    let c = check(&r, "bwrap-sandbox");
+    assert_eq!(c.status, Status::Fail);
+    assert!(
+        c.message.ends_with(
+            "the kernel refuses bwrap a new /proc (inside srt, Anthropic's sandbox runtime \
+             (SANDBOX_RUNTIME=1)): the /proc dcjail sees has paths covered by mounts (a \
+             container runtime masks some, and a sandbox around dcjail may pass such a /proc on), \
+             and a new one may not reveal them"
+        ),
+        "{}",
+        c.message
+    );
+}

@@ -42,6 +42,22 @@ fn bwrap_failure(p: &dyn Probe, said: &str) -> (String, String) {
             ),
         };
     }
+    if said.contains("Can't mount proc") {
+        let inside = match super::obstacle::outer(p) {
+            Some(o) => format!(" ({})", o.words()),
+            None => String::new(),
+        };
+        return (
+            format!(
+                "the kernel refuses bwrap a new /proc{inside}: the /proc dcjail sees has paths \
+                 covered by mounts (a container runtime masks some, and a sandbox around dcjail \
+                 may pass such a /proc on), and a new one may not reveal them"
+            ),
+            "run dcjail where /proc is not masked (Docker: --security-opt systempaths=unconfined; \
+             Kubernetes: procMount: Unmasked), or use --backend landlock"
+                .into(),
+        );
+    }
     ("unknown obstacle".into(), UNKNOWN_FIX.into())
 }
 
