@@ -31,7 +31,7 @@ mod filters;
 mod scratch;
 
 use agents::{agent_bin, Agent};
-use filters::HostListeners;
+use filters::{no_netlink, with_filter, HostListeners};
 use scratch::exe as bin;
 use scratch::text;
 use std::path::{Path, PathBuf};
@@ -636,7 +636,7 @@ fn inside_srt_a_write_outside_the_inner_workspace_and_a_denied_read_fail() {
 const TABLE: &str = "\
 | environment | backend `auto` runs | `--backend bwrap` | writes outside dcjail's workspace, inside the outer one's | protected paths (`.bashrc`, `.git/config`, a missing `.envrc`, a new `.git`) | `deny_read` | network none (host loopback, host unix socket) | network allowlist |
 |---|---|---|---|---|---|---|---|
-| Codex, network off, not root | bwrap | runs | held | held | held | runs without a network namespace of its own (not attackable: Codex refuses the network already) | refused: turn Codex's network access on |
+| Codex, network off, not root | bwrap | runs | held | held | held | held without a network namespace of its own (attacked under a filter that refuses only netlink sockets: Codex refuses the network already) | refused: turn Codex's network access on |
 | Codex, network off, root | landlock | refused: uid 0 without CAP_SETFCAP | held | refused: run Codex as another user, or `--no-protect-defaults` | held (`read-only`) | runs (not attackable: Codex refuses the network already) | refused |
 | Codex, network on, not root | bwrap | not tested | not tested | not tested | not tested | held | not tested |
 | Codex, network on, root | landlock | refused: uid 0 without CAP_SETFCAP | not tested | not tested | not tested | held | not tested |
@@ -651,4 +651,78 @@ fn the_docs_table_is_what_these_tests_find() {
         page.contains(TABLE),
         "docs/backends.md should hold this table:\n{TABLE}"
     );
+}
+
+/// What Codex's network-off filter takes from bwrap, made alone here: a
+/// filter that refuses only NETLINK_ROUTE's family, in front of dcjail, so
+/// the internet stays reachable and the attack on `none` without a network
+/// namespace of its own can succeed without dcjail (the control).
+#[test]
+fn without_netlink_network_none_runs_without_its_own_namespace_and_holds() {
+    if !scratch::bwrap_works() || !scratch::need("python3") {
+        return;
+    }
+    for &nobody in scratch::users() {
+        let w = who(nobody);
+        let t = Tree::new("no-netlink", nobody);
+        let host = HostListeners::new(&format!("nl-{}", nobody as u8));
+        let run = |args: &[&str]| {
+            let mut c = scratch::user_command(nobody, bin());
+            with_filter(&mut c, no_netlink());
+            c.args(args)
+                .current_dir(&t.sub)
+                .env_remove("DCJAIL_POLICY")
+                .env("HOME", &t.root)
+                .stdin(std::process::Stdio::null());
+            scratch::output_within(c, 60)
+        };
+        for py in [&host.tcp_py, &host.unix_py] {
+            let o = run(&["--no-sandbox", "--", "python3", "-c", py]);
+            assert_eq!(out(&o), "connected\n", "{w}: control: {}", text(&o));
+            let o = run(&[
+                "--sandbox-mode",
+                "workspace-write",
+                "--",
+                "python3",
+                "-c",
+                py,
+            ]);
+            assert_eq!(o.status.code(), Some(0), "{w}: {}", text(&o));
+            assert!(out(&o).starts_with("refused "), "{w}: {py}: {}", text(&o));
+        }
+        let o = run(&["explain", "--", "true"]);
+        let v: serde_json::Value =
+            serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&o)));
+        assert_eq!(v["backend"], "bwrap", "{w}: {v}");
+        assert_eq!(
+            v["layers"]["missing"][0]["layer"], "network-namespace",
+            "{w}: {v}"
+        );
+        assert!(
+            !v["launch"]["argv"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|a| a == "--unshare-net"),
+            "{w}: {v}"
+        );
+        let o = run(&[
+            "--backend",
+            "bwrap",
+            "--allow-domain",
+            "example.com",
+            "--",
+            "true",
+        ]);
+        assert_eq!(
+            refused(&o, "allowlist"),
+            "dcjail: sandbox-unavailable: cannot enforce this policy here; bwrap: the network \
+             allowlist (the command reaches its proxy inside a network namespace of its own) \
+             needs a network namespace of its own, which is missing here (a seccomp filter \
+             refuses NETLINK_ROUTE sockets (socket(AF_NETLINK) failed with EPERM), over which \
+             bubblewrap sets up a new network namespace's loopback): run dcjail where its \
+             seccomp filter allows NETLINK_ROUTE sockets, or use --net none\n"
+        );
+        drop(host);
+    }
 }
