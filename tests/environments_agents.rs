@@ -276,15 +276,18 @@ fn inside_codex_each_mode_runs_with_the_backend_it_can_or_is_refused_naming_why(
             );
             assert!(d.contains("bwrap: works"), "{d}");
         } else {
-            let e = refused(&ww, "workspace-write");
-            assert!(e.contains(ROOT_BWRAP), "{e}");
-            assert!(
-                e.contains(&format!(
-                    "landlock: landlock cannot keep the protected path `{}/.bashrc`",
-                    t.sub.display()
-                )) && e
-                    .contains("bwrap, which would hold it, cannot run here: dcjail runs as uid 0"),
-                "{e}"
+            let d = t.sub.display();
+            assert_eq!(
+                refused(&ww, "workspace-write"),
+                format!(
+                    "dcjail: sandbox-unavailable: cannot enforce this policy here; {ROOT_BWRAP}; \
+                     landlock: landlock cannot keep the protected path `{d}/.bashrc` (`.bashrc` \
+                     of the protected table, run by bash, every interactive shell) read-only and \
+                     uncreatable inside the writable root `{d}`: it cannot subtract rights inside \
+                     a granted tree; --no-protect-defaults (sandbox.filesystem.protect_defaults = \
+                     false); bwrap, which would hold it, cannot run here: uid 0 without \
+                     CAP_SETFCAP inside Codex's sandbox\n"
+                )
             );
             assert_eq!(
                 refused(&bw, "--backend bwrap"),
@@ -599,14 +602,18 @@ fn inside_srt_landlock_runs_and_bwrap_is_refused_naming_srts_setting() {
             format!("dcjail: sandbox-unavailable: cannot enforce this policy here; {SRT_USERNS}\n")
         );
         let o = in_srt(&srt, &t, nobody, Some(WW), say);
-        let e = refused(&o, "workspace-write");
-        assert!(
-            e.contains(SRT_USERNS)
-                && e.contains(&format!(
-                    "landlock: landlock cannot keep the protected path `{}/.bashrc`",
-                    t.sub.display()
-                )),
-            "{e}"
+        let d = t.sub.display();
+        assert_eq!(
+            refused(&o, "workspace-write"),
+            format!(
+                "dcjail: sandbox-unavailable: cannot enforce this policy here; {SRT_USERNS}; \
+                 landlock: landlock cannot keep the protected path `{d}/.bashrc` (`.bashrc` of \
+                 the protected table, run by bash, every interactive shell) read-only and \
+                 uncreatable inside the writable root `{d}`: it cannot subtract rights inside a \
+                 granted tree; --no-protect-defaults (sandbox.filesystem.protect_defaults = \
+                 false); bwrap, which would hold it, cannot run here: srt sets \
+                 user.max_user_namespaces = 0\n"
+            )
         );
     }
 }

@@ -331,7 +331,7 @@ fn prepare_landlock(
         None => self::obstacle::outer(host)
             .and_then(|_| host.bwrap().ok())
             .and_then(|b| self::obstacle::userns_obstacle(host, &b))
-            .map(|o| o.message()),
+            .map(|o| o.short()),
     };
     let reword = |m: String| match &blocked {
         Some(why) => self::landlock::without_bwrap(m, why),

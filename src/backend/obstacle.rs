@@ -158,6 +158,25 @@ impl Obstacle {
         }
     }
 
+    /// The obstacle in a few words, where a refusal names it a second
+    /// time (the landlock backend's, saying why bwrap cannot hold a path).
+    pub fn short(&self) -> String {
+        match self {
+            Obstacle::RootWithoutSetfcap { outer } => format!(
+                "uid 0 without CAP_SETFCAP{}",
+                match outer {
+                    Some(Outer::CodexNoNetwork) => " inside Codex's sandbox",
+                    _ => "",
+                }
+            ),
+            Obstacle::UsernsLimitZero {
+                outer: Some(Outer::Srt),
+                ..
+            } => "srt sets user.max_user_namespaces = 0".into(),
+            o => o.message(),
+        }
+    }
+
     pub fn message(&self) -> String {
         match self {
             Obstacle::UsernsLimitZero {
