@@ -26,7 +26,8 @@ export DCJAIL_TEST_REQUIRE="${DCJAIL_TEST_REQUIRE:-1}"
 # through its agent; the package-manager tests
 # (tests/realwork_pkg_managers.rs) build a C extension with gcc and
 # Python's headers; the escape tests bind-mount (mount, umount), set inode
-# flags (chattr, lsattr) and look for leftover processes (pgrep). Every
+# flags (chattr, lsattr) and look for leftover processes (pgrep); srt, which
+# tests/environments_agents.rs runs dcjail inside, needs rg and socat. Every
 # program a test runs is here or in a Debian Essential package:
 # tests/prerequisites.rs checks this list against the tests, and the tests
 # read it to name the package when one is missing (tests/support/scratch.rs,
@@ -38,7 +39,7 @@ for t in bwrap:bubblewrap curl:curl python3:python3 git:git setpriv:util-linux f
   ssh-agent:openssh-client ssh-add:openssh-client gdb:gdb direnv:direnv ip:iproute2 \
   vim.basic:vim script:bsdutils gpg:gpg gpg-agent:gpg-agent gpgconf:gpgconf gcc:gcc \
   mount:mount umount:mount pgrep:procps chattr:e2fsprogs lsattr:e2fsprogs go:golang-go \
-  dockerd:docker.io docker:docker.io; do
+  dockerd:docker.io docker:docker.io rg:ripgrep socat:socat; do
   command -v "${t%%:*}" >/dev/null 2>&1 || need+=("${t#*:}")
 done
 [ -x /usr/bin/python3 ] || need+=(python3)
@@ -94,6 +95,17 @@ if ! "$pkgtools/uv/bin/uv" --version 2>/dev/null | grep -qw "$uv_version"; then
   echo "== pip install uv==$uv_version in $pkgtools/uv"
   rm -rf --one-file-system "$pkgtools/uv"
   "$pip_python" -m pip install -q --disable-pip-version-check --target "$pkgtools/uv" "uv==$uv_version"
+fi
+
+# srt (Anthropic's sandbox runtime), which tests/environments_agents.rs runs
+# dcjail inside, at this version, in target/srt (it needs rg and socat,
+# installed above).
+srt_version=0.0.83
+if ! "target/srt/node_modules/.bin/srt" --version 2>/dev/null | grep -qx "$srt_version"; then
+  echo "== npm install @anthropic-ai/sandbox-runtime@$srt_version in target/srt"
+  mkdir -p target/srt
+  npm install --no-audit --no-fund --no-save --prefix target/srt \
+    "@anthropic-ai/sandbox-runtime@$srt_version"
 fi
 
 # The agent suite (tests/agents.rs) runs the real Claude Code and Codex CLIs

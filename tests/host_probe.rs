@@ -35,6 +35,7 @@ struct Fake {
     setuid: bool,
     bwrap: Result<PathBuf, String>,
     bwrap_run: Result<(), String>,
+    netlink: Sys,
 }
 
 impl Fake {
@@ -54,6 +55,7 @@ impl Fake {
             setuid: false,
             bwrap: Ok("/usr/bin/bwrap".into()),
             bwrap_run: Ok(()),
+            netlink: Sys::Ok(3),
         };
         f.file(
             "/proc/version",
@@ -136,6 +138,9 @@ impl Probe for Fake {
     fn mount_call(&self) -> Option<Sys> {
         self.mount
     }
+    fn netlink_route(&self) -> Sys {
+        self.netlink
+    }
     fn canonical(&self, p: &Path) -> Option<PathBuf> {
         Some(
             self.links
@@ -153,7 +158,7 @@ impl Probe for Fake {
     fn bwrap_version(&self, _bwrap: &Path) -> Option<(u32, u32, u32)> {
         Some((0, 9, 0))
     }
-    fn try_bwrap(&self, _bwrap: &Path) -> Result<(), String> {
+    fn try_bwrap(&self, _bwrap: &Path, _net: bool) -> Result<(), String> {
         self.bwrap_run.clone()
     }
     fn second_stage(&self) -> Result<(), String> {
@@ -477,7 +482,8 @@ fn root_without_cap_setfcap_cannot_map_itself_and_says_so() {
     assert_eq!(
         o,
         Obstacle::RootWithoutSetfcap {
-            container: Some("docker".into())
+            container: Some("docker".into()),
+            outer: None
         }
     );
     let m = o.message();
@@ -537,15 +543,16 @@ fn a_masked_proc_is_named_with_the_runtime_settings_that_unmask_it() {
         fix.contains("systempaths=unconfined") && fix.contains("procMount: Unmasked"),
         "{fix}"
     );
-    // Without a covered path the words stay bwrap's own.
+    // Without a covered path in sight (a sandbox around dcjail may hide
+    // them), the same words without the list.
     p.file(
         "/proc/self/mountinfo",
         "2 1 0:2 / /proc rw - proc proc rw\n",
     );
     let r = dcjail::backend::doctor_report_with(&p);
-    assert!(check(&r, "bwrap-sandbox")
-        .message
-        .contains("unknown obstacle"));
+    assert!(check(&r, "bwrap-sandbox").message.ends_with(
+        "while paths of the /proc above are covered by other mounts, as container runtimes mask them"
+    ));
 }
 
 #[test]
@@ -959,5 +966,127 @@ fn inside_another_dcjail_the_refusals_name_it_not_a_container() {
              seccomp filter refuses new namespaces (the outer backend: bwrap)"
         ),
         "{e}"
+    );
+}
+
+/// Codex's sandbox with its network access off, as measured: a seccomp
+/// filter that refuses every socket but AF_UNIX, user namespaces free, and
+/// CODEX_SANDBOX_NETWORK_DISABLED=1; the user's capabilities all dropped.
+fn codex_no_network(euid: u32) -> Fake {
+    let mut f = Fake::linux();
+    f.euid = euid;
+    f.filtered = true;
+    f.ns = NsCalls::Filtered {
+        unshare: Sys::Err(libc::EINVAL),
+        clone: Sys::Err(libc::EINVAL),
+    };
+    f.netlink = Sys::Err(libc::EPERM);
+    f.env
+        .insert("CODEX_SANDBOX_NETWORK_DISABLED".into(), "1".into());
+    f.file(
+        "/proc/self/status",
+        "Name:\tdcjail\nCapEff:\t0000000000000000\n",
+    );
+    f
+}
+
+#[test]
+fn inside_codex_without_network_bwrap_runs_without_a_network_namespace_and_says_why() {
+    let f = codex_no_network(65534);
+    assert_eq!(quick(&f), None);
+    let why = obstacle::netns_missing(&f).unwrap();
+    assert_eq!(
+        why,
+        "a seccomp filter refuses NETLINK_ROUTE sockets (socket(AF_NETLINK) failed with EPERM), \
+         over which bubblewrap sets up a new network namespace's loopback; dcjail runs inside \
+         Codex's sandbox with its network access off (CODEX_SANDBOX_NETWORK_DISABLED=1)"
+    );
+    assert!(obstacle::netns_fix(&f).starts_with("turn Codex's network access on"));
+    let r = dcjail::backend::doctor_report_with(&f);
+    assert!(works(&r, Kind::Bwrap));
+    let c = check(&r, "network-namespace");
+    assert_eq!(c.status, Status::Fail);
+    assert!(c.message.starts_with(&why), "{}", c.message);
+    // Without the variable: the same, in words that name no sandbox.
+    let mut g = codex_no_network(65534);
+    g.env.clear();
+    assert!(obstacle::netns_missing(&g)
+        .unwrap()
+        .ends_with("a new network namespace's loopback"));
+    assert!(obstacle::netns_fix(&g).starts_with("run dcjail where its seccomp filter allows"));
+    // No filter: nothing but the kernel answers, and nothing is missing.
+    let mut h = Fake::linux();
+    h.env
+        .insert("CODEX_SANDBOX_NETWORK_DISABLED".into(), "1".into());
+    assert_eq!(obstacle::outer(&h), None);
+}
+
+#[test]
+fn root_without_cap_setfcap_cannot_map_uid_0_and_is_told_so() {
+    let f = codex_no_network(0);
+    let o = quick(&f).unwrap();
+    assert_eq!(
+        o,
+        Obstacle::RootWithoutSetfcap {
+            container: None,
+            outer: Some(obstacle::Outer::CodexNoNetwork)
+        }
+    );
+    assert_eq!(o.check_id(), "user-namespaces");
+    assert!(o
+        .fix()
+        .starts_with("run dcjail as a user other than root (start Codex as that user)"));
+    // Before Linux 5.12 such a map was allowed; with CAP_SETFCAP it is.
+    let mut old = codex_no_network(0);
+    old.kernel = "5.10.0-28-amd64".into();
+    assert_eq!(quick(&old), None);
+    let mut capable = codex_no_network(0);
+    capable.file("/proc/self/status", "CapEff:\t000001ffffffffff\n");
+    assert_eq!(quick(&capable), None);
+}
+
+#[test]
+fn inside_srt_the_user_namespace_limit_names_srts_setting() {
+    let mut f = Fake::linux();
+    f.filtered = true;
+    f.file("/proc/sys/user/max_user_namespaces", "0\n");
+    f.names.insert("/.dockerenv".into());
+    f.env.insert("SANDBOX_RUNTIME".into(), "1".into());
+    let o = quick(&f).unwrap();
+    assert_eq!(
+        o.message(),
+        "user namespaces are disabled (user.max_user_namespaces = 0) inside srt, Anthropic's \
+         sandbox runtime (SANDBOX_RUNTIME=1), which sets it to 0 for the commands it runs"
+    );
+    assert!(o
+        .fix()
+        .starts_with("set \"allowNestedUserNamespaces\": true in srt's settings"));
+    // Unfiltered, the variable is not believed: the container is named.
+    f.filtered = false;
+    assert!(quick(&f).unwrap().message().contains("docker container"));
+}
+
+#[test]
+fn a_masked_proc_that_keeps_bwrap_from_mounting_one_is_named() {
+    let mut f = Fake::linux();
+    f.filtered = true;
+    f.env.insert("SANDBOX_RUNTIME".into(), "1".into());
+    f.ns = NsCalls::Filtered {
+        unshare: Sys::Err(libc::EINVAL),
+        clone: Sys::Err(libc::EINVAL),
+    };
+    f.bwrap_run = Err("bwrap: Can't mount proc on /newroot/proc: Operation not permitted".into());
+    let r = dcjail::backend::doctor_report_with(&f);
+    let c = check(&r, "bwrap-sandbox");
+    assert_eq!(c.status, Status::Fail);
+    assert!(
+        c.message.ends_with(
+            "the kernel refuses a new /proc inside a user namespace while paths of the /proc \
+             above are covered by other mounts, as container runtimes mask them; dcjail runs \
+             inside srt, Anthropic's sandbox runtime (SANDBOX_RUNTIME=1), which passes such a \
+             /proc on"
+        ),
+        "{}",
+        c.message
     );
 }

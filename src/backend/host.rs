@@ -81,6 +81,14 @@ pub trait Probe {
     }
     /// landlock_create_ruleset's version query: the ABI, or why not.
     fn landlock_abi(&self) -> Sys;
+    /// Whether a NETLINK_ROUTE socket can be made (bwrap sets up a new
+    /// network namespace's loopback over one): `socket(AF_NETLINK,
+    /// SOCK_RAW, NETLINK_ROUTE)`'s answer under a seccomp filter, asked in
+    /// a throwaway child; `Ok` with no filter above dcjail, where nothing
+    /// but the kernel answers.
+    fn netlink_route(&self) -> Sys {
+        Sys::Ok(0)
+    }
     fn ns_calls(&self) -> NsCalls;
     /// `mount` asked with a flag the kernel always rejects (MS_NOUSER:
     /// EINVAL, before it checks any privilege or mounts anything): any
@@ -98,9 +106,10 @@ pub trait Probe {
     /// The bwrap dcjail would run, as `bwrap::find` picks it.
     fn bwrap(&self) -> Result<PathBuf, String>;
     fn bwrap_version(&self, bwrap: &Path) -> Option<(u32, u32, u32)>;
-    /// Runs bwrap with every namespace dcjail asks for and `true` inside;
-    /// `Err` holds bwrap's words.
-    fn try_bwrap(&self, bwrap: &Path) -> Result<(), String>;
+    /// Runs bwrap with every namespace dcjail asks for (a network
+    /// namespace only when `net`) and `true` inside; `Err` holds bwrap's
+    /// words.
+    fn try_bwrap(&self, bwrap: &Path, net: bool) -> Result<(), String>;
     /// Builds the second stage's landlock + seccomp layer for the default
     /// policy as a launch would.
     fn second_stage(&self) -> Result<(), String>;
@@ -121,6 +130,7 @@ pub mod paths {
     pub const WSL_INTEROP: &str = "/proc/sys/fs/binfmt_misc/WSLInterop";
     pub const INIT_CGROUP: &str = "/proc/1/cgroup";
     pub const MOUNTINFO: &str = "/proc/self/mountinfo";
+    pub const SELF_STATUS: &str = "/proc/self/status";
     pub const DOCKERENV: &str = "/.dockerenv";
     pub const CONTAINERENV: &str = "/run/.containerenv";
 }
@@ -172,7 +182,7 @@ impl Probe for Absent {
     fn bwrap_version(&self, _bwrap: &Path) -> Option<(u32, u32, u32)> {
         None
     }
-    fn try_bwrap(&self, _bwrap: &Path) -> Result<(), String> {
+    fn try_bwrap(&self, _bwrap: &Path, _net: bool) -> Result<(), String> {
         Err("no bubblewrap here".into())
     }
     fn second_stage(&self) -> Result<(), String> {

@@ -23,6 +23,9 @@ pub struct Without {
     pub landlock: Option<String>,
     /// Why no broker takes the seccomp notifications; `None`: one can.
     pub listener: Option<String>,
+    /// Why bwrap gives the command no network namespace of its own;
+    /// `None`: it does (or `full` asks for none).
+    pub netns: Option<String>,
     /// What runs narrower than the policy allows because of them.
     pub narrowed: Vec<String>,
     /// What this launch leaves to the dcjail sandbox it runs inside,
@@ -139,6 +142,55 @@ fn stdio_past_the_mounts(plan: &Plan) -> Option<String> {
             )),
             _ => None,
         })
+}
+
+/// bwrap where it cannot make a network namespace (a filter refuses the
+/// NETLINK_ROUTE socket that sets up its loopback: Codex's sandbox with
+/// its network access off). Under `none` the command shares the network
+/// namespace dcjail runs in, and the layer inside holds the network as
+/// the landlock backend does: no socket but AF_UNIX (seccomp), the
+/// abstract unix sockets out of reach (landlock's scoping), named ones at
+/// the broker. Refused: the allowlist, whose proxy the command reaches
+/// inside a namespace of its own, and `none` without landlock, whose
+/// scoping alone keeps the shared namespace's abstract sockets away.
+pub fn bwrap_without_netns(
+    plan: &Plan,
+    spec: &mut LayerSpec,
+    why: &str,
+    fix: &'static str,
+) -> Result<(), Missing> {
+    match plan.effective_net() {
+        NetMode::Full => return Ok(()),
+        NetMode::Allowlist => {
+            return Err(needs(
+                "the network allowlist (the command reaches its proxy inside a network namespace \
+                 of its own)",
+                Layer::NetNamespace,
+                why,
+                fix,
+            ))
+        }
+        NetMode::None => {}
+    }
+    if let Some(ll) = &spec.without.landlock {
+        return Err(needs(
+            "network none without a network namespace of its own (only landlock's scoping keeps \
+             the shared namespace's abstract unix sockets out of reach)",
+            LANDLOCK,
+            ll,
+            "allow landlock's system calls, or NETLINK_ROUTE sockets, where dcjail runs",
+        ));
+    }
+    spec.sockets.inet = super::seccomp::Inet::Deny;
+    spec.without.netns = Some(why.to_string());
+    spec.without.narrowed.push(
+        "network none without a network namespace of its own: the command shares the one dcjail \
+         runs in, where the seccomp filter refuses every socket but AF_UNIX (the command's own \
+         loopback servers included) and landlock's scoping keeps the abstract unix sockets out \
+         of reach, as under the landlock backend"
+            .into(),
+    );
+    Ok(())
 }
 
 /// What a broker would hold that the launch needs: `missing` lists the
@@ -258,6 +310,9 @@ pub fn to_json(w: &Without, in_force: &[&str], brokered: bool) -> serde_json::Va
     if let Some(why) = &w.listener {
         missing.push(serde_json::json!({ "layer": "seccomp-notify", "why": why }));
     }
+    if let Some(why) = &w.netns {
+        missing.push(serde_json::json!({ "layer": "network-namespace", "why": why }));
+    }
     let mut j = serde_json::json!({
         "in_force": on,
         "missing": missing,
@@ -311,6 +366,46 @@ mod tests {
             e.starts_with(
                 "network full needs landlock, which is missing here (no landlock here): "
             ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn without_a_network_namespace_none_is_held_by_the_layer_and_the_allowlist_refused() {
+        let p = plan(SandboxMode::WorkspaceWrite, NetMode::None);
+        let mut s = layer(&p);
+        bwrap_without_netns(&p, &mut s, "no netlink here", "use --net none").unwrap();
+        assert_eq!(s.sockets.inet, super::super::seccomp::Inet::Deny);
+        assert_eq!(s.without.netns.as_deref(), Some("no netlink here"));
+        assert!(s.without.narrowed[0].starts_with("network none without a network namespace"));
+        let j = to_json(&s.without, &["namespaces", "mounts"], false);
+        assert_eq!(j["missing"][0]["layer"], "network-namespace");
+        // Full asks for none: nothing changes.
+        let p = plan(SandboxMode::WorkspaceWrite, NetMode::Full);
+        let mut s = layer(&p);
+        let before = s.clone();
+        bwrap_without_netns(&p, &mut s, "x", "y").unwrap();
+        assert_eq!(s, before);
+        let p = plan(SandboxMode::ReadOnly, NetMode::Allowlist);
+        let e = bwrap_without_netns(&p, &mut layer(&p), "no netlink here", "use --net none")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "the network allowlist (the command reaches its proxy inside a network namespace of \
+             its own) needs a network namespace of its own, which is missing here (no netlink \
+             here): use --net none"
+        );
+        // Without landlock too, nothing keeps the shared namespace's
+        // abstract sockets away: refused.
+        let p = plan(SandboxMode::ReadOnly, NetMode::None);
+        let mut s = layer(&p);
+        s.without.landlock = Some("no landlock".into());
+        let e = bwrap_without_netns(&p, &mut s, "x", "y")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("needs landlock, which is missing here (no landlock)"),
             "{e}"
         );
     }

@@ -45,20 +45,26 @@ fn bwrap_failure(p: &dyn Probe, said: &str) -> (String, String) {
     }
     if said.contains("Can't mount proc") {
         let covered = proc_covered(p, 4);
-        if !covered.is_empty() {
-            return (
+        let inside = match super::obstacle::outer(p) {
+            Some(o) => format!("; dcjail runs {}, which passes such a /proc on", o.words()),
+            None => String::new(),
+        };
+        return (
+            if covered.is_empty() {
                 format!(
-                    "the kernel refuses a new /proc inside a user namespace while paths of the /proc above are covered by other mounts ({}{}), as container runtimes mask them",
+                    "the kernel refuses a new /proc inside a user namespace while paths of the /proc above are covered by other mounts, as container runtimes mask them{inside}"
+                )
+            } else {
+                format!(
+                    "the kernel refuses a new /proc inside a user namespace while paths of the /proc above are covered by other mounts ({}{}), as container runtimes mask them{inside}",
                     covered.join(", "),
                     if covered.len() == 4 { ", ..." } else { "" }
-                ),
-                PROC_MASKED_FIX.into(),
-            );
-        }
+                )
+            },
+            PROC_MASKED_FIX.into(),
+        );
     }
-    if (said.contains("Failed to make / slave") || said.contains("mount"))
-        && !said.contains("Can't mount proc")
-    {
+    if said.contains("Failed to make / slave") || said.contains("mount") {
         return (
             "bubblewrap made its namespaces but cannot mount inside them: something other than \
              a seccomp filter refuses mounts there (an LSM rule, such as the `deny mount` of \
@@ -279,7 +285,11 @@ fn bwrap_report(
     match p.second_stage() {
         Ok(()) => {
             details.push("second stage: landlock + seccomp layer supported".into());
-            details.push("holds: every guarantee for read-only, workspace-write and danger-full-access (protected paths and deny_write by read-only mounts), network none/allowlist/full; globs in deny/allow lists cover what they match at launch (a matched directory whole)".into());
+            let net = match super::obstacle::netns_missing(p) {
+                None => "network none/allowlist/full",
+                Some(_) => "network none (without a network namespace of its own) and full; the allowlist is refused",
+            };
+            details.push(format!("holds: every guarantee for read-only, workspace-write and danger-full-access (protected paths and deny_write by read-only mounts), {net}; globs in deny/allow lists cover what they match at launch (a matched directory whole)"));
             BackendReport {
                 kind: Kind::Bwrap,
                 works: true,
@@ -435,7 +445,25 @@ fn sandbox_check(
     details: &mut Vec<String>,
 ) -> Result<(), String> {
     let only = [Kind::Bwrap];
-    match p.try_bwrap(bwrap) {
+    // Where bwrap cannot set up a network namespace, it runs `none`
+    // without one (`layers::bwrap_without_netns`): tried so, and said.
+    let netns = super::obstacle::netns_missing(p);
+    if let Some(why) = &netns {
+        checks.push(
+            Check::new(
+                "network-namespace",
+                Status::Fail,
+                &only,
+                format!(
+                    "{why}: under bwrap, network none runs without a network namespace of its \
+                     own (the seccomp filter inside refuses every socket but AF_UNIX), and the \
+                     network allowlist is refused"
+                ),
+            )
+            .with_fix(Some(super::obstacle::netns_fix(p).into())),
+        );
+    }
+    match p.try_bwrap(bwrap, netns.is_none()) {
         Ok(()) => {
             if let Some(c) = checks
                 .iter_mut()
@@ -443,7 +471,11 @@ fn sandbox_check(
             {
                 c.message.push_str("; bwrap did create its namespaces just now (a profile dcjail does not find in /etc/apparmor.d covers it), but `auto` passes it over until one there does");
             }
-            let d = "user, pid, ipc, uts, cgroup and net namespaces: created".to_string();
+            let d = match netns {
+                None => "user, pid, ipc, uts, cgroup and net namespaces: created",
+                Some(_) => "user, pid, ipc, uts and cgroup namespaces: created (no net namespace)",
+            }
+            .to_string();
             checks.push(Check::new("bwrap-sandbox", Status::Ok, &only, d.clone()));
             details.push(d);
             Ok(())

@@ -58,7 +58,7 @@ pub enum Launch {
     Bwrap(Box<bwrap::BwrapLaunch>),
     /// Apply the landlock + seccomp layer to dcjail itself, then exec.
     #[cfg(target_os = "linux")]
-    Landlock(self::landlock::LayerSpec),
+    Landlock(Box<self::landlock::LayerSpec>),
     /// macOS: `/usr/bin/sandbox-exec` with the rendered profile.
     Seatbelt(seatbelt::Rendered),
 }
@@ -292,7 +292,9 @@ fn prepare(
             bwrap::prepare(literal.unwrap_or(plan), host).map(|l| Launch::Bwrap(Box::new(l)))
         }
         #[cfg(target_os = "linux")]
-        Kind::Landlock => prepare_landlock(plan, literal, host).map(Launch::Landlock),
+        Kind::Landlock => {
+            prepare_landlock(plan, literal, host).map(|s| Launch::Landlock(Box::new(s)))
+        }
         #[cfg(not(target_os = "linux"))]
         Kind::Bwrap | Kind::Landlock => Err(Unavailable::platform(kind)),
         #[cfg(target_os = "macos")]
@@ -321,9 +323,18 @@ fn prepare_landlock(
     // writable root, not only for what it matches now.
     // Inside another dcjail bwrap cannot run: a refusal does not send the
     // user there.
+    // So does a user namespace that Codex's or srt's sandbox keeps bwrap
+    // from (the words only: the obstacle is judged as for any bwrap).
     let nested = self::obstacle::nested(host);
-    let reword = |m: String| match &nested {
-        Some(outer) => self::landlock::without_bwrap(m, &self::obstacle::nested_words(outer)),
+    let blocked = match &nested {
+        Some(outer) => Some(self::obstacle::nested_words(outer)),
+        None => self::obstacle::outer(host)
+            .and_then(|_| host.bwrap().ok())
+            .and_then(|b| self::obstacle::userns_obstacle(host, &b))
+            .map(|o| o.short()),
+    };
+    let reword = |m: String| match &blocked {
+        Some(why) => self::landlock::without_bwrap(m, why),
         None => m,
     };
     self::landlock::refuse_glob_write_subtraction(plan)

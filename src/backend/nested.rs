@@ -85,14 +85,27 @@ enum Made {
     Other(std::io::Error),
 }
 
+/// The open flags of a nested dcjail's launch check (below):
+/// it tries to create the first missing component of each protected name
+/// the outer sandbox is to hold, as an empty file, exclusively, expecting
+/// EROFS or EACCES. O_NOCTTY and O_NONBLOCK change nothing for a regular
+/// file; they mark the call so that the outer dcjail's report (`denials::classify`) can list it
+/// apart from the command's own attempts.
+pub const LAUNCH_CHECK_FLAGS: i32 = libc::O_WRONLY
+    | libc::O_CREAT
+    | libc::O_EXCL
+    | libc::O_NOCTTY
+    | libc::O_NONBLOCK
+    | libc::O_NOFOLLOW;
+
 /// Tries to create `p`, with the flags that let the outer dcjail's report
-/// list the call as a launch check (`denials::classify::LAUNCH_CHECK_FLAGS`).
+/// list the call as a launch check (`LAUNCH_CHECK_FLAGS`).
 fn try_create(p: &Path) -> Made {
     use std::os::unix::fs::OpenOptionsExt;
     match std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
-        .custom_flags(crate::denials::classify::LAUNCH_CHECK_FLAGS | libc::O_CLOEXEC)
+        .custom_flags(LAUNCH_CHECK_FLAGS | libc::O_CLOEXEC)
         .mode(0o000)
         .open(p)
     {

@@ -31,7 +31,11 @@ const PROFILE_SCAN_LIMIT: usize = 1000;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Obstacle {
     /// `user.max_user_namespaces = 0`: nobody may create a user namespace.
-    UsernsLimitZero { container: Option<String> },
+    /// `outer`: the sandbox dcjail runs inside, which set it (srt does).
+    UsernsLimitZero {
+        container: Option<String>,
+        outer: Option<Outer>,
+    },
     /// Debian's `kernel.unprivileged_userns_clone = 0`.
     UnprivilegedUsernsOff,
     /// A seccomp filter answers `unshare`/`clone` with namespace flags
@@ -49,10 +53,14 @@ pub enum Obstacle {
         outer: String,
     },
     /// Running as uid 0 without CAP_SETFCAP (a container started with
-    /// `--cap-drop ALL` as root): since Linux 5.12 mapping uid 0 into a
-    /// new user namespace needs that capability, so bubblewrap cannot
-    /// write its uid map.
-    RootWithoutSetfcap { container: Option<String> },
+    /// `--cap-drop ALL` as root; an outer sandbox that dropped every
+    /// capability, Codex's among them): since Linux 5.12 mapping uid 0
+    /// into a new user namespace needs that capability, so bubblewrap
+    /// cannot write its uid map.
+    RootWithoutSetfcap {
+        container: Option<String>,
+        outer: Option<Outer>,
+    },
     /// A seccomp filter answers `mount` before the kernel does (a profile
     /// that keeps namespaces but not mounts): bwrap creates its namespaces
     /// and then cannot build the sandbox's mounts.
@@ -168,9 +176,35 @@ impl Obstacle {
         }
     }
 
+    /// The obstacle in a few words, where a refusal names it a second
+    /// time (the landlock backend's, saying why bwrap cannot hold a path).
+    pub fn short(&self) -> String {
+        match self {
+            Obstacle::RootWithoutSetfcap { outer, .. } => format!(
+                "uid 0 without CAP_SETFCAP{}",
+                match outer {
+                    Some(Outer::CodexNoNetwork) => " inside Codex's sandbox",
+                    _ => "",
+                }
+            ),
+            Obstacle::UsernsLimitZero {
+                outer: Some(Outer::Srt),
+                ..
+            } => "srt sets user.max_user_namespaces = 0".into(),
+            o => o.message(),
+        }
+    }
+
     pub fn message(&self) -> String {
         match self {
-            Obstacle::UsernsLimitZero { container } => format!(
+            Obstacle::UsernsLimitZero {
+                outer: Some(o), ..
+            } => format!(
+                "user namespaces are disabled (user.max_user_namespaces = 0) {}, which sets it \
+                 to 0 for the commands it runs",
+                o.words()
+            ),
+            Obstacle::UsernsLimitZero { container, .. } => format!(
                 "user namespaces are disabled (user.max_user_namespaces = 0){}",
                 in_container(container)
             ),
@@ -196,9 +230,12 @@ impl Obstacle {
                 nested_words(outer),
                 answer_words(*answer)
             ),
-            Obstacle::RootWithoutSetfcap { container } => format!(
+            Obstacle::RootWithoutSetfcap { container, outer } => format!(
                 "uid 0 without CAP_SETFCAP cannot map itself into a new user namespace (Linux 5.12 and later ask for that capability), so bubblewrap cannot set up its uid map{}",
-                in_container(container)
+                match outer {
+                    Some(o) => format!(" (dcjail runs {})", o.words()),
+                    None => in_container(container),
+                }
             ),
             Obstacle::MountsFiltered {
                 answer,
@@ -230,6 +267,13 @@ impl Obstacle {
                 }
                 m
             }
+            _ => self.landlock_message(),
+        }
+    }
+
+    /// `message` for the landlock obstacles.
+    fn landlock_message(&self) -> String {
+        match self {
             Obstacle::LandlockNotBuilt { kernel, .. } => format!(
                 "landlock is not built into this kernel ({kernel}): landlock_create_ruleset is ENOSYS and no seccomp filter is in the way"
             ),
@@ -270,16 +314,31 @@ impl Obstacle {
             Obstacle::LandlockUnknown { answer } => {
                 format!("cannot query landlock: {}", answer_words(*answer))
             }
+            _ => String::new(),
         }
     }
 
     pub fn fix(&self) -> String {
         let wsl_kernel = "from Windows, `wsl --update` for a newer WSL kernel (landlock ABI 6 needs Linux 6.12), or a kernel of your own built with CONFIG_SECURITY_LANDLOCK=y set as `kernel=` in the [wsl2] section of %UserProfile%\\.wslconfig, then `wsl --shutdown`";
         match self {
-            Obstacle::UsernsLimitZero { container: None } => {
+            Obstacle::UsernsLimitZero {
+                outer: Some(o), ..
+            } => o.userns_fix().into(),
+            Obstacle::RootWithoutSetfcap {
+                outer: Some(Outer::CodexNoNetwork),
+                ..
+            } => "run dcjail as a user other than root (start Codex as that user), or use \
+                  --backend landlock, which needs no namespace"
+                .into(),
+            Obstacle::UsernsLimitZero {
+                container: None, ..
+            } => {
                 "sudo sysctl -w user.max_user_namespaces=15000 (and the same line in /etc/sysctl.d/ to keep it), or use --backend landlock".into()
             }
-            Obstacle::UsernsLimitZero { container: Some(_) } => {
+            Obstacle::UsernsLimitZero {
+                container: Some(_),
+                ..
+            } => {
                 "raise user.max_user_namespaces where it is 0 (on the host: sudo sysctl -w user.max_user_namespaces=15000; or in the user namespace the container runs in), or use --backend landlock".into()
             }
             Obstacle::UnprivilegedUsernsOff => {
@@ -338,6 +397,88 @@ pub(super) fn sysctl(p: &dyn Probe, path: &str) -> Option<String> {
 pub fn nested(p: &dyn Probe) -> Option<String> {
     let outer = p.env("DCJAIL_BACKEND").filter(|b| !b.is_empty())?;
     (p.env("DCJAIL").as_deref() == Some("1") && p.seccomp_filtered()).then_some(outer)
+}
+
+/// Another sandbox dcjail can tell it runs inside, by the variable that
+/// sandbox sets for its commands, believed only under a seccomp filter
+/// (both install one). It chooses words, never what runs: whoever starts
+/// dcjail can set the variable, and then only the refusals read otherwise.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outer {
+    /// Codex's Linux sandbox with its network access off: Codex sets
+    /// CODEX_SANDBOX_NETWORK_DISABLED=1, and its seccomp filter refuses
+    /// every socket but AF_UNIX (and connect, bind, sendto... on those).
+    CodexNoNetwork,
+    /// srt, Anthropic's sandbox runtime: it sets SANDBOX_RUNTIME=1, and
+    /// user.max_user_namespaces = 0 in the namespace it runs commands in.
+    Srt,
+}
+
+impl Outer {
+    /// Where dcjail runs, in words.
+    pub fn words(self) -> &'static str {
+        match self {
+            Outer::CodexNoNetwork => {
+                "inside Codex's sandbox with its network access off \
+                 (CODEX_SANDBOX_NETWORK_DISABLED=1)"
+            }
+            Outer::Srt => "inside srt, Anthropic's sandbox runtime (SANDBOX_RUNTIME=1)",
+        }
+    }
+
+    fn userns_fix(self) -> &'static str {
+        match self {
+            Outer::Srt => {
+                "set \"allowNestedUserNamespaces\": true in srt's settings (srt warns that a \
+                 hostile command can then undo its write denies), or use --backend landlock, \
+                 which needs no namespace"
+            }
+            Outer::CodexNoNetwork => NESTED_FIX,
+        }
+    }
+}
+
+/// The sandbox dcjail runs inside, when it says so and a filter is there.
+pub fn outer(p: &dyn Probe) -> Option<Outer> {
+    if !p.seccomp_filtered() {
+        return None;
+    }
+    if p.env("CODEX_SANDBOX_NETWORK_DISABLED").as_deref() == Some("1") {
+        return Some(Outer::CodexNoNetwork);
+    }
+    (p.env("SANDBOX_RUNTIME").as_deref() == Some("1")).then_some(Outer::Srt)
+}
+
+/// Why bwrap cannot give the command a network namespace of its own here,
+/// or `None` when it can: a filter refuses the NETLINK_ROUTE socket over
+/// which bwrap sets up the new namespace's loopback.
+pub fn netns_missing(p: &dyn Probe) -> Option<String> {
+    let a = p.netlink_route();
+    if matches!(a, Sys::Ok(_)) {
+        return None;
+    }
+    Some(format!(
+        "a seccomp filter refuses NETLINK_ROUTE sockets (socket(AF_NETLINK) {}), over which \
+         bubblewrap sets up a new network namespace's loopback{}",
+        answer_words(a),
+        match outer(p) {
+            Some(o) => format!("; dcjail runs {}", o.words()),
+            None => String::new(),
+        }
+    ))
+}
+
+/// What the user can change to get the network allowlist where
+/// `netns_missing` says why not.
+pub fn netns_fix(p: &dyn Probe) -> &'static str {
+    match outer(p) {
+        Some(Outer::CodexNoNetwork) => {
+            "turn Codex's network access on (sandbox_workspace_write.network_access = true in its \
+             config.toml, or `codex sandbox -c sandbox_workspace_write.network_access=true`), or \
+             use --net none"
+        }
+        _ => "run dcjail where its seccomp filter allows NETLINK_ROUTE sockets, or use --net none",
+    }
 }
 
 /// How a refusal names the outer dcjail's filter.
@@ -420,6 +561,7 @@ pub fn userns_obstacle(p: &dyn Probe, bwrap: &Path) -> Option<Obstacle> {
     if sysctl(p, paths::MAX_USER_NAMESPACES).as_deref() == Some("0") {
         return Some(Obstacle::UsernsLimitZero {
             container: container(p),
+            outer: outer(p),
         });
     }
     if let NsCalls::Filtered { unshare, clone } = p.ns_calls() {
@@ -446,6 +588,7 @@ pub fn userns_obstacle(p: &dyn Probe, bwrap: &Path) -> Option<Obstacle> {
     if p.euid() == 0 && !has_setfcap(p) && kernel_at_least(&p.kernel_release(), 5, 12) {
         return Some(Obstacle::RootWithoutSetfcap {
             container: container(p),
+            outer: outer(p),
         });
     }
     if let Some(o) = mount_obstacle(p) {
@@ -470,7 +613,7 @@ pub fn userns_obstacle(p: &dyn Probe, bwrap: &Path) -> Option<Obstacle> {
 /// to be missing is named.
 fn has_setfcap(p: &dyn Probe) -> bool {
     const CAP_SETFCAP: u32 = 31;
-    let Some(status) = p.read("/proc/self/status") else {
+    let Some(status) = p.read(paths::SELF_STATUS) else {
         return true;
     };
     status

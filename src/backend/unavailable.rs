@@ -55,6 +55,8 @@ pub enum Layer {
     Landlock,
     /// seccomp user notification: the broker's.
     SeccompNotify,
+    /// A network namespace of the command's own (bwrap's).
+    NetNamespace,
 }
 
 impl Layer {
@@ -63,6 +65,7 @@ impl Layer {
         match self {
             Layer::Landlock => "landlock",
             Layer::SeccompNotify => "seccomp user notification",
+            Layer::NetNamespace => "a network namespace of its own",
         }
     }
 }

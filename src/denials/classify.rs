@@ -90,18 +90,8 @@ pub struct Denial {
     pub launch_check: bool,
 }
 
-/// The open flags of a nested dcjail's launch check (`backend::nested`):
-/// it tries to create the first missing component of each protected name
-/// the outer sandbox is to hold, as an empty file, exclusively, expecting
-/// EROFS or EACCES. O_NOCTTY and O_NONBLOCK change nothing for a regular
-/// file; they mark the call so that the outer dcjail's report can list it
-/// apart from the command's own attempts.
-pub const LAUNCH_CHECK_FLAGS: i32 = libc::O_WRONLY
-    | libc::O_CREAT
-    | libc::O_EXCL
-    | libc::O_NOCTTY
-    | libc::O_NONBLOCK
-    | libc::O_NOFOLLOW;
+/// The open flags of a nested dcjail's launch check, as it makes them.
+pub use crate::backend::nested::LAUNCH_CHECK_FLAGS;
 
 /// Whether a refused call looks like a nested dcjail's launch check: an
 /// `open`/`openat` with [`LAUNCH_CHECK_FLAGS`], answered EROFS or EACCES

@@ -362,6 +362,23 @@ pub fn docker_default(p: DockerProfile) -> Vec<libc::sock_filter> {
     a.refuse_flags_then_allow(&[libc::SYS_clone], NS_FLAGS)
 }
 
+/// NETLINK_ROUTE's family refused: `socket(AF_NETLINK, …)` answers EPERM,
+/// every other socket is left alone (the part of Codex's network-off filter
+/// that stops bwrap setting up a network namespace's loopback, without the
+/// part that refuses the internet itself, so an attack can succeed).
+pub fn no_netlink() -> Vec<libc::sock_filter> {
+    let mut a = Asm::new();
+    a.jump(BPF_JEQ_K, libc::SYS_socket as u32, To::Next, To::Allow);
+    a.op(BPF_LD_W_ABS, 16);
+    a.jump(
+        BPF_JEQ_K,
+        libc::AF_NETLINK as u32,
+        To::Errno(libc::EPERM),
+        To::Allow,
+    );
+    a.build()
+}
+
 /// What a test's environment refuses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Refuse {

@@ -310,6 +310,17 @@ pub fn prepare(
         crate::backend::layers::without_listener(&mut spec, Some(brokered), why)
             .map_err(|m| Unavailable::new(BWRAP, m))?;
     }
+    // A filter that refuses NETLINK_ROUTE sockets stops bwrap setting up
+    // a network namespace's loopback: `none` shares the one dcjail runs
+    // in, held by the layer inside; the allowlist is refused.
+    if plan.effective_net() != NetMode::Full {
+        if let Some(why) = crate::backend::obstacle::netns_missing(host) {
+            let fix = crate::backend::obstacle::netns_fix(host);
+            crate::backend::layers::bwrap_without_netns(plan, &mut spec, &why, fix)
+                .map_err(|m| Unavailable::new(BWRAP, m))?;
+            rendered.share_network();
+        }
+    }
     let mut guards = guard_ids(&rendered.guards).because(BWRAP, Missing::setup)?;
     guards.extend(zone_ids(&rendered.zones).because(BWRAP, Missing::setup)?);
     let report = plan.report_fd.filter(|_| spec.brokered());

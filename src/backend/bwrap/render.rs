@@ -103,6 +103,20 @@ pub struct Rendered {
     pub zones: Vec<PathBuf>,
 }
 
+impl Rendered {
+    /// No network namespace of the command's own: it shares the one bwrap
+    /// runs in (`backend::layers::bwrap_without_netns` decides when, and
+    /// what holds the network then).
+    pub fn share_network(&mut self) {
+        self.args.retain(|a| a != "--unshare-net");
+        self.notes.push(
+            "no network namespace of its own (see `layers`): the command shares the one dcjail \
+             runs in, and the layer inside holds `none`"
+                .into(),
+        );
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Role {
     /// A writable root.

@@ -113,6 +113,27 @@ impl Probe for Real {
         })
     }
 
+    fn netlink_route(&self) -> Sys {
+        if !self.seccomp_filtered() {
+            return Sys::Ok(0);
+        }
+        guarded(true, || {
+            // SAFETY: a socket made and closed again, in a child that exits
+            // right after.
+            unsafe {
+                let fd = libc::socket(
+                    libc::AF_NETLINK,
+                    libc::SOCK_RAW | libc::SOCK_CLOEXEC,
+                    libc::NETLINK_ROUTE,
+                );
+                if fd >= 0 {
+                    libc::close(fd);
+                }
+                fd as libc::c_long
+            }
+        })
+    }
+
     fn ns_calls(&self) -> NsCalls {
         if !self.seccomp_filtered() {
             return NsCalls::Unfiltered;
@@ -181,8 +202,9 @@ impl Probe for Real {
         crate::backend::bwrap::version(bwrap)
     }
 
-    fn try_bwrap(&self, bwrap: &Path) -> Result<(), String> {
+    fn try_bwrap(&self, bwrap: &Path, net: bool) -> Result<(), String> {
         let out = std::process::Command::new(bwrap)
+            .args(net.then_some("--unshare-net"))
             .args([
                 "--ro-bind",
                 "/",
@@ -196,7 +218,6 @@ impl Probe for Real {
                 "--unshare-ipc",
                 "--unshare-uts",
                 "--unshare-cgroup-try",
-                "--unshare-net",
                 "--die-with-parent",
                 "--new-session",
                 "--cap-drop",
