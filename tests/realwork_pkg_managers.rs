@@ -561,6 +561,8 @@ fn run_workload(w: &Workload, server: Option<&StaticServer>, tools: &[PathBuf]) 
             let opts = net_opts(mode, server);
             let before_tmp = tmp_state();
             let before_req = server.map(|s| s.count());
+            let fetched = |s: &StaticServer| tarball_requests(s).len();
+            let before_tgz = server.map(fetched);
             let r = sh(mode, user, &t.work, &t.work, &opts, &env, &w.script);
             let what = what(w.name, user, mode, want.is_none());
             record(w.name, user, mode, r.secs);
@@ -569,8 +571,11 @@ fn run_workload(w: &Workload, server: Option<&StaticServer>, tools: &[PathBuf]) 
                 failures.push(format!("{what}: the index saw no request:\n{printed}"));
             }
             if let Some(again) = w.again {
-                let fetched = |s: &StaticServer| tarball_requests(s).len();
                 let before = server.map(fetched);
+                // The count works: the first call fetched its tarball.
+                if before == before_tgz {
+                    failures.push(format!("{what}: the first call fetched no tarball"));
+                }
                 let r2 = sh(mode, user, &t.work, &t.work, &opts, &env, again);
                 printed.push_str(&format!(
                     "-- again\n{}exit={:?}\n",
