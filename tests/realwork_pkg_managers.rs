@@ -20,8 +20,9 @@
 //! lacks, and `GOPROXY=off` or `GOPRIVATE` (the host's store read); an
 //! attack writes the host's store through every name the command has.
 //!
-//! pnpm, yarn 1 and uv are installed at pinned versions by
-//! `scripts/test.sh` in `target/pkgtools` (or `DCJAIL_TEST_PKGTOOLS`).
+//! pnpm (12, and 10 and 11 beside it), yarn 1 and uv are installed at
+//! pinned versions by `scripts/test.sh` in `target/pkgtools` (or
+//! `DCJAIL_TEST_PKGTOOLS`).
 
 #[path = "support/pkg_index.rs"]
 mod pkg_index;
@@ -39,6 +40,10 @@ use std::process::{Command, Stdio};
 
 /// The versions `scripts/test.sh` installs.
 const PNPM: &str = "12.23.0";
+/// pnpm 10 (which reads its store from `PNPM_HOME` only) and pnpm 11 (its
+/// standalone build: pnpm 11 needs a newer node than Debian's).
+const PNPM10: &str = "10.34.9";
+const PNPM11: &str = "11.28.6";
 const YARN: &str = "1.22.22";
 const UV: &str = "0.13.9";
 
@@ -54,9 +59,7 @@ fn setup<T>(f: impl FnOnce() -> T) -> T {
 /// The directories holding pnpm, yarn and uv, checked to run at the pinned
 /// versions: a missing one fails the test.
 fn tool_dirs() -> Vec<PathBuf> {
-    let root = std::env::var_os("DCJAIL_TEST_PKGTOOLS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/pkgtools"));
+    let root = pkgtools();
     let dirs = vec![root.join("node_modules/.bin"), root.join("uv/bin")];
     for (tool, want, dir) in [
         ("pnpm", PNPM, &dirs[0]),
@@ -107,6 +110,38 @@ fn tool_dirs() -> Vec<PathBuf> {
     dirs
 }
 
+fn pkgtools() -> PathBuf {
+    std::env::var_os("DCJAIL_TEST_PKGTOOLS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/pkgtools"))
+}
+
+/// `tool_dirs` with the directory of pnpm `version` (in its own prefix,
+/// `pnpm<major>`, but for `PNPM`) first on PATH, checked to run at that
+/// version.
+fn tool_dirs_with_pnpm(version: &str) -> Vec<PathBuf> {
+    if version == PNPM {
+        return tool_dirs();
+    }
+    let major = version.split('.').next().unwrap_or(version);
+    let dir = pkgtools().join(format!("pnpm{major}/node_modules/.bin"));
+    let got = Command::new(dir.join("pnpm"))
+        .arg("--version")
+        .stdin(Stdio::null())
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    assert_eq!(
+        got,
+        version,
+        "pnpm {version} is not in {}: scripts/test.sh installs it",
+        dir.display()
+    );
+    let mut dirs = vec![dir];
+    dirs.extend(tool_dirs());
+    dirs
+}
+
 /// A difference the test expects under a backend, with its cause: the line
 /// (a prefix) in the jailed output, and what the run without dcjail prints
 /// in its place (`None`: nothing). Each is required where its condition
@@ -148,11 +183,16 @@ struct Workload<'a> {
     /// Fills the home's own caches before each run (run as the user,
     /// without dcjail, once the tree is the user's).
     warm: Option<&'a Warm<'a>>,
-    /// Variables the caller sets (the command inherits them).
+    /// Variables the caller sets (the command inherits them); `{home}` in a
+    /// value is the run's home directory.
     vars: &'a [(&'a str, String)],
     /// Directories of the home a jailed run must leave byte for byte as
     /// they were (`tree_state`): the host's stores it reads.
     kept: &'a [&'a str],
+    /// A second call right after the first, in the same mode, with what
+    /// the first left (the project reset by the script itself): it must
+    /// fetch no tarball from the index (its tool's store already has it).
+    again: Option<&'a str>,
 }
 
 /// Fills a home's caches before a run: the tree, its user, the run's
@@ -305,7 +345,8 @@ fn uid(user: User) -> u32 {
 /// Replaces the variable parts: durations (`14ms`, `1.05s.`), pip's wheel
 /// size and hash (the built extension holds its random build directory),
 /// and each cache's path (the host's default and dcjail's own alike) with
-/// `<cache:SUB>`; drops pnpm's `Progress:` lines.
+/// `<cache:SUB>`; drops pnpm's `Progress:` lines but the last (`…, done`:
+/// what was reused and what downloaded).
 fn normalize(s: &str, home: &Path) -> String {
     let home = home.display().to_string();
     // go test separates its words with tabs.
@@ -325,14 +366,14 @@ fn normalize(s: &str, home: &Path) -> String {
         (format!("{home}/.cache/uv"), "uv"),
         (format!("{home}/.cache/yarn"), "yarn"),
         ("/usr/local/share/.cache/yarn".to_string(), "yarn"),
-        (format!("{home}/.local/share/pnpm/store"), "pnpm-store"),
+        (format!("{home}/.local/share/pnpm"), "pnpm-home"),
         (format!("{home}/.cache/pnpm"), "pnpm"),
     ] {
         s = s.replace(&host, &format!("<cache:{sub}>"));
     }
     let mut out = String::new();
     for line in s.lines() {
-        if line.starts_with("Progress: resolved") {
+        if line.starts_with("Progress: resolved") && !line.ends_with(", done") {
             continue;
         }
         let words: Vec<String> = line
@@ -423,7 +464,7 @@ fn prepare(w: &Workload, t: &Tree, user: User, path: &str) -> Env {
         t.home.join(".cache").display().to_string(),
     );
     for (k, v) in w.vars {
-        env.set(k, v.clone());
+        env.set(k, v.replace("{home}", &t.home.display().to_string()));
     }
     git(&t.work, &env, &["init", "-q", "-b", "main"]);
     git(&t.work, &env, &["add", "-A"]);
@@ -520,14 +561,35 @@ fn run_workload(w: &Workload, server: Option<&StaticServer>, tools: &[PathBuf]) 
             let opts = net_opts(mode, server);
             let before_tmp = tmp_state();
             let before_req = server.map(|s| s.count());
+            let fetched = |s: &StaticServer| tarball_requests(s).len();
+            let before_tgz = server.map(fetched);
             let r = sh(mode, user, &t.work, &t.work, &opts, &env, &w.script);
-            let tmp = tmp_left(&before_tmp, uid(user));
             let what = what(w.name, user, mode, want.is_none());
             record(w.name, user, mode, r.secs);
             let mut printed = format!("{}exit={:?}\n", normalize(&r.all(), &t.home), r.code);
             if server.map(|s| s.count()) == before_req && before_req.is_some() {
                 failures.push(format!("{what}: the index saw no request:\n{printed}"));
             }
+            if let Some(again) = w.again {
+                let before = server.map(fetched);
+                // The count works: the first call fetched its tarball.
+                if before == before_tgz {
+                    failures.push(format!("{what}: the first call fetched no tarball"));
+                }
+                let r2 = sh(mode, user, &t.work, &t.work, &opts, &env, again);
+                printed.push_str(&format!(
+                    "-- again\n{}exit={:?}\n",
+                    normalize(&r2.all(), &t.home),
+                    r2.code
+                ));
+                if server.map(fetched) != before {
+                    failures.push(format!(
+                        "{what}: the second call fetched a tarball again: {:?}",
+                        server.map(tarball_requests)
+                    ));
+                }
+            }
+            let tmp = tmp_left(&before_tmp, uid(user));
             if let Mode::Jail(b) = mode {
                 for (d, before) in w.kept.iter().zip(&kept_before) {
                     if let Some(d) = diff(
@@ -576,6 +638,17 @@ fn run_workload(w: &Workload, server: Option<&StaticServer>, tools: &[PathBuf]) 
     }
     print_timings(w.name);
     failures
+}
+
+/// The tarball downloads the index saw (request lines naming a `.tgz`).
+fn tarball_requests(s: &StaticServer) -> Vec<String> {
+    s.requests
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|l| l.contains(".tgz "))
+        .cloned()
+        .collect()
 }
 
 fn compare(what: &str, want: &Outcome, got: &Outcome) -> Vec<String> {
@@ -665,6 +738,7 @@ fn pip_builds_a_local_sdist_with_a_c_extension_as_root_with_an_existing_cache() 
             warm: None,
             vars: &[],
             kept: &[],
+            again: None,
         },
         Some(&server),
         &tools,
@@ -717,6 +791,7 @@ fn uv_sync_from_a_loopback_index_as_without_dcjail() {
             warm: None,
             vars: &[],
             kept: &[],
+            again: None,
         },
         Some(&server),
         &tools,
@@ -739,16 +814,27 @@ fn node_project(w: &Path, registry: &str) {
     std::fs::write(w.join(".gitignore"), "node_modules/\n").unwrap();
 }
 
-#[test]
-fn pnpm_install_from_a_loopback_registry_keeps_its_store_out_of_the_project() {
-    let (tools, (_reg, server)) = setup(|| (tool_dirs(), npm_registry("pm-pnpm-registry")));
+/// `pnpm install` from the loopback registry with pnpm `version` first on
+/// PATH, then a second call installing again from the store the first one
+/// filled (no tarball fetched: `reused 1, downloaded 0`). `vars`: what the
+/// caller sets.
+fn pnpm_install(version: &str, tag: &str, vars: &[(&str, String)]) {
+    let (tools, (_reg, server)) = setup(|| {
+        (
+            tool_dirs_with_pnpm(version),
+            npm_registry(&format!("pm-pnpm{version}{tag}-registry")),
+        )
+    });
     let url = server.url();
     let project = |w: &Path| node_project(w, &url);
     let script = format!(
-        "{STEP}step pnpm install\nstep pnpm test\nstep pnpm store path\nstep pnpm list\n\
-         step cat pnpm-lock.yaml\n\
+        "{STEP}step pnpm --version\nstep pnpm install\nstep pnpm test\nstep pnpm store path\n\
+         step pnpm list\nstep cat pnpm-lock.yaml\n\
          step stat -c '%h links' node_modules/.pnpm/rwleft@1.0.0/node_modules/rwleft/index.js\n"
     );
+    // The project as committed (no node_modules, no lockfile), installed
+    // again: from the store alone.
+    let again = format!("{STEP}step git clean -fdxq\nstep pnpm install\nstep pnpm store path\n");
     let known = [
         Known {
             when: When::NoCrossLink,
@@ -763,20 +849,98 @@ fn pnpm_install_from_a_loopback_registry_keeps_its_store_out_of_the_project() {
             direct: Some("2 links"),
         },
     ];
+    // pnpm 10 says nothing about linking; where it cannot link into its
+    // home it picks a store inside the project, which the test refuses.
+    let known: &[Known] = if version.starts_with("10.") {
+        &known[1..]
+    } else {
+        &known
+    };
     check(run_workload(
         &Workload {
-            name: "pnpm-install",
+            name: &format!("pnpm{version}-install{tag}"),
             project: &project,
             script,
-            known: &known,
-            cache_sub: &["pnpm-store"],
+            known,
+            cache_sub: &["pnpm-home"],
             warm: None,
-            vars: &[],
-            kept: &[],
+            vars,
+            kept: &[".local/share/pnpm"],
+            again: Some(&again),
         },
         Some(&server),
         &tools,
     ));
+}
+
+#[test]
+fn pnpm_install_from_a_loopback_registry_keeps_its_store_out_of_the_project() {
+    pnpm_install(PNPM, "", &[]);
+}
+
+/// pnpm 10 reads no `pnpm_config_store_dir`: its store is the one in
+/// `PNPM_HOME`, the workspace's own.
+#[test]
+fn pnpm10_install_uses_the_workspaces_own_store_through_pnpm_home() {
+    pnpm_install(PNPM10, "", &[]);
+}
+
+/// The caller's `PNPM_HOME` (as `pnpm setup` leaves it) is the host's
+/// store, read-only in the sandbox: pnpm 10 gets the workspace's own.
+#[test]
+fn pnpm10_install_with_the_callers_pnpm_home_uses_the_workspaces_own_store() {
+    let vars = [("PNPM_HOME", "{home}/.local/share/pnpm".to_string())];
+    pnpm_install(PNPM10, "-caller-home", &vars);
+}
+
+#[test]
+fn pnpm11_install_uses_the_workspaces_own_store() {
+    pnpm_install(PNPM11, "", &[]);
+}
+
+/// `explain` names pnpm's home and store, the workspace's own, also when
+/// the caller has a `PNPM_HOME` of its own (`pnpm setup` sets one).
+#[test]
+fn explain_shows_pnpms_own_home_and_store() {
+    let t = Tree::new("pm-pnpm-explain", User::Invoker);
+    let home = t.home.canonicalize().unwrap();
+    let own_root = home.join(".cache/dcjail");
+    for caller in [None, Some(home.join(".local/share/pnpm"))] {
+        let mut env = t.env();
+        if let Some(h) = &caller {
+            env.set("PNPM_HOME", h.display().to_string());
+        }
+        let mut c = Command::new(bin());
+        env.apply(&mut c);
+        let o = c
+            .args([
+                "explain",
+                "--sandbox-mode",
+                "workspace-write",
+                "--workspace",
+            ])
+            .arg(&t.work)
+            .args(["--", "pnpm", "install"])
+            .current_dir(&t.work)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let v = &v["plan"]["filesystem"]["own_caches"]["variables"];
+        let pnpm_home = v["PNPM_HOME"].as_str().unwrap_or_default();
+        assert!(
+            pnpm_home.starts_with(&own_root.display().to_string())
+                && pnpm_home.ends_with("/pnpm-home"),
+            "caller's PNPM_HOME {caller:?}: {v}"
+        );
+        assert_eq!(
+            v["pnpm_config_store_dir"],
+            serde_json::json!(format!("{pnpm_home}/store")),
+            "{v}"
+        );
+    }
+    assert_eq!(names_in(&own_root).len(), 0, "explain makes nothing");
 }
 
 #[test]
@@ -809,6 +973,7 @@ fn yarn_install_from_a_loopback_registry_keeps_its_cache_out_of_tmp() {
             warm: None,
             vars: &[],
             kept: &[],
+            again: None,
         },
         Some(&server),
         &tools,
@@ -1028,6 +1193,7 @@ fn go_workload(name: &str, case: GoCase) -> Vec<String> {
         },
         vars: &vars,
         kept: if case == GoCase::Cold { &[] } else { &["go"] },
+        again: None,
     };
     run_workload(&w, None, &[])
 }
@@ -1148,6 +1314,7 @@ fn the_hosts_go_store_fed_to_the_command_cannot_be_written_through_any_name() {
         warm: Some(&warm_fn),
         vars: &[],
         kept: &[],
+        again: None,
     };
     let mut failures = Vec::new();
     for user in users() {

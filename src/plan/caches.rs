@@ -67,14 +67,23 @@ pub const VARS: &[Var] = &[
     },
     v("uv", "UV_CACHE_DIR", "uv", ".cache/uv"),
     v("yarn", "YARN_CACHE_FOLDER", "yarn", ".cache/yarn"),
-    // pnpm 11 and later read `pnpm_config_*` (pnpm 10 reads
-    // `npm_config_store_dir`, which npm itself then warns about on every
-    // call, so it is not set). Without it, pnpm finds its home store
-    // read-only and makes one inside the project's `node_modules`.
+    // pnpm's home: pnpm 10 reads no `pnpm_config_*` (and `npm_config_*`
+    // would make npm warn about an unknown setting on every call), but its
+    // default store is `$PNPM_HOME/store`, used when a file of the project
+    // can be hard-linked there; its home store read-only, it would make one
+    // inside the project. The caller's `PNPM_HOME` is replaced too: it is
+    // the host's store and global installs, read-only here. What else pnpm
+    // keeps in its home follows (global packages, `pnpm env`'s node,
+    // pnpm 10's copies of the pnpm a `packageManager` field names); its bin
+    // directory is on no PATH, so `pnpm add -g` refuses.
+    v("pnpm", "PNPM_HOME", "pnpm-home", ".local/share/pnpm"),
+    // pnpm 11 and later read `pnpm_config_*`: their store named outright,
+    // beside pnpm 10's in the same directory (`v10`, `v11`), so a link
+    // that fails makes pnpm copy, never pick a store in the project.
     v(
         "pnpm",
         "pnpm_config_store_dir",
-        "pnpm-store",
+        "pnpm-home/store",
         ".local/share/pnpm/store",
     ),
     v("pnpm", "pnpm_config_cache_dir", "pnpm", ".cache/pnpm"),
@@ -353,6 +362,21 @@ mod tests {
             !named.contains(&"GOPROXY"),
             "no host store: nothing to feed from"
         );
+    }
+
+    #[test]
+    fn pnpm_10_and_11_get_one_home_of_their_own_whatever_the_caller_set() {
+        let p = Private::for_workspace(Path::new("/h"), Path::new("/w")).unwrap();
+        let cold = Go::absent(&p.home);
+        for caller in [false, true] {
+            let e = p.env(|_| true, |_| caller, &cold);
+            let home = p.root.join("pnpm-home");
+            assert_eq!(val(&e, "PNPM_HOME").as_deref(), home.to_str());
+            assert_eq!(
+                val(&e, "pnpm_config_store_dir").as_deref(),
+                home.join("store").to_str()
+            );
+        }
     }
 
     fn go_with(file: &str, vars: &[(&str, &str)], dirs: &[&str]) -> Go {
