@@ -668,7 +668,8 @@ fn adding_a_crate_with_a_warm_host_registry_works_with_the_defaults() {
 /// home's links: truncating a linked `.crate`, writing into and emptying a
 /// linked source directory (through the link, a trailing `/`, `..` and
 /// `/proc/self/root`), renaming inside it, a hard link to a linked file,
-/// a linked git database, a linked config file, and removing the own
+/// the host's git objects the own database borrows (the path its
+/// `alternates` file names), a linked config file, and removing the own
 /// home's registry whole (`cargo clean`-like). Run without dcjail against
 /// the same fed home, it changes `~/.cargo` (the attack works); under each
 /// backend it ran and `~/.cargo` is byte for byte as it was. With
@@ -688,6 +689,8 @@ rm -rf "$src/" 2>/dev/null
 ln "$h/registry/cache/$reg/rwbase-1.0.0.crate" ./linked.crate 2>/dev/null && echo evil > ./linked.crate
 echo evil >> "$h/config.toml" 2>/dev/null
 echo evil > "$h/git/db/repo-1/HEAD" 2>/dev/null
+alt=$(cat "$h/git/db/repo-1/objects/info/alternates" 2>/dev/null)
+[ -n "$alt" ] && echo evil > "$alt/planted" 2>/dev/null
 rm -rf "$h/registry/src/$reg/"* 2>/dev/null
 find -L "$h/registry" -type f -exec sh -c 'true > "$1"' _ {} \; 2>/dev/null
 echo "secret: $(cat "$h/credentials.toml" 2>/dev/null)"
@@ -710,6 +713,7 @@ fn the_users_registry_cannot_be_written_through_the_own_cargo_homes_links() {
                 ("config.toml", "[net]\nretry = 2\n"),
                 ("credentials.toml", "SECRET-TOKEN\n"),
                 ("git/db/repo-1/HEAD", "ref: refs/heads/main\n"),
+                ("git/db/repo-1/objects/info/packs", "\n"),
             ] {
                 std::fs::create_dir_all(host.join(p).parent().unwrap()).unwrap();
                 std::fs::write(host.join(p), body).unwrap();
@@ -777,6 +781,154 @@ fn the_users_registry_cannot_be_written_through_the_own_cargo_homes_links() {
                     }
                     if leaked {
                         failures.push(format!("{what}: deny_read leaked through the link"));
+                    }
+                }
+            }
+        }
+    }
+    check(failures);
+}
+
+/// A git repository `gdep` at its first commit and a crate `gq` depending
+/// on it through a `file://` URL, committed with its lock file after a
+/// build without dcjail (which fills `~/.cargo/git`); then `gdep` gets a
+/// second commit, which only `cargo update -p gdep` picks up.
+fn git_dep_project(t: &Tree, user: User, env: &Env) -> PathBuf {
+    let dep = t.work.join("gdep");
+    std::fs::create_dir_all(dep.join("src")).unwrap();
+    std::fs::write(
+        dep.join("Cargo.toml"),
+        "[package]\nname = \"gdep\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    std::fs::write(dep.join("src/lib.rs"), "pub const G: u32 = 1;\n").unwrap();
+    git(&dep, env, &["init", "-q", "-b", "main"]);
+    git(&dep, env, &["add", "-A"]);
+    git(&dep, env, &["commit", "-qm", "one"]);
+    let dir = t.work.join("gq");
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"gq\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+             [dependencies]\ngdep = {{ git = \"file://{}\" }}\n",
+            dep.display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("src/main.rs"),
+        "fn main() {\n    println!(\"{}\", gdep::G);\n}\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join(".gitignore"), "/target\n").unwrap();
+    git(&dir, env, &["init", "-q", "-b", "main"]);
+    git(&dir, env, &["add", "-A"]);
+    git(&dir, env, &["commit", "-qm", "crate"]);
+    give(user, &t.root);
+    let warm = sh(
+        Mode::Direct,
+        user,
+        &dir,
+        &dir,
+        &[],
+        env,
+        "cargo build -q && git add Cargo.lock && git commit -qm lock && git clean -qfdx",
+    );
+    assert_eq!(warm.code, Some(0), "warming ~/.cargo/git:\n{}", warm.all());
+    assert!(host_cargo(t).join("git/db").is_dir());
+    std::fs::write(dep.join("src/lib.rs"), "pub const G: u32 = 2;\n").unwrap();
+    git(&dep, env, &["commit", "-qam", "two"]);
+    give(user, &t.root);
+    dir
+}
+
+const GIT_DEP: &str = "\
+step cargo build --offline
+step cargo run -q --offline
+step cargo update -p gdep
+step cargo run -q
+step git status --porcelain
+step git diff
+";
+
+/// A git dependency the user's `~/.cargo/git` holds builds offline at its
+/// locked revision as without dcjail, under each backend. `cargo update -p`
+/// moving it to a new revision (fetched into the workspace home's own
+/// database, which borrows the user's objects) then prints and locks what
+/// it does without dcjail under landlock; under bwrap cargo's checkout of
+/// the new revision fails, because no `.git` can be made in a writable root
+/// there (docs/filesystem.md), the workspace's cache included. `~/.cargo`
+/// is left byte for byte as it was.
+#[test]
+fn a_git_dependency_builds_offline_and_updates_with_the_defaults() {
+    let mut failures = Vec::new();
+    for user in cargo_users() {
+        let tc = toolchain_for(user);
+        let t = Tree::new("cargo-git", user);
+        let mut want: Option<(String, String)> = None;
+        for mode in modes() {
+            t.reset(user);
+            let env = cargo_env(&t, &tc);
+            let dir = git_dep_project(&t, user, &env);
+            let home_before = tree_state(&host_cargo(&t));
+            let r = sh(
+                mode,
+                user,
+                &dir,
+                &dir,
+                &[],
+                &env,
+                &format!("{STEP}{GIT_DEP}"),
+            );
+            let what = what("cargo-git", user, mode, want.is_none());
+            let printed = format!(
+                "{}exit={:?}\n",
+                normalize_cargo(&r.all().replace(&t.home.display().to_string(), "~")),
+                r.code
+            );
+            println!("{what}:\n{printed}");
+            let state = repo_state_skipping(&dir, &env, &["target"]);
+            if let Mode::Jail(_) = mode {
+                if let Some(d) = diff(
+                    &format!("{what}: ~/.cargo, every file's mode, size, time and bytes"),
+                    &home_before,
+                    &tree_state(&host_cargo(&t)),
+                ) {
+                    failures.push(d);
+                }
+            }
+            match &want {
+                None => {
+                    if !printed.contains("== cargo run -q --offline\n1\nrc=0\n")
+                        || !printed.contains("== cargo run -q\n2\nrc=0\n")
+                    {
+                        failures.push(format!("{what}: the control failed, the test is broken"));
+                    }
+                    want = Some((printed, state));
+                }
+                Some((p, _)) if mode == Mode::Jail(Backend::Bwrap) => {
+                    let cut = |s: &str| s[..s.find("== cargo update").unwrap_or(0)].to_string();
+                    if let Some(d) = diff(
+                        &format!("{what}: what it printed before cargo update"),
+                        &cut(p),
+                        &cut(&printed),
+                    ) {
+                        failures.push(d);
+                    }
+                    let refused = printed.contains("/.git': Read-only file system")
+                        && printed.contains("== cargo run -q\n1\nrc=0\n");
+                    if !refused {
+                        failures.push(format!("{what}: not the failure docs/filesystem.md names"));
+                    }
+                }
+                Some((p, st)) => {
+                    if let Some(d) = diff(&format!("{what}: what it printed"), p, &printed) {
+                        failures.push(d);
+                    }
+                    if let Some(d) = diff(&format!("{what}: the repository afterwards"), st, &state)
+                    {
+                        failures.push(d);
                     }
                 }
             }

@@ -5,7 +5,7 @@
 //!
 //! What it makes, from the host's home into the own one:
 //! - `registry/cache/<reg>/<crate>.crate`, `registry/src/<reg>/<crate-dir>`,
-//!   `git/db/<repo>`, `git/checkouts/<repo>/<rev>` and the config files
+//!   `git/checkouts/<repo>/<rev>` and the config files
 //!   (`config.toml`, `config`, `credentials.toml`, `credentials`):
 //!   symlinks to the host's. cargo only reads those (a `.crate`, a source
 //!   tree with its `.cargo-ok`, a git database holding the locked
@@ -20,6 +20,13 @@
 //!   older one (by modification time: a copy carries the host file's; one
 //!   cargo rewrote in the sandbox is newer, and stays). A file the plan
 //!   makes unreadable is linked instead, never copied.
+//! - `git/db/<repo>`: a bare repository of its own whose
+//!   `objects/info/alternates` names the host's database's objects, so a
+//!   locked revision the host holds is found (offline too), and a fetch of
+//!   a new one writes its pack into the own repository (measured: through
+//!   a link to the host's, `cargo update -p` of a git dependency fails
+//!   after three tries, `failed to create temporary file
+//!   '…/objects/pack/pack_git2_…': Read-only file system`).
 //!
 //! Never hard links (a hard link is a writable name of the host's inode).
 //! The own home is writable by the command, so everything there is made
@@ -180,8 +187,14 @@ fn feed_all(own: &Dir, host: &Host) {
     let git = host.base.join("git");
     if git.is_dir() {
         if let Ok(g) = sub(own, "git") {
-            if let Ok(db) = sub(&g, "db") {
-                link_all(&db, &git.join("db"));
+            if let (Ok(repos), Ok(db)) = (std::fs::read_dir(git.join("db")), sub(&g, "db")) {
+                for r in repos.flatten() {
+                    if r.file_type().is_ok_and(|t| t.is_dir()) {
+                        if let Ok(d) = sub(&db, r.file_name()) {
+                            let _ = git_db(&d, &r.path());
+                        }
+                    }
+                }
             }
             if let (Ok(repos), Ok(co)) = (
                 std::fs::read_dir(git.join("checkouts")),
@@ -203,6 +216,39 @@ fn feed_all(own: &Dir, host: &Host) {
             let _ = link(own, OsStr::new(f), &p);
         }
     }
+}
+
+/// A bare repository of the own home's in `d` that borrows the objects of
+/// the host's database `host` (git's `objects/info/alternates`): cargo
+/// finds the revisions the host holds in it, offline too, and a fetch of a
+/// new one writes into the own repository, never the host's. Made once;
+/// from then on it is cargo's.
+fn git_db(d: &Dir, host: &Path) -> std::io::Result<()> {
+    if stat_at(d, OsStr::new("HEAD")).is_some() {
+        return Ok(());
+    }
+    let objects = host.join("objects");
+    let mut alt = objects.into_os_string().into_vec();
+    if alt.contains(&b'\n') {
+        return Err(std::io::ErrorKind::InvalidInput.into());
+    }
+    alt.push(b'\n');
+    let o = sub(d, "objects")?;
+    sub(&o, "pack")?;
+    let info = sub(&o, "info")?;
+    write_in(&info, OsStr::new("alternates"), &alt, None)?;
+    let refs = sub(d, "refs")?;
+    sub(&refs, "heads")?;
+    sub(&refs, "tags")?;
+    write_in(
+        d,
+        OsStr::new("config"),
+        b"[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n",
+        None,
+    )?;
+    // Last: a directory without HEAD is no repository (cargo makes a new
+    // one there), so a feeding cut short leaves nothing half made.
+    write_in(d, OsStr::new("HEAD"), b"ref: refs/heads/master\n", None)
 }
 
 /// The directory `name` in `at`, made (0755, as cargo makes its own) if
@@ -506,13 +552,19 @@ mod tests {
         for p in [
             "registry/cache/reg-1/a-1.0.0.crate",
             "registry/src/reg-1/a-1.0.0",
-            "git/db/repo-1",
             "git/checkouts/repo-1/abc",
             "config.toml",
         ] {
             let l = std::fs::read_link(own.join(p)).unwrap_or_else(|e| panic!("{p}: {e}"));
             assert_eq!(l, host.join(p));
         }
+        assert_eq!(
+            std::fs::read(own.join("git/db/repo-1/objects/info/alternates")).unwrap(),
+            format!("{}\n", host.join("git/db/repo-1/objects").display()).into_bytes()
+        );
+        assert!(std::fs::symlink_metadata(own.join("git/db/repo-1/HEAD"))
+            .unwrap()
+            .is_file());
         let idx = own.join("registry/index/reg-1/.cache/1/a");
         let m = std::fs::symlink_metadata(&idx).unwrap();
         assert!(m.file_type().is_file());
