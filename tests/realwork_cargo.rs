@@ -629,6 +629,40 @@ fn adding_a_crate_with_a_warm_host_registry_works_with_the_defaults() {
                 (Mode::Jail(_), _) if !own.starts_with("home=~/.cache/dcjail/rwnew-") => {
                     failures.push(format!("{what}: not the workspace's own home: {own}"));
                 }
+                (Mode::Jail(_), _) => {
+                    // `explain`, as the same user, names the home the
+                    // command got.
+                    let exe = bin().to_string();
+                    let ws = dir.display().to_string();
+                    let o = run(
+                        Mode::Direct,
+                        user,
+                        &dir,
+                        &dir,
+                        &[],
+                        &env,
+                        &[
+                            &exe,
+                            "explain",
+                            "--sandbox-mode",
+                            "workspace-write",
+                            "--workspace",
+                            &ws,
+                            "--",
+                            "cargo",
+                            "build",
+                        ],
+                    );
+                    let v: serde_json::Value = serde_json::from_str(&o.stdout).unwrap_or_default();
+                    let named = v["plan"]["filesystem"]["own_caches"]["variables"]["CARGO_HOME"]
+                        .as_str()
+                        .map(|h| format!("home={}", h.replace(&home, "~")));
+                    if named.as_deref() != Some(own.as_str()) {
+                        failures.push(format!(
+                            "{what}: explain names {named:?}, the command had {own}"
+                        ));
+                    }
+                }
                 _ => {}
             }
             if let Mode::Jail(_) = mode {
