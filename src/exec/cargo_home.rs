@@ -153,7 +153,7 @@ fn read_stamp(own: &Dir) -> Option<Vec<u8>> {
 }
 
 fn write_stamp(own: &Dir, text: &[u8]) -> std::io::Result<()> {
-    write_in(own, OsStr::new(STAMP), text, None)
+    write_in(own, OsStr::new(STAMP), Data::Bytes(text), None)
 }
 
 fn feed_all(own: &Dir, host: &Host) {
@@ -236,19 +236,24 @@ fn git_db(d: &Dir, host: &Path) -> std::io::Result<()> {
     let o = sub(d, "objects")?;
     sub(&o, "pack")?;
     let info = sub(&o, "info")?;
-    write_in(&info, OsStr::new("alternates"), &alt, None)?;
+    write_in(&info, OsStr::new("alternates"), Data::Bytes(&alt), None)?;
     let refs = sub(d, "refs")?;
     sub(&refs, "heads")?;
     sub(&refs, "tags")?;
     write_in(
         d,
         OsStr::new("config"),
-        b"[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n",
+        Data::Bytes(b"[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n"),
         None,
     )?;
     // Last: a directory without HEAD is no repository (cargo makes a new
     // one there), so a feeding cut short leaves nothing half made.
-    write_in(d, OsStr::new("HEAD"), b"ref: refs/heads/master\n", None)
+    write_in(
+        d,
+        OsStr::new("HEAD"),
+        Data::Bytes(b"ref: refs/heads/master\n"),
+        None,
+    )
 }
 
 /// The directory `name` in `at`, made (0755, as cargo makes its own) if
@@ -429,8 +434,15 @@ const TMP_SUFFIX: &[u8] = b".dcjail-copy";
 /// (never through an existing name), given `src`'s modification time,
 /// then renamed over `name`.
 fn copy_in(d: &Dir, name: &OsStr, src: &Path, m: &std::fs::Metadata) -> std::io::Result<()> {
-    let data = std::fs::read(src)?;
-    write_in(d, name, &data, Some(m))
+    let mut from = std::fs::File::open(src)?;
+    write_in(d, name, Data::File(&mut from), Some(m))
+}
+
+/// What `write_in` writes: bytes, or a file's contents (copied by the
+/// kernel, `copy_file_range`, where it can).
+enum Data<'a> {
+    Bytes(&'a [u8]),
+    File(&'a mut std::fs::File),
 }
 
 /// `data` written into `d` as `name` through a new file, with `m`'s
@@ -438,7 +450,7 @@ fn copy_in(d: &Dir, name: &OsStr, src: &Path, m: &std::fs::Metadata) -> std::io:
 fn write_in(
     d: &Dir,
     name: &OsStr,
-    data: &[u8],
+    data: Data,
     m: Option<&std::fs::Metadata>,
 ) -> std::io::Result<()> {
     use std::io::Write;
@@ -465,7 +477,11 @@ fn write_in(
     }
     // SAFETY: `fd` is ours; the File closes it.
     let mut f = unsafe { std::fs::File::from_raw_fd(fd) };
-    let done = f.write_all(data).and_then(|()| {
+    let wrote = match data {
+        Data::Bytes(b) => f.write_all(b),
+        Data::File(from) => std::io::copy(from, &mut f).map(|_| ()),
+    };
+    let done = wrote.and_then(|()| {
         if let Some(m) = m {
             let ts = [
                 libc::timespec {
