@@ -11,9 +11,11 @@
 //! unpack a `.crate` fails ("failed to unpack package"): that needs a
 //! writable home (in the workspace, or `--allow-write` on the real one).
 //!
-//! Adding a crate the user's warm registry lacks fails in the sandbox (the
-//! download cannot be stored); the workaround docs/filesystem.md gives (a
-//! cargo home of the workspace's own) is run against a registry on loopback.
+//! With the defaults (no `CARGO_HOME` set) cargo's home is the workspace's
+//! own, fed at launch from the user's warm `~/.cargo`: a build of what it
+//! holds works offline, and adding a crate it lacks downloads it from a
+//! registry on loopback, as without dcjail; `~/.cargo` is left byte for
+//! byte, and an attack on it through every name the command has fails.
 
 #[path = "support/realwork.rs"]
 mod realwork;
@@ -532,21 +534,14 @@ step cargo run -q
 step git status --porcelain
 ";
 
-/// The workaround docs/filesystem.md gives: cargo's home of the workspace's
-/// own (where dcjail puts it when the host has no registry) for every
-/// cargo call in that workspace.
-const OWN_CARGO_HOME: &str =
-    "export CARGO_HOME=\"$(dirname \"$GOCACHE\")/cargo\"\nstep cargo fetch\n";
+/// The sandbox's `$CARGO_HOME`, `~/.cargo` and `tree_state` of it, for
+/// the runs of one user.
+fn host_cargo(t: &Tree) -> PathBuf {
+    t.home.join(".cargo")
+}
 
-/// With the user's `~/.cargo/registry` warm (dcjail then leaves
-/// `CARGO_HOME` unset and the registry read-only), a build of what it holds
-/// works offline, and adding a crate it lacks fails in the sandbox where it
-/// works without dcjail: cargo cannot write the `.crate` it downloads. The
-/// workaround docs/filesystem.md names (`CARGO_HOME` of the workspace's own)
-/// then builds it as without dcjail, downloading again what the user's
-/// registry holds; the user's `~/.cargo` is left byte for byte as it was.
-#[test]
-fn adding_a_crate_with_a_warm_host_registry_needs_the_documented_own_cargo_home() {
+/// Serves `MAKE_SPARSE_REGISTRY`'s registry on loopback.
+fn sparse_registry() -> (scratch::Dir, StaticServer) {
     let reg = scratch::Dir::new("cargo-sparse-registry");
     let server = StaticServer::start(&reg.0);
     let o = Command::new("python3")
@@ -556,101 +551,420 @@ fn adding_a_crate_with_a_warm_host_registry_needs_the_documented_own_cargo_home(
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    (reg, server)
+}
+
+/// `rwnew` in `t.work`, with the user's `~/.cargo` warmed (without dcjail,
+/// cargo's default home) with `rwbase` and the lock file committed.
+fn warm_project(t: &Tree, user: User, env: &Env, url: &str) -> PathBuf {
+    let dir = t.work.join("rwnew");
+    sparse_project(&dir, env, url);
+    give(user, &t.root);
+    let warm = sh(
+        Mode::Direct,
+        user,
+        &dir,
+        &dir,
+        &[],
+        env,
+        "cargo build -q && git add Cargo.lock && git commit -qm lock && git clean -qfdx",
+    );
+    assert_eq!(warm.code, Some(0), "warming ~/.cargo:\n{}", warm.all());
+    assert!(host_cargo(t).join("registry/cache").is_dir());
+    dir
+}
+
+fn cargo_env(t: &Tree, tc: &Toolchain) -> Env {
+    let mut env = t.env();
+    env.set("PATH", format!("{}:{SYS_PATH}", tc.bin_dir.display()))
+        .set("CARGO_TERM_COLOR", "never")
+        .set("CARGO_TERM_PROGRESS_WHEN", "never");
+    env
+}
+
+/// With the user's `~/.cargo/registry` warm and no `CARGO_HOME` set, cargo
+/// gets the workspace's own home, fed at launch from the user's: a build of
+/// what the registry holds works offline, and adding a crate it lacks
+/// downloads it, each printing what it prints without dcjail (`$CARGO_HOME`
+/// aside), with the same lock file and files; the user's `~/.cargo` is
+/// left byte for byte as it was (every file's mode, size, time and bytes).
+#[test]
+fn adding_a_crate_with_a_warm_host_registry_works_with_the_defaults() {
+    let (_reg, server) = sparse_registry();
     let mut failures = Vec::new();
     for user in cargo_users() {
         let tc = toolchain_for(user);
         let t = Tree::new("cargo-add", user);
-        let mut want: Option<String> = None;
-        for (mode, workaround) in modes()
-            .into_iter()
-            .flat_map(|m| match m {
-                Mode::Direct => vec![(m, false)],
-                Mode::Jail(_) => vec![(m, false), (m, true)],
-            })
-            .collect::<Vec<_>>()
-        {
+        let mut want: Option<(String, String)> = None;
+        for mode in modes() {
             t.reset(user);
-            let mut env = t.env();
-            env.set("PATH", format!("{}:{SYS_PATH}", tc.bin_dir.display()))
-                .set("CARGO_TERM_COLOR", "never")
-                .set("CARGO_TERM_PROGRESS_WHEN", "never");
-            let dir = t.work.join("rwnew");
-            sparse_project(&dir, &env, &server.url());
+            let env = cargo_env(&t, &tc);
+            let dir = warm_project(&t, user, &env, &server.url());
+            let home_before = tree_state(&host_cargo(&t));
+            let opts = index_net_opts(mode, server.port);
+            let script = format!(
+                "{STEP}echo \"home=${{CARGO_HOME:-default}}\"\n{ADD_A_CRATE}step cat Cargo.lock\n"
+            );
+            let r = sh(mode, user, &dir, &dir, &opts, &env, &script);
+            let what = what("cargo-add", user, mode, want.is_none());
+            let home = t.home.display().to_string();
+            let printed = format!(
+                "{}exit={:?}\n",
+                normalize_cargo(&r.all().replace(&home, "~")),
+                r.code
+            );
+            println!("{what}:\n{printed}");
+            // The home cargo used is the only line that differs.
+            let own = printed
+                .lines()
+                .find(|l| l.starts_with("home="))
+                .unwrap_or("")
+                .to_string();
+            let printed = printed.replacen(&own, "home=…", 1);
+            let state = repo_state_skipping(&dir, &env, &["target"]);
+            match (mode, &want) {
+                (Mode::Direct, _) if own != "home=default" => {
+                    failures.push(format!("{what}: CARGO_HOME set without dcjail: {own}"));
+                }
+                (Mode::Jail(_), _) if !own.starts_with("home=~/.cache/dcjail/rwnew-") => {
+                    failures.push(format!("{what}: not the workspace's own home: {own}"));
+                }
+                (Mode::Jail(_), _) => {
+                    // `explain`, as the same user, names the home the
+                    // command got.
+                    let exe = bin().to_string();
+                    let ws = dir.display().to_string();
+                    let o = run(
+                        Mode::Direct,
+                        user,
+                        &dir,
+                        &dir,
+                        &[],
+                        &env,
+                        &[
+                            &exe,
+                            "explain",
+                            "--sandbox-mode",
+                            "workspace-write",
+                            "--workspace",
+                            &ws,
+                            "--",
+                            "cargo",
+                            "build",
+                        ],
+                    );
+                    let v: serde_json::Value = serde_json::from_str(&o.stdout).unwrap_or_default();
+                    let named = v["plan"]["filesystem"]["own_caches"]["variables"]["CARGO_HOME"]
+                        .as_str()
+                        .map(|h| format!("home={}", h.replace(&home, "~")));
+                    if named.as_deref() != Some(own.as_str()) {
+                        failures.push(format!(
+                            "{what}: explain names {named:?}, the command had {own}"
+                        ));
+                    }
+                }
+                _ => {}
+            }
+            if let Mode::Jail(_) = mode {
+                if let Some(d) = diff(
+                    &format!("{what}: ~/.cargo, every file's mode, size, time and bytes"),
+                    &home_before,
+                    &tree_state(&host_cargo(&t)),
+                ) {
+                    failures.push(d);
+                }
+            }
+            match &want {
+                None => {
+                    if !printed.contains("== cargo run -q\n42\nrc=0\n")
+                        || !printed.contains("Downloaded rwadd v1.0.0")
+                    {
+                        failures.push(format!("{what}: the control failed, the test is broken"));
+                    }
+                    want = Some((printed, state));
+                }
+                Some((p, st)) => {
+                    if let Some(d) = diff(&format!("{what}: what it printed"), p, &printed) {
+                        failures.push(d);
+                    }
+                    if let Some(d) = diff(&format!("{what}: the repository afterwards"), st, &state)
+                    {
+                        failures.push(d);
+                    }
+                }
+            }
+        }
+    }
+    check(failures);
+}
+
+/// Every way the command has to write the user's registry through the own
+/// home's links: truncating a linked `.crate`, writing into and emptying a
+/// linked source directory (through the link, a trailing `/`, `..` and
+/// `/proc/self/root`), renaming inside it, a hard link to a linked file,
+/// the host's git objects the own database borrows (the path its
+/// `alternates` file names), a linked config file, and removing the own
+/// home's registry whole (`cargo clean`-like). Run without dcjail against
+/// the same fed home, it changes `~/.cargo` (the attack works); under each
+/// backend it ran and `~/.cargo` is byte for byte as it was. With
+/// `deny_read` of `~/.cargo/credentials.toml`, the linked credentials stay
+/// unreadable too.
+const ATTACK: &str = r#"
+set +e
+h="$CARGO_HOME"
+reg=$(ls "$h/registry/src" | head -n 1)
+src="$h/registry/src/$reg/rwbase-1.0.0"
+true > "$h/registry/cache/$reg/rwbase-1.0.0.crate" 2>/dev/null
+echo evil >> "$src/src/lib.rs" 2>/dev/null
+echo evil > "$src/../rwbase-1.0.0/Cargo.toml" 2>/dev/null
+echo evil > "/proc/self/root$src/.cargo-ok" 2>/dev/null
+mv "$src/src" "$src/moved" 2>/dev/null
+rm -rf "$src/" 2>/dev/null
+ln "$h/registry/cache/$reg/rwbase-1.0.0.crate" ./linked.crate 2>/dev/null && echo evil > ./linked.crate
+echo evil >> "$h/config.toml" 2>/dev/null
+echo evil > "$h/git/db/repo-1/HEAD" 2>/dev/null
+alt=$(cat "$h/git/db/repo-1/objects/info/alternates" 2>/dev/null)
+[ -n "$alt" ] && echo evil > "$alt/planted" 2>/dev/null
+rm -rf "$h/registry/src/$reg/"* 2>/dev/null
+find -L "$h/registry" -type f -exec sh -c 'true > "$1"' _ {} \; 2>/dev/null
+echo "secret: $(cat "$h/credentials.toml" 2>/dev/null)"
+echo ATTACK-RAN
+"#;
+
+#[test]
+fn the_users_registry_cannot_be_written_through_the_own_cargo_homes_links() {
+    let (_reg, server) = sparse_registry();
+    let mut failures = Vec::new();
+    for user in cargo_users() {
+        let tc = toolchain_for(user);
+        let t = Tree::new("cargo-attack", user);
+        for mode in modes() {
+            t.reset(user);
+            let env = cargo_env(&t, &tc);
+            let dir = warm_project(&t, user, &env, &server.url());
+            let host = host_cargo(&t);
+            for (p, body) in [
+                ("config.toml", "[net]\nretry = 2\n"),
+                ("credentials.toml", "SECRET-TOKEN\n"),
+                ("git/db/repo-1/HEAD", "ref: refs/heads/main\n"),
+                ("git/db/repo-1/objects/info/packs", "\n"),
+            ] {
+                std::fs::create_dir_all(host.join(p).parent().unwrap()).unwrap();
+                std::fs::write(host.join(p), body).unwrap();
+            }
             give(user, &t.root);
-            // The user's registry, warm with `rwbase` (cargo's default home).
-            let warm = sh(
-                Mode::Direct,
+            let before = tree_state(&host);
+            let what = what("cargo-attack", user, mode, false);
+            let backend = match mode {
+                Mode::Jail(b) => b,
+                Mode::Direct => backends()[0],
+            };
+            let policy = policy_with(
+                backend,
+                "cargo-creds",
+                "[permission]\noutcome = \"allow\"\napproval = \"granted\"\n\
+                 [sandbox]\nmode = \"workspace-write\"\n",
+                "deny_read = [\"~/.cargo/credentials.toml\"]\n",
+            );
+            let opts = vec!["--policy".to_string(), policy.display().to_string()];
+            let r = match mode {
+                Mode::Jail(_) => sh(mode, user, &dir, &dir, &opts, &env, ATTACK),
+                Mode::Direct => {
+                    // The same names without dcjail: the home a jailed call
+                    // fed, used as it is.
+                    let fed = sh(
+                        Mode::Jail(backend),
+                        user,
+                        &dir,
+                        &dir,
+                        &opts,
+                        &env,
+                        "printf %s \"$CARGO_HOME\"",
+                    );
+                    let mut env = env.clone();
+                    env.set("CARGO_HOME", fed.stdout.clone());
+                    if !fed.stdout.contains("/.cache/dcjail/") {
+                        failures.push(format!("{what}: no own home was fed: {}", fed.all()));
+                    }
+                    sh(mode, user, &dir, &dir, &[], &env, ATTACK)
+                }
+            };
+            if !r.stdout.contains("ATTACK-RAN") {
+                failures.push(format!("{what}: the attack did not run: {}", r.all()));
+                continue;
+            }
+            let after = tree_state(&host);
+            let leaked = r.stdout.contains("SECRET-TOKEN");
+            match mode {
+                Mode::Direct => {
+                    if after == before || !leaked {
+                        failures.push(format!(
+                            "{what}: without dcjail the attack left ~/.cargo as it was or \
+                             could not read the credentials: the test is broken:\n{}",
+                            r.all()
+                        ));
+                    }
+                }
+                Mode::Jail(_) => {
+                    if let Some(d) = diff(
+                        &format!("{what}: ~/.cargo after the attack"),
+                        &before,
+                        &after,
+                    ) {
+                        failures.push(d);
+                    }
+                    if leaked {
+                        failures.push(format!("{what}: deny_read leaked through the link"));
+                    }
+                }
+            }
+        }
+    }
+    check(failures);
+}
+
+/// A git repository `gdep` at its first commit and a crate `gq` depending
+/// on it through a `file://` URL, committed with its lock file after a
+/// build without dcjail (which fills `~/.cargo/git`); then `gdep` gets a
+/// second commit, which only `cargo update -p gdep` picks up.
+fn git_dep_project(t: &Tree, user: User, env: &Env) -> PathBuf {
+    let dep = t.work.join("gdep");
+    std::fs::create_dir_all(dep.join("src")).unwrap();
+    std::fs::write(
+        dep.join("Cargo.toml"),
+        "[package]\nname = \"gdep\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    std::fs::write(dep.join("src/lib.rs"), "pub const G: u32 = 1;\n").unwrap();
+    git(&dep, env, &["init", "-q", "-b", "main"]);
+    git(&dep, env, &["add", "-A"]);
+    git(&dep, env, &["commit", "-qm", "one"]);
+    let dir = t.work.join("gq");
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"gq\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+             [dependencies]\ngdep = {{ git = \"file://{}\" }}\n",
+            dep.display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("src/main.rs"),
+        "fn main() {\n    println!(\"{}\", gdep::G);\n}\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join(".gitignore"), "/target\n").unwrap();
+    git(&dir, env, &["init", "-q", "-b", "main"]);
+    git(&dir, env, &["add", "-A"]);
+    git(&dir, env, &["commit", "-qm", "crate"]);
+    give(user, &t.root);
+    let warm = sh(
+        Mode::Direct,
+        user,
+        &dir,
+        &dir,
+        &[],
+        env,
+        "cargo build -q && git add Cargo.lock && git commit -qm lock && git clean -qfdx",
+    );
+    assert_eq!(warm.code, Some(0), "warming ~/.cargo/git:\n{}", warm.all());
+    assert!(host_cargo(t).join("git/db").is_dir());
+    std::fs::write(dep.join("src/lib.rs"), "pub const G: u32 = 2;\n").unwrap();
+    git(&dep, env, &["commit", "-qam", "two"]);
+    give(user, &t.root);
+    dir
+}
+
+const GIT_DEP: &str = "\
+step cargo build --offline
+step cargo run -q --offline
+step cargo update -p gdep
+step cargo run -q
+step git status --porcelain
+step git diff
+";
+
+/// A git dependency the user's `~/.cargo/git` holds builds offline at its
+/// locked revision as without dcjail, under each backend. `cargo update -p`
+/// moving it to a new revision (fetched into the workspace home's own
+/// database, which borrows the user's objects) then prints and locks what
+/// it does without dcjail under landlock; under bwrap cargo's checkout of
+/// the new revision fails, because no `.git` can be made in a writable root
+/// there (docs/filesystem.md), the workspace's cache included. `~/.cargo`
+/// is left byte for byte as it was.
+#[test]
+fn a_git_dependency_builds_offline_and_updates_with_the_defaults() {
+    let mut failures = Vec::new();
+    for user in cargo_users() {
+        let tc = toolchain_for(user);
+        let t = Tree::new("cargo-git", user);
+        let mut want: Option<(String, String)> = None;
+        for mode in modes() {
+            t.reset(user);
+            let env = cargo_env(&t, &tc);
+            let dir = git_dep_project(&t, user, &env);
+            let home_before = tree_state(&host_cargo(&t));
+            let r = sh(
+                mode,
                 user,
                 &dir,
                 &dir,
                 &[],
                 &env,
-                "cargo build -q && git add Cargo.lock && git commit -qm lock && git clean -qfdx",
+                &format!("{STEP}{GIT_DEP}"),
             );
-            assert_eq!(warm.code, Some(0), "warming ~/.cargo:\n{}", warm.all());
-            assert!(t.home.join(".cargo/registry/cache").is_dir());
-            let home_before = tree_state(&t.home.join(".cargo"));
-            let opts = index_net_opts(mode, server.port);
-            let script = if workaround {
-                format!("{STEP}{OWN_CARGO_HOME}{ADD_A_CRATE}")
-            } else {
-                format!("{STEP}{ADD_A_CRATE}")
-            };
-            let r = sh(mode, user, &dir, &dir, &opts, &env, &script);
-            let what = format!(
-                "{} as {} under {}",
-                if workaround {
-                    "adding a crate with the workspace's own CARGO_HOME"
-                } else {
-                    "adding a crate"
-                },
-                user.label(),
-                mode.label()
-            );
+            let what = what("cargo-git", user, mode, want.is_none());
             let printed = format!(
                 "{}exit={:?}\n",
                 normalize_cargo(&r.all().replace(&t.home.display().to_string(), "~")),
                 r.code
             );
             println!("{what}:\n{printed}");
-            let Mode::Jail(_) = mode else {
-                if !printed.contains("== cargo run -q\n42\nrc=0\n") {
-                    failures.push(format!("{what}: the control failed, the test is broken"));
+            let state = repo_state_skipping(&dir, &env, &["target"]);
+            if let Mode::Jail(_) = mode {
+                if let Some(d) = diff(
+                    &format!("{what}: ~/.cargo, every file's mode, size, time and bytes"),
+                    &home_before,
+                    &tree_state(&host_cargo(&t)),
+                ) {
+                    failures.push(d);
                 }
-                want.get_or_insert(printed);
-                continue;
-            };
-            if let Some(d) = diff(
-                &format!("{what}: ~/.cargo, every file's mode, size, time and bytes"),
-                &home_before,
-                &tree_state(&t.home.join(".cargo")),
-            ) {
-                failures.push(d);
             }
-            if !workaround {
-                // What the user's registry holds builds offline; the new
-                // crate's download cannot be stored.
-                let fails = printed.lines().find(|l| l.starts_with("rc=")) == Some("rc=0")
-                    && printed.contains("  failed to open `~/.cargo/registry/cache/")
-                    && printed.contains("/rwadd-1.0.0.crate`");
-                if !fails {
-                    failures.push(format!("{what}: not the failure docs/filesystem.md names"));
+            match &want {
+                None => {
+                    if !printed.contains("== cargo run -q --offline\n1\nrc=0\n")
+                        || !printed.contains("== cargo run -q\n2\nrc=0\n")
+                    {
+                        failures.push(format!("{what}: the control failed, the test is broken"));
+                    }
+                    want = Some((printed, state));
                 }
-                continue;
-            }
-            // A cold home of its own: `cargo fetch` downloads again what
-            // the user's registry holds; from there on, as without dcjail.
-            if !printed.contains("  Downloaded rwbase v1.0.0 (registry `rw`)\n") {
-                failures.push(format!("{what}: rwbase was not downloaded again"));
-            }
-            let want = want.as_deref().unwrap_or("");
-            let cut = |s: &str| s[s.find("== cargo build --offline\n").unwrap_or(0)..].to_string();
-            if let Some(d) = diff(
-                &format!("{what}: what it printed after cargo fetch"),
-                &cut(want),
-                &cut(&printed),
-            ) {
-                failures.push(d);
+                Some((p, _)) if mode == Mode::Jail(Backend::Bwrap) => {
+                    let cut = |s: &str| s[..s.find("== cargo update").unwrap_or(0)].to_string();
+                    if let Some(d) = diff(
+                        &format!("{what}: what it printed before cargo update"),
+                        &cut(p),
+                        &cut(&printed),
+                    ) {
+                        failures.push(d);
+                    }
+                    let refused = printed.contains("/.git': Read-only file system")
+                        && printed.contains("== cargo run -q\n1\nrc=0\n");
+                    if !refused {
+                        failures.push(format!("{what}: not the failure docs/filesystem.md names"));
+                    }
+                }
+                Some((p, st)) => {
+                    if let Some(d) = diff(&format!("{what}: what it printed"), p, &printed) {
+                        failures.push(d);
+                    }
+                    if let Some(d) = diff(&format!("{what}: the repository afterwards"), st, &state)
+                    {
+                        failures.push(d);
+                    }
+                }
             }
         }
     }

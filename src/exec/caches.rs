@@ -9,7 +9,7 @@
 //! a guarantee (the host's caches stay read-only whatever happens here), so
 //! a failure runs the command without them rather than refusing it.
 
-use crate::plan::caches::{env_file, parse_env_file, Go, Private};
+use crate::plan::caches::{env_file, parse_env_file, Go, Private, VARS};
 use crate::plan::Plan;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -20,10 +20,43 @@ pub fn prepare(plan: &mut Plan) {
     let Some(c) = plan.fs.caches.clone() else {
         return;
     };
-    if make(&c).is_err() {
-        plan.fs.caches = None;
-        plan.fs.writable.retain(|w| w != &c.root);
+    match make(&c) {
+        Ok(root) => feed_cargo(plan, &c, &root),
+        Err(_) => {
+            plan.fs.caches = None;
+            plan.fs.writable.retain(|w| w != &c.root);
+        }
     }
+}
+
+/// When the command gets cargo's home of its own (the caller set no
+/// `CARGO_HOME`), feeds it from the host's `~/.cargo` (`cargo_home`).
+fn feed_cargo(plan: &Plan, c: &Private, root: &Dir) {
+    let gets_it = env_here(c, |k| plan.env.removes(k).is_some())
+        .iter()
+        .any(|(k, _)| *k == "CARGO_HOME");
+    if !gets_it {
+        return;
+    }
+    let Some(sub) = VARS.iter().find(|v| v.name == "CARGO_HOME").map(|v| v.sub) else {
+        return;
+    };
+    // The host's home, where cargo would find it (a symlinked `~/.cargo`
+    // resolved, as the plan's rules are matched against canonical paths).
+    let Ok(base) = std::fs::canonicalize(c.home.join(".cargo")) else {
+        return;
+    };
+    let Ok(own) = super::cargo_home::sub(root, sub) else {
+        return;
+    };
+    let readable = |p: &Path| plan.readable(p);
+    super::cargo_home::feed(
+        &own,
+        &super::cargo_home::Host {
+            base,
+            readable: &readable,
+        },
+    );
 }
 
 /// `Private::env` for this process: what exists on the host, what the
@@ -36,7 +69,6 @@ pub fn env_here(
     removed: impl Fn(&str) -> bool,
 ) -> Vec<(&'static str, std::ffi::OsString)> {
     c.env(
-        |p| std::fs::symlink_metadata(p).is_ok(),
         |k| std::env::var_os(k).is_some_and(|v| !v.is_empty()),
         &go_here(&c.home, removed),
     )
@@ -62,7 +94,7 @@ fn go_here(home: &Path, removed: impl Fn(&str) -> bool) -> Go {
 
 /// An open directory descriptor, closed on drop, and its permission bits
 /// when opened.
-struct Dir(i32, libc::mode_t);
+pub(super) struct Dir(pub(super) i32, pub(super) libc::mode_t);
 
 impl Drop for Dir {
     fn drop(&mut self) {
@@ -71,7 +103,7 @@ impl Drop for Dir {
     }
 }
 
-fn cstr(p: &Path) -> std::io::Result<CString> {
+pub(super) fn cstr(p: &Path) -> std::io::Result<CString> {
     CString::new(p.as_os_str().as_bytes()).map_err(|_| std::io::ErrorKind::InvalidInput.into())
 }
 
@@ -79,7 +111,7 @@ const FLAGS: i32 = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc:
 
 /// Opens `name` in `at` (or the absolute `name`) as a directory, never
 /// following a final symlink, and checks that it is the caller's.
-fn open_own(at: Option<&Dir>, name: &Path) -> std::io::Result<Dir> {
+pub(super) fn open_own(at: Option<&Dir>, name: &Path) -> std::io::Result<Dir> {
     let c = cstr(name)?;
     let base = at.map_or(libc::AT_FDCWD, |d| d.0);
     // SAFETY: `c` is a valid C string; the result is checked.
@@ -143,7 +175,8 @@ fn make_in(dir: &Dir, name: &std::ffi::OsStr) -> std::io::Result<()> {
     Ok(())
 }
 
-fn make(c: &Private) -> std::io::Result<()> {
+/// Makes the private root and returns it open.
+fn make(c: &Private) -> std::io::Result<Dir> {
     let rel = c
         .root
         .strip_prefix(&c.home)
@@ -178,7 +211,7 @@ fn make(c: &Private) -> std::io::Result<()> {
             }
         }
     }
-    Ok(())
+    Ok(dir)
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@
 #[cfg(target_os = "linux")]
 pub mod bwrap;
 pub mod caches;
+mod cargo_home;
 #[cfg(target_os = "linux")]
 mod landlock;
 pub mod seatbelt;

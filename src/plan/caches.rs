@@ -18,11 +18,12 @@ use std::path::{Path, PathBuf};
 pub enum When {
     /// Always (a cache the tool fills again as it needs).
     Always,
-    /// Only when the host has no such store: cargo's registry of unpacked
-    /// sources, which builds read offline, where a cold one of its own
-    /// would break `cargo build --offline`. The host's stays read-only
-    /// then (the protected table).
-    HostHasNone,
+    /// Unless the caller set it: cargo's home, which the launcher feeds
+    /// from the host's (`exec::cargo_home`: links to its downloads and
+    /// unpacked sources, copies of its index), so `cargo build --offline`
+    /// of what the host holds still works. A home the caller named is
+    /// read as it is (read-only where the protected table holds it).
+    UnlessCallerSet,
     /// go's module store: decided by `Go` (its own store, fed from the
     /// host's download cache through `GOPROXY`).
     GoModules,
@@ -56,13 +57,13 @@ const fn v(
 
 /// The variables set, one tool each (go has two caches). `CARGO_HOME`
 /// moves cargo's whole home: `cargo install` lands in the private `bin`,
-/// on no one's PATH; `~/.cargo/config.toml` still applies to a project
-/// under the home directory (cargo reads every parent's `.cargo`).
+/// on no one's PATH; the host's `~/.cargo/config.toml` (and credentials)
+/// still apply through the links the launcher makes.
 pub const VARS: &[Var] = &[
     v("pip", "PIP_CACHE_DIR", "pip", ".cache/pip"),
     v("npm", "npm_config_cache", "npm", ".npm"),
     Var {
-        when: When::HostHasNone,
+        when: When::UnlessCallerSet,
         ..v("cargo", "CARGO_HOME", "cargo", ".cargo/registry")
     },
     v("uv", "UV_CACHE_DIR", "uv", ".cache/uv"),
@@ -262,22 +263,16 @@ impl Private {
         })
     }
 
-    /// The variables and their values. `host_has` says whether the host's
-    /// cache (a path under the home directory) exists; `caller_set` whether
-    /// the caller set the variable: a store of sources the caller named is
-    /// read as it is, like the default one; `go` what go would use
-    /// outside dcjail (`GOPROXY` is set with go's own store).
-    pub fn env(
-        &self,
-        host_has: impl Fn(&Path) -> bool,
-        caller_set: impl Fn(&str) -> bool,
-        go: &Go,
-    ) -> Vec<(&'static str, OsString)> {
+    /// The variables and their values. `caller_set` says whether the
+    /// caller set the variable: a store of sources the caller named is
+    /// read as it is; `go` what go would use outside dcjail (`GOPROXY` is
+    /// set with go's own store).
+    pub fn env(&self, caller_set: impl Fn(&str) -> bool, go: &Go) -> Vec<(&'static str, OsString)> {
         let mut out = Vec::new();
         for v in VARS {
             let set = match v.when {
                 When::Always => true,
-                When::HostHasNone => !(caller_set(v.name) || host_has(&self.home.join(v.replaces))),
+                When::UnlessCallerSet => !caller_set(v.name),
                 When::GoModules => !caller_set(v.name) && go.own_store(),
             };
             if !set {
@@ -347,16 +342,16 @@ mod tests {
     fn the_variables_point_inside_the_private_root() {
         let p = Private::for_workspace(Path::new("/h"), Path::new("/w")).unwrap();
         let cold = Go::absent(&p.home);
-        for (name, dir) in p.env(|_| false, |_| false, &cold) {
+        for (name, dir) in p.env(|_| false, &cold) {
             assert!(Path::new(&dir).starts_with(&p.root), "{name}");
         }
-        // A warm store of sources on the host is read, not replaced.
+        // cargo's home is the own one unless the caller named one.
         let names = |v: Vec<(&'static str, OsString)>| -> Vec<&'static str> {
             v.into_iter().map(|(n, _)| n).collect()
         };
-        let warm = names(p.env(|h| h.ends_with(".cargo/registry"), |_| false, &cold));
-        assert!(!warm.contains(&"CARGO_HOME") && warm.contains(&"PIP_CACHE_DIR"));
-        let named = names(p.env(|_| false, |k| k == "CARGO_HOME", &cold));
+        let own = names(p.env(|_| false, &cold));
+        assert!(own.contains(&"CARGO_HOME") && own.contains(&"PIP_CACHE_DIR"));
+        let named = names(p.env(|k| k == "CARGO_HOME", &cold));
         assert!(!named.contains(&"CARGO_HOME") && named.contains(&"GOMODCACHE"));
         assert!(
             !named.contains(&"GOPROXY"),
@@ -369,7 +364,7 @@ mod tests {
         let p = Private::for_workspace(Path::new("/h"), Path::new("/w")).unwrap();
         let cold = Go::absent(&p.home);
         for caller in [false, true] {
-            let e = p.env(|_| true, |_| caller, &cold);
+            let e = p.env(|k| caller && k == "PNPM_HOME", &cold);
             let home = p.root.join("pnpm-home");
             assert_eq!(val(&e, "PNPM_HOME").as_deref(), home.to_str());
             assert_eq!(
@@ -403,7 +398,7 @@ mod tests {
     fn go_gets_its_own_store_fed_from_the_hosts_download_cache() {
         let p = Private::for_workspace(Path::new("/h"), Path::new("/w")).unwrap();
         let warm = ["/h/go/pkg/mod", "/h/go/pkg/mod/cache/download"];
-        let e = p.env(|_| false, |_| false, &go_with("", &[], &warm));
+        let e = p.env(|_| false, &go_with("", &[], &warm));
         assert_eq!(
             val(&e, "GOMODCACHE").as_deref(),
             Some(p.root.join("go-mod").to_str().unwrap())
@@ -414,7 +409,7 @@ mod tests {
         );
         // The caller's list, else the env file's, follows the host's cache.
         let g = go_with("GOPROXY=https://file.example\n", &[], &warm);
-        let e = p.env(|_| false, |_| false, &g);
+        let e = p.env(|_| false, &g);
         assert!(val(&e, "GOPROXY")
             .unwrap()
             .ends_with(",https://file.example"));
@@ -423,18 +418,18 @@ mod tests {
             &[("GOPROXY", "https://corp.example|direct")],
             &warm,
         );
-        let e = p.env(|_| false, |_| false, &g);
+        let e = p.env(|_| false, &g);
         assert!(val(&e, "GOPROXY")
             .unwrap()
             .ends_with(",https://corp.example|direct"));
         // A store without a download cache: the own store, no proxy set.
-        let e = p.env(|_| false, |_| false, &go_with("", &[], &warm[..1]));
+        let e = p.env(|_| false, &go_with("", &[], &warm[..1]));
         assert!(val(&e, "GOMODCACHE").is_some() && val(&e, "GOPROXY").is_none());
         // No host store: the own store, nothing to feed from.
-        let e = p.env(|_| false, |_| false, &go_with("", &[], &[]));
+        let e = p.env(|_| false, &go_with("", &[], &[]));
         assert!(val(&e, "GOMODCACHE").is_some() && val(&e, "GOPROXY").is_none());
         // A store the caller named is read as it is.
-        let e = p.env(|_| false, |k| k == "GOMODCACHE", &go_with("", &[], &warm));
+        let e = p.env(|k| k == "GOMODCACHE", &go_with("", &[], &warm));
         assert!(val(&e, "GOMODCACHE").is_none() && val(&e, "GOPROXY").is_none());
     }
 
@@ -448,14 +443,14 @@ mod tests {
             go_with("", &[("GOPRIVATE", "corp.example")], &warm),
             go_with("GONOPROXY=corp.example\n", &[], &warm),
         ] {
-            let e = p.env(|_| false, |_| false, &g);
+            let e = p.env(|_| false, &g);
             assert!(val(&e, "GOMODCACHE").is_none(), "{g:?}");
             assert!(val(&e, "GOPROXY").is_none(), "{g:?}");
             assert!(val(&e, "GOCACHE").is_some());
         }
         // Without a host store, the own one even then (as before).
         let g = go_with("", &[("GOPROXY", "off")], &[]);
-        assert!(val(&p.env(|_| false, |_| false, &g), "GOMODCACHE").is_some());
+        assert!(val(&p.env(|_| false, &g), "GOMODCACHE").is_some());
     }
 
     #[test]
