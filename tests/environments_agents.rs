@@ -106,7 +106,17 @@ enum Net {
 fn in_codex(t: &Tree, net: Net, nobody: bool, cwd: &Path, argv: &[&str]) -> Output {
     let codex = agent_bin(Agent::Codex);
     let mut c = scratch::user_command(nobody, &codex);
-    c.args(["sandbox", "-c", "sandbox_mode=workspace-write"]);
+    // /tmp is left out of Codex's writable roots: Codex makes an empty
+    // `.git` in each writable root that has none, as a mount target, and
+    // leaves it there; /tmp/.git would then outlive the test (and make
+    // /tmp look like a repository to git-aware tools, dcjail among them).
+    c.args([
+        "sandbox",
+        "-c",
+        "sandbox_mode=workspace-write",
+        "-c",
+        "sandbox_workspace_write.exclude_slash_tmp=true",
+    ]);
     if net == Net::On {
         c.args(["-c", "sandbox_workspace_write.network_access=true"]);
     }

@@ -890,16 +890,25 @@ step git diff
 /// locked revision as without dcjail, under each backend. `cargo update -p`
 /// moving it to a new revision (fetched into the workspace home's own
 /// database, which borrows the user's objects) then prints and locks what
-/// it does without dcjail under landlock; under bwrap cargo's checkout of
-/// the new revision fails, because no `.git` can be made in a writable root
-/// there (docs/filesystem.md), the workspace's cache included. `~/.cargo`
-/// is left byte for byte as it was.
+/// it does without dcjail, under each backend, with a home outside every
+/// git repository. With the home inside a repository's worktree (a home
+/// kept in git; here, the scratch base inside this checkout), bwrap's
+/// checkout of the new revision fails, because no `.git` may be made below
+/// a repository's worktree (docs/filesystem.md), the workspace's cache
+/// included. `~/.cargo` is left byte for byte as it was.
 #[test]
 fn a_git_dependency_builds_offline_and_updates_with_the_defaults() {
     let mut failures = Vec::new();
-    for user in cargo_users() {
+    for (user, inside_repo) in cargo_users()
+        .into_iter()
+        .flat_map(|u| [(u, false), (u, true)])
+    {
         let tc = toolchain_for(user);
-        let t = Tree::new("cargo-git", user);
+        let t = if inside_repo {
+            Tree::new("cargo-git", user)
+        } else {
+            Tree::new_outside_repos("cargo-git", user)
+        };
         let mut want: Option<(String, String)> = None;
         for mode in modes() {
             t.reset(user);
@@ -915,7 +924,12 @@ fn a_git_dependency_builds_offline_and_updates_with_the_defaults() {
                 &env,
                 &format!("{STEP}{GIT_DEP}"),
             );
-            let what = what("cargo-git", user, mode, want.is_none());
+            let tag = if inside_repo {
+                "cargo-git, home in a repository"
+            } else {
+                "cargo-git"
+            };
+            let what = what(tag, user, mode, want.is_none());
             let printed = format!(
                 "{}exit={:?}\n",
                 normalize_cargo(&r.all().replace(&t.home.display().to_string(), "~")),
@@ -941,7 +955,7 @@ fn a_git_dependency_builds_offline_and_updates_with_the_defaults() {
                     }
                     want = Some((printed, state));
                 }
-                Some((p, _)) if mode == Mode::Jail(Backend::Bwrap) => {
+                Some((p, _)) if inside_repo && mode == Mode::Jail(Backend::Bwrap) => {
                     let cut = |s: &str| s[..s.find("== cargo update").unwrap_or(0)].to_string();
                     if let Some(d) = diff(
                         &format!("{what}: what it printed before cargo update"),

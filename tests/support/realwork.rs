@@ -370,6 +370,32 @@ impl Tree {
         give(user, &t.root);
         t
     }
+    /// The same tree under /tmp, outside every git repository: the
+    /// scratch base lies inside this checkout, and a writable root below a
+    /// repository's worktree may have no `.git` made in it (docs/
+    /// filesystem.md), which changes what a tool that makes one does.
+    pub fn new_outside_repos(tag: &str, user: User) -> Tree {
+        let uid = match user {
+            User::Nobody => 65534,
+            // SAFETY: geteuid never fails.
+            User::Invoker => unsafe { libc::geteuid() },
+        };
+        let root = scratch::fresh_in_tmp(
+            &format!("rw-{tag}-{}-{}", user.label(), std::process::id()),
+            uid,
+        );
+        let t = Tree {
+            home: root.join("home"),
+            tmpdir: root.join("tmpdir"),
+            work: root.join("work"),
+            root,
+        };
+        for d in [&t.home, &t.tmpdir, &t.work] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        give(user, &t.root);
+        t
+    }
     pub fn env(&self) -> Env {
         Env::new(&self.home, &self.tmpdir)
     }

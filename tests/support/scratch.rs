@@ -248,11 +248,13 @@ pub fn fresh_in_tmp(name: &str, uid: u32) -> PathBuf {
 /// short directory of `socket_dir`).
 pub fn remove(root: &Path) {
     let b = base();
-    let in_tmp = root.parent().and_then(Path::parent) == Some(Path::new("/tmp"))
-        && root
-            .parent()
-            .and_then(Path::file_name)
-            .is_some_and(|n| n.to_string_lossy().starts_with("dcjail-tests-"));
+    // Below a base under /tmp (`tmp_base`), at any depth.
+    let in_tmp = root.strip_prefix("/tmp").is_ok_and(|rest| {
+        let mut c = rest.components();
+        c.next()
+            .is_some_and(|b| b.as_os_str().to_string_lossy().starts_with("dcjail-tests-"))
+            && c.next().is_some()
+    });
     let inside = |b: &Path| root.starts_with(b) && root != b;
     if !in_tmp && !inside(&b) && !SHORT.get().map(|s| inside(s)).unwrap_or(false) {
         return;
