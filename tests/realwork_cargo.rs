@@ -892,7 +892,7 @@ step git diff
 /// database, which borrows the user's objects) then prints and locks what
 /// it does without dcjail, under each backend, with a home outside every
 /// git repository. With the home inside a repository's worktree (a home
-/// kept in git; here, the scratch base inside this checkout), bwrap's
+/// kept in git: here a repository made at the tree's root), bwrap's
 /// checkout of the new revision fails, because no `.git` may be made below
 /// a repository's worktree (docs/filesystem.md), the workspace's cache
 /// included. `~/.cargo` is left byte for byte as it was.
@@ -904,11 +904,23 @@ fn a_git_dependency_builds_offline_and_updates_with_the_defaults() {
         .flat_map(|u| [(u, false), (u, true)])
     {
         let tc = toolchain_for(user);
-        let t = if inside_repo {
-            Tree::new("cargo-git", user)
-        } else {
-            Tree::new_outside_repos("cargo-git", user)
-        };
+        let t = Tree::new_outside_repos(
+            if inside_repo {
+                "cargo-git-in-repo"
+            } else {
+                "cargo-git"
+            },
+            user,
+        );
+        if inside_repo {
+            let ok = Command::new("git")
+                .args(["init", "-q"])
+                .arg(&t.root)
+                .status()
+                .is_ok_and(|s| s.success());
+            assert!(ok, "git init {}", t.root.display());
+            give(user, &t.root);
+        }
         let mut want: Option<(String, String)> = None;
         for mode in modes() {
             t.reset(user);

@@ -370,10 +370,10 @@ impl Tree {
         give(user, &t.root);
         t
     }
-    /// The same tree under /tmp, outside every git repository: the
-    /// scratch base lies inside this checkout, and a writable root below a
-    /// repository's worktree may have no `.git` made in it (docs/
-    /// filesystem.md), which changes what a tool that makes one does.
+    /// The same tree under /tmp, outside every git repository (the scratch
+    /// base may lie inside this checkout, and a writable root below a
+    /// repository's worktree may have no `.git` made in it, docs/
+    /// filesystem.md, which changes what a tool that makes one does).
     pub fn new_outside_repos(tag: &str, user: User) -> Tree {
         let uid = match user {
             User::Nobody => 65534,
