@@ -94,7 +94,9 @@ fi
 # pnpm 10 and pnpm 11 each in a prefix of its own (both install a `pnpm`):
 # pnpm 10 reads its store from PNPM_HOME, pnpm 11 from pnpm_config_store_dir.
 # pnpm 11 needs node 22.13 or later, so the tests run its standalone build
-# (@pnpm/exe, node inside).
+# (@pnpm/exe, node inside). Its install script needs node 20.11 (Debian 12
+# has 18), so it is skipped and its one step on Linux done here: the
+# platform package's binary linked in as @pnpm/exe's `pnpm`.
 pnpm10_version=10.34.9
 pnpm11_version=11.28.6
 if ! "$pkgtools/pnpm10/node_modules/.bin/pnpm" --version 2>/dev/null | grep -qx "$pnpm10_version"; then
@@ -105,7 +107,12 @@ fi
 if ! "$pkgtools/pnpm11/node_modules/.bin/pnpm" --version 2>/dev/null | grep -qx "$pnpm11_version"; then
   echo "== npm install @pnpm/exe@$pnpm11_version in $pkgtools/pnpm11"
   mkdir -p "$pkgtools/pnpm11"
-  npm install --no-audit --no-fund --no-save --prefix "$pkgtools/pnpm11" "@pnpm/exe@$pnpm11_version"
+  npm install --ignore-scripts --no-audit --no-fund --no-save --prefix "$pkgtools/pnpm11" \
+    "@pnpm/exe@$pnpm11_version"
+  for b in "$pkgtools"/pnpm11/node_modules/@pnpm/linux-*/pnpm; do
+    ln -f "$b" "$pkgtools/pnpm11/node_modules/@pnpm/exe/pnpm"
+  done
+  "$pkgtools/pnpm11/node_modules/.bin/pnpm" --version | grep -qx "$pnpm11_version"
 fi
 if ! "$pkgtools/uv/bin/uv" --version 2>/dev/null | grep -qw "$uv_version"; then
   echo "== pip install uv==$uv_version in $pkgtools/uv"
