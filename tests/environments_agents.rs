@@ -585,6 +585,9 @@ fn in_srt(srt: &Path, t: &Tree, nobody: bool, dcjail: Option<&[&str]>, script: &
         .env("S", script)
         .env("HOME", &t.root)
         .env("PATH", agents::SYS_PATH)
+        // srt on Debian 12's node 18 warns that importing JSON modules is
+        // experimental, on the stderr the refusals are read from.
+        .env("NODE_NO_WARNINGS", "1")
         .stdin(std::process::Stdio::null());
     scratch::output_within(c, 120)
 }

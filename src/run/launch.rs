@@ -146,7 +146,7 @@ fn attempt(
                     // and its mount (another process removing a repository
                     // under /tmp): nothing of the command ran, and the next
                     // try skips what is gone (`--bind-try`).
-                    Err(e) if tries < 3 && vanished_while_mounting(&e) => tries += 1,
+                    Err(e) if tries < 6 && vanished_while_mounting(&e) => tries += 1,
                     Err(e) => return Attempt::Failed(e),
                 }
             }
